@@ -1,0 +1,82 @@
+package akgcfg
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Device is a target device kind. The values are bits so that an op table
+// entry can name several devices (see OpEntry).
+type Device uint8
+
+const (
+	CPU Device = 1 << iota
+	GPU
+	Ascend
+
+	// AllDevices matches every device (MindSpore's kAllTarget).
+	AllDevices = CPU | GPU | Ascend
+)
+
+func (d Device) String() string {
+	switch d {
+	case CPU:
+		return "CPU"
+	case GPU:
+		return "GPU"
+	case Ascend:
+		return "Ascend"
+	case AllDevices:
+		return "All"
+	}
+	var parts []string
+	for _, x := range []Device{CPU, GPU, Ascend} {
+		if d&x != 0 {
+			parts = append(parts, x.String())
+		}
+	}
+	if len(parts) == 0 {
+		return fmt.Sprintf("Device(%d)", uint8(d))
+	}
+	return strings.Join(parts, "|")
+}
+
+// ParseDevice reads a converter --device value: "CPU", "GPU", or anything
+// containing "Ascend" (Ascend310, Ascend310P...), case-insensitively, as
+// converter_lite tests `device.find("Ascend")`.
+func ParseDevice(s string) (Device, error) {
+	l := strings.ToLower(strings.TrimSpace(s))
+	switch {
+	case l == "cpu" || l == "":
+		return CPU, nil
+	case l == "gpu":
+		return GPU, nil
+	case strings.Contains(l, "ascend"):
+		return Ascend, nil
+	}
+	return 0, fmt.Errorf("unknown device %q (want CPU, GPU or Ascend)", s)
+}
+
+// Backend is the device a model is converted for; Soc is the Ascend chip
+// (ascend_context soc_version, e.g. "Ascend910B2"), empty elsewhere.
+type Backend struct {
+	Device Device
+	Soc    string
+}
+
+// Is910B reports whether the chip is an Ascend 910B or 910_93, where
+// MindSpore turns stitch fusion off by default.
+func (b Backend) Is910B() bool {
+	if b.Device != Ascend {
+		return false
+	}
+	s := strings.ToLower(b.Soc)
+	return strings.HasPrefix(s, "ascend910b") || strings.HasPrefix(s, "ascend910_93")
+}
+
+func (b Backend) String() string {
+	if b.Soc != "" {
+		return b.Device.String() + "(" + b.Soc + ")"
+	}
+	return b.Device.String()
+}
