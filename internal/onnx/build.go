@@ -1,0 +1,611 @@
+package onnx
+
+import (
+	"container/heap"
+	"errors"
+	"fmt"
+	"strings"
+
+	"gkconv/internal/ir"
+	"gkconv/internal/onnx/onnxpb"
+)
+
+// builder turns a decoded model into an ir.Graph.
+type builder struct {
+	l     *loader
+	rm    *rawModel
+	opset int64
+	opts  Options
+	g     *ir.Graph
+
+	env        map[string]*ir.Value // ONNX value name -> IR value
+	valueNames map[string]bool      // every value name in use
+	nodeNames  map[string]bool      // explicit ONNX node names (reserved)
+	nodeTaken  map[string]bool      // IR node names assigned so far
+	vinfo      map[string]*onnxpb.ValueInfoProto
+	uses       map[string]int // node-input uses of each ONNX value
+	graphOut   map[string]bool
+	funcs      map[string]bool // "domain:name" of model-local functions
+	// placeholders stand for the outputs of unsupported nodes.
+	placeholders map[*ir.Value]bool
+
+	unsupported []Unsupported
+}
+
+func newBuilder(l *loader, rm *rawModel, opset int64, opts Options) *builder {
+	b := &builder{
+		l: l, rm: rm, opset: opset, opts: opts,
+		env:          map[string]*ir.Value{},
+		valueNames:   map[string]bool{},
+		nodeNames:    map[string]bool{},
+		nodeTaken:    map[string]bool{},
+		vinfo:        map[string]*onnxpb.ValueInfoProto{},
+		uses:         map[string]int{},
+		graphOut:     map[string]bool{},
+		funcs:        map[string]bool{},
+		placeholders: map[*ir.Value]bool{},
+	}
+	for _, f := range rm.pb.GetFunctions() {
+		b.funcs[f.GetDomain()+":"+f.GetName()] = true
+	}
+	return b
+}
+
+// errUnsupported marks a form of a node the converter cannot take; it is
+// collected with the others instead of stopping the load.
+type errUnsupported struct{ reason string }
+
+func (e *errUnsupported) Error() string { return e.reason }
+
+func unsupportedf(format string, args ...any) error {
+	return &errUnsupported{fmt.Sprintf(format, args...)}
+}
+
+func (b *builder) build() (*ir.Graph, error) {
+	rg := b.rm.graph
+	file := b.l.file
+	name := rg.pb.GetName()
+	if name == "" {
+		name = "main"
+	}
+	g := ir.NewGraph(name)
+	b.g = g
+	for _, vi := range rg.pb.GetValueInfo() {
+		b.vinfo[vi.GetName()] = vi
+	}
+	for _, vi := range rg.pb.GetOutput() {
+		b.vinfo[vi.GetName()] = vi
+		b.graphOut[vi.GetName()] = true
+	}
+	// Reserve every name of the model so that generated names never collide.
+	for _, vi := range rg.pb.GetInput() {
+		b.valueNames[vi.GetName()] = true
+	}
+	for _, t := range rg.inits {
+		b.valueNames[t.pb.GetName()] = true
+	}
+	for _, n := range rg.nodes {
+		for _, o := range n.pb.GetOutput() {
+			b.valueNames[o] = true
+		}
+		for _, in := range n.pb.GetInput() {
+			b.uses[in]++
+		}
+		if n.pb.GetName() != "" {
+			b.nodeNames[n.pb.GetName()] = true
+		}
+	}
+
+	for i, rt := range rg.inits {
+		iname := rt.pb.GetName()
+		if iname == "" {
+			return nil, fmt.Errorf("%s: initializer %d has no name", file, i)
+		}
+		t, err := b.l.tensor(rt)
+		if err != nil {
+			return nil, fmt.Errorf("%s: initializer %s: %w", file, iname, err)
+		}
+		b.env[iname] = g.AddConst(iname, t)
+	}
+	if n := len(rg.pb.GetSparseInitializer()); n > 0 {
+		return nil, fmt.Errorf("%s: %d sparse initializer(s): sparse tensors are not supported", file, n)
+	}
+
+	for _, vi := range rg.pb.GetInput() {
+		iname := vi.GetName()
+		if _, isConst := b.env[iname]; isConst {
+			continue // old exporters list initializers as inputs too
+		}
+		if iname == "" {
+			return nil, fmt.Errorf("%s: a graph input has no name", file)
+		}
+		v := &ir.Value{Name: iname}
+		if err := setType(v, vi); err != nil {
+			b.unsupported = append(b.unsupported, Unsupported{Node: iname, Op: "graph input", Reason: err.Error()})
+		}
+		g.Inputs = append(g.Inputs, v)
+		b.env[iname] = v
+	}
+	if err := b.applyInputShapes(); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+
+	order, err := orderNodes(rg.nodes)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	for _, idx := range order {
+		if err := b.convertNode(idx, rg.nodes[idx]); err != nil {
+			return nil, err
+		}
+	}
+	if len(b.unsupported) > 0 {
+		return nil, &UnsupportedError{File: file, Items: b.unsupported}
+	}
+	for _, vi := range rg.pb.GetOutput() {
+		v, ok := b.env[vi.GetName()]
+		if !ok {
+			return nil, fmt.Errorf("%s: graph output %q is not produced by any node, input or initializer", file, vi.GetName())
+		}
+		g.Outputs = append(g.Outputs, v)
+	}
+	return g, nil
+}
+
+// applyInputShapes fixes dynamic input dims from Options.InputShapes.
+func (b *builder) applyInputShapes() error {
+	for _, name := range sortedKeys(b.opts.InputShapes) {
+		dims := b.opts.InputShapes[name]
+		var v *ir.Value
+		for _, in := range b.g.Inputs {
+			if in.Name == name {
+				v = in
+			}
+		}
+		if v == nil {
+			names := make([]string, len(b.g.Inputs))
+			for i, in := range b.g.Inputs {
+				names[i] = in.Name
+			}
+			return fmt.Errorf("input shape given for %q, but the model's inputs are: %s", name, strings.Join(names, ", "))
+		}
+		if v.Shape != nil && len(v.Shape) != len(dims) {
+			return fmt.Errorf("input %s: shape %v has rank %d, the model's input has rank %d %v", name, dims, len(dims), len(v.Shape), v.Shape)
+		}
+		shape := make([]int64, len(dims))
+		names := make([]string, len(dims))
+		for i, d := range dims {
+			model := int64(-1)
+			if v.Shape != nil {
+				model = v.Shape[i]
+				if i < len(v.DimNames) {
+					names[i] = v.DimNames[i]
+				}
+			}
+			switch {
+			case d < 0:
+				shape[i] = model
+			case model >= 0 && d != model:
+				return fmt.Errorf("input %s: dim %d is fixed to %d in the model, cannot set it to %d", name, i, model, d)
+			default:
+				shape[i] = d
+				names[i] = ""
+			}
+		}
+		v.Shape = shape
+		v.DimNames = nil
+		for _, n := range names {
+			if n != "" {
+				v.DimNames = names
+				break
+			}
+		}
+	}
+	return nil
+}
+
+// setType copies a ValueInfo's tensor type onto v; symbolic dims become -1
+// with their names in DimNames.
+func setType(v *ir.Value, vi *onnxpb.ValueInfoProto) error {
+	tp := vi.GetType()
+	if tp == nil {
+		return nil
+	}
+	var tt *onnxpb.TypeProto_Tensor
+	switch x := tp.GetValue().(type) {
+	case nil:
+		return nil
+	case *onnxpb.TypeProto_TensorType:
+		tt = x.TensorType
+	case *onnxpb.TypeProto_SequenceType:
+		return fmt.Errorf("sequence type is not supported")
+	case *onnxpb.TypeProto_OptionalType:
+		return fmt.Errorf("optional type is not supported")
+	case *onnxpb.TypeProto_MapType:
+		return fmt.Errorf("map type is not supported")
+	case *onnxpb.TypeProto_SparseTensorType:
+		return fmt.Errorf("sparse tensor type is not supported")
+	}
+	if et := tt.GetElemType(); et != 0 {
+		dt, err := irDType(et)
+		if err != nil {
+			return err
+		}
+		v.DType = dt
+	}
+	if tt.GetShape() == nil {
+		return nil
+	}
+	dims := tt.GetShape().GetDim()
+	v.Shape = make([]int64, len(dims))
+	v.DimNames = nil
+	for i, d := range dims {
+		switch x := d.GetValue().(type) {
+		case *onnxpb.TensorShapeProto_Dimension_DimValue:
+			v.Shape[i] = x.DimValue
+			if x.DimValue < 0 {
+				v.Shape[i] = -1
+			}
+		case *onnxpb.TensorShapeProto_Dimension_DimParam:
+			v.Shape[i] = -1
+			if v.DimNames == nil {
+				v.DimNames = make([]string, len(dims))
+			}
+			v.DimNames[i] = x.DimParam
+		default:
+			v.Shape[i] = -1
+		}
+	}
+	return nil
+}
+
+// orderNodes returns the nodes in a topological order, keeping the file's
+// order where it is already valid (the usual case).
+func orderNodes(nodes []*rawNode) ([]int, error) {
+	producer := make(map[string]int, len(nodes))
+	for i, n := range nodes {
+		for _, o := range n.pb.GetOutput() {
+			if o != "" {
+				producer[o] = i
+			}
+		}
+	}
+	order := make([]int, len(nodes))
+	sorted := true
+	for i, n := range nodes {
+		order[i] = i
+		for _, in := range n.pb.GetInput() {
+			if p, ok := producer[in]; ok && p >= i {
+				sorted = false
+			}
+		}
+	}
+	if sorted {
+		return order, nil
+	}
+	indeg := make([]int, len(nodes))
+	users := make([][]int, len(nodes))
+	for i, n := range nodes {
+		seen := map[int]bool{}
+		for _, in := range n.pb.GetInput() {
+			if p, ok := producer[in]; ok && !seen[p] {
+				seen[p] = true
+				indeg[i]++
+				users[p] = append(users[p], i)
+			}
+		}
+	}
+	ready := &intHeap{}
+	for i := range nodes {
+		if indeg[i] == 0 {
+			heap.Push(ready, i)
+		}
+	}
+	order = order[:0]
+	for ready.Len() > 0 {
+		i := heap.Pop(ready).(int)
+		order = append(order, i)
+		for _, u := range users[i] {
+			if indeg[u]--; indeg[u] == 0 {
+				heap.Push(ready, u)
+			}
+		}
+	}
+	if len(order) != len(nodes) {
+		for i, n := range nodes {
+			if indeg[i] > 0 {
+				return nil, fmt.Errorf("the graph has a cycle through node %q (%s)", n.pb.GetName(), n.pb.GetOpType())
+			}
+		}
+	}
+	return order, nil
+}
+
+type intHeap []int
+
+func (h intHeap) Len() int           { return len(h) }
+func (h intHeap) Less(i, j int) bool { return h[i] < h[j] }
+func (h intHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *intHeap) Push(x any)        { *h = append(*h, x.(int)) }
+func (h *intHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// freshValue returns an unused value name based on base.
+func (b *builder) freshValue(base string) string {
+	name := base
+	for i := 1; b.valueNames[name]; i++ {
+		name = fmt.Sprintf("%s_%d", base, i)
+	}
+	b.valueNames[name] = true
+	return name
+}
+
+func (b *builder) freshNode(base string) string {
+	name := base
+	for i := 1; b.nodeNames[name] || b.nodeTaken[name]; i++ {
+		name = fmt.Sprintf("%s_%d", base, i)
+	}
+	b.nodeTaken[name] = true
+	return name
+}
+
+// nodeCtx is the conversion of one ONNX node.
+type nodeCtx struct {
+	b      *builder
+	name   string // ONNX node name, or <op>_<index>; the provenance
+	irName string // unique IR name of the first node emitted
+	op     string
+	rn     *rawNode
+	in     []*ir.Value
+	attrs  ir.Attrs
+	outs   []string
+	nEmit  int
+}
+
+func (b *builder) convertNode(idx int, rn *rawNode) error {
+	pb := rn.pb
+	op := pb.GetOpType()
+	c := &nodeCtx{b: b, op: op, rn: rn, outs: pb.GetOutput()}
+	c.name = pb.GetName()
+	if c.name == "" {
+		c.name = fmt.Sprintf("%s_%d", op, idx)
+		c.irName = b.freshNode(c.name)
+	} else {
+		// Explicit names were reserved up front; a repeated one gets a suffix.
+		c.irName = c.name
+		if b.nodeTaken[c.name] {
+			c.irName = b.freshNode(c.name)
+		}
+		b.nodeTaken[c.irName] = true
+	}
+	fail := func(reason string) {
+		label := op
+		if d := pb.GetDomain(); d != "" && d != "ai.onnx" {
+			label = d + "::" + op
+		}
+		b.unsupported = append(b.unsupported, Unsupported{Node: c.name, Op: label, Reason: reason})
+		for _, o := range c.outs {
+			if o != "" {
+				v := &ir.Value{Name: o} // lets later nodes resolve
+				b.env[o] = v
+				b.placeholders[v] = true
+			}
+		}
+	}
+	hard := func(err error) error {
+		return fmt.Errorf("%s: node %s (%s): %w", b.l.file, c.name, op, err)
+	}
+	if op == "" {
+		return hard(errors.New("empty op_type"))
+	}
+	for _, in := range pb.GetInput() {
+		if in == "" {
+			c.in = append(c.in, nil)
+			continue
+		}
+		v, ok := b.env[in]
+		if !ok {
+			return hard(fmt.Errorf("input %q is not a graph input, an initializer or the output of a node", in))
+		}
+		c.in = append(c.in, v)
+	}
+	if d := pb.GetDomain(); d != "" && d != "ai.onnx" {
+		if b.funcs[d+":"+op] {
+			fail("model-local function; functions are not inlined")
+		} else {
+			fail(fmt.Sprintf("domain %q is not supported", d))
+		}
+		return nil
+	}
+	var info *ir.OpInfo
+	switch op {
+	case "Constant", "Gemm", "Upsample", "CastLike", "GlobalAveragePool", "GlobalMaxPool":
+	default:
+		var ok bool
+		if info, ok = ir.OpFromOnnx(op); !ok {
+			if b.funcs[":"+op] {
+				fail("model-local function; functions are not inlined")
+			} else {
+				fail("op is not in the converter's op table")
+			}
+			return nil
+		}
+	}
+	c.attrs = ir.Attrs{}
+	for _, ra := range rn.attrs {
+		a, err := b.l.attr(ra)
+		if err != nil {
+			var ue *errUnsupported
+			if errors.As(err, &ue) {
+				fail(ue.reason)
+				return nil
+			}
+			return hard(err)
+		}
+		c.attrs[ra.pb.GetName()] = a
+	}
+	delete(c.attrs, "consumed_inputs") // opset <= 5 memory hint, meaningless here
+	if err := c.convert(info); err != nil {
+		var ue *errUnsupported
+		if errors.As(err, &ue) {
+			fail(ue.reason)
+			return nil
+		}
+		return hard(err)
+	}
+	return nil
+}
+
+// attr converts one attribute; kinds the IR cannot hold are unsupported.
+func (l *loader) attr(ra *rawAttr) (ir.Attr, error) {
+	pb := ra.pb
+	name := pb.GetName()
+	if pb.GetRefAttrName() != "" {
+		return ir.Attr{}, unsupportedf("attribute %s refers to a function attribute", name)
+	}
+	typ := pb.GetType()
+	if typ == onnxpb.AttributeProto_UNDEFINED {
+		// IR version 1 attributes carry no type: take the field that is set.
+		switch {
+		case ra.t != nil:
+			typ = onnxpb.AttributeProto_TENSOR
+		case pb.F != nil:
+			typ = onnxpb.AttributeProto_FLOAT
+		case pb.I != nil:
+			typ = onnxpb.AttributeProto_INT
+		case pb.S != nil:
+			typ = onnxpb.AttributeProto_STRING
+		case pb.G != nil:
+			typ = onnxpb.AttributeProto_GRAPH
+		case len(pb.Floats) > 0:
+			typ = onnxpb.AttributeProto_FLOATS
+		case len(pb.Ints) > 0:
+			typ = onnxpb.AttributeProto_INTS
+		case len(pb.Strings) > 0:
+			typ = onnxpb.AttributeProto_STRINGS
+		case len(ra.tensors) > 0:
+			typ = onnxpb.AttributeProto_TENSORS
+		case len(pb.Graphs) > 0:
+			typ = onnxpb.AttributeProto_GRAPHS
+		default:
+			return ir.Attr{}, fmt.Errorf("attribute %s has neither a type nor a value", name)
+		}
+	}
+	switch typ {
+	case onnxpb.AttributeProto_FLOAT:
+		return ir.FloatAttr(float64(pb.GetF())), nil
+	case onnxpb.AttributeProto_INT:
+		return ir.IntAttr(pb.GetI()), nil
+	case onnxpb.AttributeProto_STRING:
+		return ir.StringAttr(string(pb.GetS())), nil
+	case onnxpb.AttributeProto_FLOATS:
+		fs := make([]float64, len(pb.GetFloats()))
+		for i, f := range pb.GetFloats() {
+			fs[i] = float64(f)
+		}
+		return ir.FloatsAttr(fs...), nil
+	case onnxpb.AttributeProto_INTS:
+		return ir.IntsAttr(append([]int64{}, pb.GetInts()...)...), nil
+	case onnxpb.AttributeProto_STRINGS:
+		ss := make([]string, len(pb.GetStrings()))
+		for i, s := range pb.GetStrings() {
+			ss[i] = string(s)
+		}
+		return ir.StringsAttr(ss...), nil
+	case onnxpb.AttributeProto_TENSOR:
+		if ra.t == nil {
+			return ir.Attr{}, fmt.Errorf("tensor attribute %s has no tensor", name)
+		}
+		t, err := l.tensor(ra.t)
+		if err != nil {
+			return ir.Attr{}, fmt.Errorf("attribute %s: %w", name, err)
+		}
+		return ir.TensorAttr(t), nil
+	case onnxpb.AttributeProto_GRAPH, onnxpb.AttributeProto_GRAPHS:
+		return ir.Attr{}, unsupportedf("subgraph attribute %s (control flow is not supported)", name)
+	}
+	return ir.Attr{}, unsupportedf("attribute %s of type %s", name, typ)
+}
+
+// emit adds one IR node for this ONNX node. Output names that are the ONNX
+// node's outputs are bound in the environment and take their value_info.
+func (c *nodeCtx) emit(op string, inputs []*ir.Value, attrs ir.Attrs, outNames ...string) *ir.Node {
+	b := c.b
+	name := c.irName
+	if c.nEmit > 0 {
+		name = b.freshNode(c.irName + "/" + op)
+	}
+	c.nEmit++
+	if attrs == nil {
+		attrs = ir.Attrs{}
+	}
+	n := b.g.AddNode(name, op, inputs, outNames...)
+	n.Attrs = attrs
+	n.Provenance = []string{c.name}
+	for _, o := range n.Outputs {
+		if o.Name == "" {
+			continue
+		}
+		b.env[o.Name] = o
+		if vi, ok := b.vinfo[o.Name]; ok {
+			_ = setType(o, vi)
+		}
+	}
+	// Shapes known while building let later normalizations (Softmax, Gemm
+	// bias, legacy broadcast) pick the simplest form; failures are reported
+	// by the full inference pass after the build.
+	if ir.HasInfer(op) && inferSafe(n) {
+		saved := make([]ir.Value, len(n.Outputs))
+		for i, o := range n.Outputs {
+			saved[i] = *o
+		}
+		if err := ir.InferNode(n); err != nil {
+			for i, o := range n.Outputs {
+				*o = saved[i]
+			}
+		}
+	}
+	return n
+}
+
+// inferSafe: inference needs every present input to have a known dtype.
+func inferSafe(n *ir.Node) bool {
+	for _, in := range n.Inputs {
+		if in != nil && in.DType == ir.Undefined {
+			return false
+		}
+	}
+	return true
+}
+
+// out returns a name for output i of the ONNX node when last is true, or a
+// fresh intermediate name otherwise.
+func (c *nodeCtx) out(last bool, suffix string) string {
+	if last {
+		return c.outs[0]
+	}
+	return c.b.freshValue(c.name + "/" + suffix)
+}
+
+// constant registers a generated constant.
+func (c *nodeCtx) constant(suffix string, t *ir.Tensor) *ir.Value {
+	return c.b.g.AddConst(c.b.freshValue(c.name+"/"+suffix), t)
+}
+
+func (c *nodeCtx) input(i int) *ir.Value {
+	if i < len(c.in) {
+		return c.in[i]
+	}
+	return nil
+}
+
+func (c *nodeCtx) setInput(i int, v *ir.Value) {
+	for len(c.in) <= i {
+		c.in = append(c.in, nil)
+	}
+	c.in[i] = v
+}

@@ -1,0 +1,1 @@
+BoutJÆvw¼Ævw¼Ævw¼Ævw¼Ævw¼Ævw¼
