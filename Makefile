@@ -1,0 +1,51 @@
+# gkconv: converter_lite-style model converter with graph-kernel fusion.
+GO       ?= go
+FUZZTIME ?= 10s
+OUT      ?= out
+
+.PHONY: all build test vet unit fuzz suite demo proto bench clean
+
+all: build
+
+build:
+	$(GO) build -o converter ./cmd/converter
+
+vet:
+	$(GO) vet ./...
+
+# The project's test command (README, CI): vet, every unit/integration test
+# (the ONNX backend suite and corpus models run when ../shared is present),
+# then each fuzz target briefly.
+test: build vet unit fuzz
+
+unit:
+	$(GO) test -count=1 -timeout 40m ./...
+
+fuzz:
+	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) ./internal/onnx/
+	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) ./internal/mindir/
+	$(GO) test -run='^$$' -fuzz='^FuzzParseFlags$$' -fuzztime=$(FUZZTIME) ./internal/akgcfg/
+	$(GO) test -run='^$$' -fuzz='^FuzzLoadConfig$$' -fuzztime=$(FUZZTIME) ./internal/akgcfg/
+
+# The ONNX backend node suite alone, with its summary line.
+suite:
+	$(GO) test -count=1 -run 'TestBackendSuite' -v ./cmd/converter/ | grep -E 'passed|FAIL|^ok'
+
+demo: build
+	@mkdir -p $(OUT)
+	./converter --fmk=ONNX --modelFile=testdata/mynet_myop/model.onnx --outputFile=$(OUT)/mynet_myop --configFile=configs/akg.cfg --reportFile=$(OUT)/mynet_myop.report.json
+	./converter inspect --modelFile=$(OUT)/mynet_myop.mindir
+	./converter benchmark --modelFile=$(OUT)/mynet_myop.mindir \
+	  --inDataFile=testdata/mynet_myop/test_data_set_0/input_0.pb,testdata/mynet_myop/test_data_set_0/input_1.pb \
+	  --benchmarkDataFile=testdata/mynet_myop/test_data_set_0/output_0.pb
+
+# Regenerate the protobuf Go code (needs protoc and protoc-gen-go).
+proto:
+	$(GO) generate ./internal/onnx/... ./internal/mindir/...
+
+# Performance table against onnxruntime (needs ../shared, python3-torch, node).
+bench: build
+	bash scripts/bench.sh
+
+clean:
+	rm -rf converter $(OUT)

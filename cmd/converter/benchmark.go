@@ -1,0 +1,387 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"gkconv/internal/ir"
+	"gkconv/internal/mindir"
+	"gkconv/internal/onnx"
+	"gkconv/internal/runtime"
+)
+
+type benchFlags struct {
+	modelFile, inDataFile, benchmarkDataFile, inputShapes, resultFile string
+	accuracyThreshold, atol, rtol                                     float64
+	loopCount, warmUpLoopCount, numThreads                            int
+	timeProfiling                                                     bool
+	seed                                                              uint64
+}
+
+func newBenchmarkCmd() *cobra.Command {
+	f := &benchFlags{}
+	cmd := &cobra.Command{
+		Use:   "benchmark --modelFile=model.mindir [--inDataFile=a.pb,b.pb] [--benchmarkDataFile=o.pb]",
+		Short: "Run an offline model on the CPU, compare with reference outputs and time it",
+		Long: `benchmark executes a .mindir written by converter, compares every output with
+the reference files (|got-ref| <= atol + rtol*|ref| element-wise, plus MindSpore Lite's mean bias and
+cosine similarity) and times --loopCount runs after --warmUpLoopCount warm-up runs.
+
+Input and reference files are ONNX TensorProto .pb files (test_data_set_0/input_0.pb ...) or raw .bin
+files (shapes from the model). Without --inDataFile, inputs are seeded random data.
+The last line is "Run Benchmark <model> Success." or "Run Benchmark <model> Failed. <reason>".`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			name := filepath.Base(f.modelFile)
+			if err := benchmark(cmd, f); err != nil {
+				fmt.Fprintln(os.Stderr, "ERROR:", err)
+				fmt.Printf("Run Benchmark %s Failed. %v\n", name, oneLine(err))
+				return err
+			}
+			fmt.Printf("Run Benchmark %s Success.\n", name)
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.modelFile, "modelFile", "", "offline model (.mindir) to run")
+	fl.StringVar(&f.inDataFile, "inDataFile", "", "comma-separated input files (.pb TensorProto or raw .bin)")
+	fl.StringVar(&f.benchmarkDataFile, "benchmarkDataFile", "", "comma-separated reference output files (.pb or .bin)")
+	fl.Float64Var(&f.accuracyThreshold, "accuracyThreshold", 0.5, "max mean bias in percent (MindSpore Lite's check)")
+	fl.Float64Var(&f.atol, "atol", 1e-4, "absolute tolerance of the element-wise check")
+	fl.Float64Var(&f.rtol, "rtol", 1e-3, "relative tolerance of the element-wise check")
+	fl.IntVar(&f.loopCount, "loopCount", 10, "timed runs")
+	fl.IntVar(&f.warmUpLoopCount, "warmUpLoopCount", 3, "untimed warm-up runs")
+	fl.IntVar(&f.numThreads, "numThreads", 2, "worker threads")
+	fl.BoolVar(&f.timeProfiling, "timeProfiling", false, "print per-node times, slowest first")
+	fl.StringVar(&f.inputShapes, "inputShapes", "", `input shapes for dynamic models: "name:1,3,224,224;..." or "1,3,224,224:1,128"`)
+	fl.StringVar(&f.resultFile, "resultFile", "", "write accuracy and timings as JSON to this path")
+	fl.Uint64Var(&f.seed, "seed", 1, "seed of the random inputs used when --inDataFile is not given")
+	return cmd
+}
+
+func oneLine(err error) string {
+	s := err.Error()
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i] + " ..."
+	}
+	return s
+}
+
+type benchResult struct {
+	Model      string             `json:"model"`
+	Threads    int                `json:"threads"`
+	Loops      int                `json:"loops"`
+	MedianMs   float64            `json:"median_ms"`
+	MinMs      float64            `json:"min_ms"`
+	P90Ms      float64            `json:"p90_ms"`
+	ArenaBytes int64              `json:"arena_bytes"`
+	Accuracy   []runtime.Accuracy `json:"accuracy"`
+	Profile    []profileRow       `json:"profile,omitempty"`
+	Pass       bool               `json:"pass"`
+	Error      string             `json:"error,omitempty"`
+}
+
+type profileRow struct {
+	Node  string  `json:"node"`
+	Op    string  `json:"op"`
+	Ms    float64 `json:"ms_per_run"`
+	Share float64 `json:"share"`
+}
+
+func benchmark(cmd *cobra.Command, f *benchFlags) (err error) {
+	res := &benchResult{Model: f.modelFile, Threads: f.numThreads, Loops: f.loopCount}
+	defer func() {
+		if f.resultFile == "" {
+			return
+		}
+		res.Pass = err == nil
+		if err != nil {
+			res.Error = err.Error()
+		}
+		b, _ := json.MarshalIndent(res, "", "  ")
+		if werr := writeFileAtomic(f.resultFile, append(b, '\n')); werr != nil && err == nil {
+			err = fmt.Errorf("writing %s: %v", f.resultFile, werr)
+		}
+	}()
+	if f.modelFile == "" {
+		return errors.New("--modelFile is required")
+	}
+	if f.loopCount < 1 || f.warmUpLoopCount < 0 || f.numThreads < 1 {
+		return errors.New("--loopCount and --numThreads must be >= 1, --warmUpLoopCount >= 0")
+	}
+	m, err := mindir.Open(f.modelFile)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	g := m.Graph
+	if f.inputShapes != "" {
+		shapes, err := parseBenchShapes(f.inputShapes, g)
+		if err != nil {
+			return err
+		}
+		if err := applyInputShapes(g, shapes, f.modelFile); err != nil {
+			return err
+		}
+	}
+	sess, err := runtime.NewSession(g, runtime.Options{Threads: f.numThreads, Profile: f.timeProfiling})
+	if err != nil {
+		return fmt.Errorf("%s: %w", f.modelFile, err)
+	}
+	inputs, err := loadInputs(g, f)
+	if err != nil {
+		return err
+	}
+	// Warm-up and the accuracy run.
+	outs, err := sess.Run(inputs)
+	if err != nil {
+		return fmt.Errorf("%s: %w", f.modelFile, err)
+	}
+	for i := 1; i < f.warmUpLoopCount; i++ {
+		if _, err := sess.Run(inputs); err != nil {
+			return err
+		}
+	}
+	sess.ResetProfile()
+	times := make([]float64, 0, f.loopCount)
+	for i := 0; i < f.loopCount; i++ {
+		t0 := time.Now()
+		if _, err := sess.Run(inputs); err != nil {
+			return err
+		}
+		times = append(times, float64(time.Since(t0).Nanoseconds())/1e6)
+	}
+	sort.Float64s(times)
+	res.MinMs = times[0]
+	res.MedianMs = percentile(times, 0.5)
+	res.P90Ms = percentile(times, 0.9)
+	res.ArenaBytes = sess.ArenaBytes()
+	fmt.Printf("Model = %s, NumThreads = %d, MinRunTime = %.4f ms, MedianRunTime = %.4f ms, P90RunTime = %.4f ms, Loops = %d, ArenaBytes = %d\n",
+		filepath.Base(f.modelFile), f.numThreads, res.MinMs, res.MedianMs, res.P90Ms, f.loopCount, res.ArenaBytes)
+
+	if f.timeProfiling {
+		prof := sess.Profile()
+		var total time.Duration
+		for _, p := range prof {
+			total += p.PerRun
+		}
+		fmt.Printf("%-48s %-16s %10s %7s\n", "node", "op", "ms/run", "share")
+		for _, p := range prof {
+			share := 0.0
+			if total > 0 {
+				share = float64(p.PerRun) / float64(total)
+			}
+			row := profileRow{p.Node, p.Op, float64(p.PerRun.Nanoseconds()) / 1e6, share}
+			res.Profile = append(res.Profile, row)
+			fmt.Printf("%-48s %-16s %10.4f %6.1f%%\n", trunc(p.Node, 48), p.Op, row.Ms, 100*share)
+		}
+	}
+
+	if f.benchmarkDataFile == "" {
+		fmt.Println("No --benchmarkDataFile: accuracy not checked.")
+		return nil
+	}
+	refs, err := loadRefs(g, f.benchmarkDataFile)
+	if err != nil {
+		return err
+	}
+	var failed []string
+	for i, out := range outs {
+		acc, err := runtime.Compare(g.Outputs[i].Name, out, refs[i], f.atol, f.rtol, f.accuracyThreshold)
+		if err != nil {
+			return err
+		}
+		res.Accuracy = append(res.Accuracy, acc)
+		fmt.Printf("Output %s: max abs error %.3g, max rel error %.3g, mean bias %.4f%%, cosine %.6f, mismatches %d/%d\n",
+			acc.Name, acc.MaxAbsErr, acc.MaxRelErr, acc.MeanBiasPct, acc.Cosine, acc.Mismatches, acc.Elements)
+		if !acc.Pass {
+			why := acc.FirstMismatch
+			if why == "" {
+				why = fmt.Sprintf("mean bias %.4f%% > %g%%", acc.MeanBiasPct, f.accuracyThreshold)
+			}
+			failed = append(failed, fmt.Sprintf("%s (%s)", acc.Name, why))
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("accuracy check failed for output(s) %s (atol %g, rtol %g)", strings.Join(failed, "; "), f.atol, f.rtol)
+	}
+	return nil
+}
+
+func trunc(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n+3:]
+}
+
+func percentile(sorted []float64, p float64) float64 {
+	i := int(math.Ceil(p*float64(len(sorted)))) - 1
+	if i < 0 {
+		i = 0
+	}
+	return sorted[i]
+}
+
+// parseBenchShapes accepts converter-style "name:dims;..." or MindSpore Lite
+// benchmark-style "1,3,224,224:1,128" (positional).
+func parseBenchShapes(s string, g *ir.Graph) (map[string][]int64, error) {
+	if strings.Contains(s, ";") || strings.ContainsAny(strings.Split(s, ":")[0], "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_") {
+		return parseInputShape(s)
+	}
+	parts := strings.Split(s, ":")
+	if len(parts) != len(g.Inputs) {
+		return nil, fmt.Errorf("--inputShapes gives %d shape(s), the model has %d input(s)", len(parts), len(g.Inputs))
+	}
+	var spec []string
+	for i, p := range parts {
+		spec = append(spec, g.Inputs[i].Name+":"+p)
+	}
+	return parseInputShape(strings.Join(spec, ";"))
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// loadInputs reads --inDataFile (matching by tensor name, else by position)
+// or makes seeded random inputs.
+func loadInputs(g *ir.Graph, f *benchFlags) ([]*ir.Tensor, error) {
+	if f.inDataFile == "" {
+		rng := rand.New(rand.NewPCG(f.seed, 0x9e3779b97f4a7c15))
+		var out []*ir.Tensor
+		for _, v := range g.Inputs {
+			if !v.ShapeKnown() {
+				return nil, fmt.Errorf("input %s has dynamic shape %v: give --inputShapes or --inDataFile", v.Name, v.Shape)
+			}
+			out = append(out, randomTensor(rng, v))
+		}
+		return out, nil
+	}
+	files := splitList(f.inDataFile)
+	if len(files) != len(g.Inputs) {
+		return nil, fmt.Errorf("--inDataFile gives %d file(s), the model has %d input(s) (%s)", len(files), len(g.Inputs), valueNames(g.Inputs))
+	}
+	return loadTensors(g.Inputs, files, "input")
+}
+
+func loadRefs(g *ir.Graph, list string) ([]*ir.Tensor, error) {
+	files := splitList(list)
+	if len(files) != len(g.Outputs) {
+		return nil, fmt.Errorf("--benchmarkDataFile gives %d file(s), the model has %d output(s) (%s)", len(files), len(g.Outputs), valueNames(g.Outputs))
+	}
+	return loadTensors(g.Outputs, files, "reference")
+}
+
+func valueNames(vs []*ir.Value) string {
+	var s []string
+	for _, v := range vs {
+		s = append(s, v.Name)
+	}
+	return strings.Join(s, ", ")
+}
+
+func loadTensors(vals []*ir.Value, files []string, what string) ([]*ir.Tensor, error) {
+	out := make([]*ir.Tensor, len(vals))
+	named := map[string]*ir.Tensor{}
+	var positional []*ir.Tensor
+	for i, file := range files {
+		if strings.HasSuffix(file, ".bin") {
+			v := vals[i]
+			if !v.ShapeKnown() {
+				return nil, fmt.Errorf("%s: raw .bin needs a static shape, %s has %v", file, v.Name, v.Shape)
+			}
+			data, err := os.ReadFile(file)
+			if err != nil {
+				return nil, err
+			}
+			want := ir.NumElements(v.Shape) * int64(v.DType.Size())
+			if int64(len(data)) != want {
+				return nil, fmt.Errorf("%s: %d bytes, %s %s%v needs %d", file, len(data), what, v.DType, v.Shape, want)
+			}
+			positional = append(positional, &ir.Tensor{DType: v.DType, Shape: v.Shape, Data: data})
+			continue
+		}
+		t, name, err := onnx.ReadTensorFile(file)
+		if err != nil {
+			return nil, err
+		}
+		if name != "" {
+			named[name] = t
+		}
+		positional = append(positional, t)
+	}
+	byName := len(named) == len(vals)
+	for i, v := range vals {
+		t, ok := named[v.Name]
+		if !byName || !ok {
+			byName = false
+			break
+		}
+		out[i] = t
+	}
+	if !byName {
+		copy(out, positional)
+	}
+	for i, v := range vals {
+		t := out[i]
+		if what == "input" && v.DType != ir.Undefined && t.DType != v.DType {
+			return nil, fmt.Errorf("%s: %s %s is %s, the model expects %s", files[i], what, v.Name, t.DType, v.DType)
+		}
+		if what == "input" && v.Shape != nil {
+			if len(v.Shape) != len(t.Shape) {
+				return nil, fmt.Errorf("%s: %s %s has shape %v, the model expects %v", files[i], what, v.Name, t.Shape, v.Shape)
+			}
+			for k, d := range v.Shape {
+				if d >= 0 && d != t.Shape[k] {
+					return nil, fmt.Errorf("%s: %s %s has shape %v, the model expects %v", files[i], what, v.Name, t.Shape, v.Shape)
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+func randomTensor(rng *rand.Rand, v *ir.Value) *ir.Tensor {
+	t := ir.NewTensor(v.DType, v.Shape)
+	n := int(t.NumElements())
+	switch {
+	case v.DType.IsFloat():
+		for i := 0; i < n; i++ {
+			t.PutFloat(i, rng.Float64()*2-1)
+		}
+	case v.DType == ir.Bool:
+		for i := range t.Data {
+			t.Data[i] = byte(rng.IntN(2))
+		}
+	case v.DType == ir.Int64:
+		for i := range t.I64() {
+			t.I64()[i] = int64(rng.IntN(10))
+		}
+	case v.DType == ir.Int32:
+		for i := range t.I32() {
+			t.I32()[i] = int32(rng.IntN(10))
+		}
+	default:
+		for i := range t.Data {
+			t.Data[i] = 0
+		}
+	}
+	return t
+}

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"gkconv/internal/ir"
+)
+
+func newInspectCmd() *cobra.Command {
+	var modelFile, fmk string
+	cmd := &cobra.Command{
+		Use:   "inspect --modelFile=model.onnx|model.mindir",
+		Short: "Print a model's inputs, outputs, op histogram and fused kernels",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if modelFile == "" {
+				return fmt.Errorf("--modelFile is required")
+			}
+			if fmk == "" {
+				fmk = "ONNX"
+				if strings.HasSuffix(strings.ToLower(modelFile), ".mindir") {
+					fmk = "MINDIR"
+				}
+			}
+			g, closeModel, err := loadModel(strings.ToUpper(fmk), modelFile, nil)
+			if err != nil {
+				return err
+			}
+			defer closeModel()
+			printGraph(g, modelFile)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&modelFile, "modelFile", "", "ONNX or .mindir model")
+	cmd.Flags().StringVar(&fmk, "fmk", "", "ONNX or MINDIR (default: from the file extension)")
+	return cmd
+}
+
+func printGraph(g *ir.Graph, file string) {
+	fmt.Printf("Model: %s\n", file)
+	for _, k := range []string{"producer_name", "producer_version", "ir_version", "onnx.opset"} {
+		if v := g.Meta[k]; v != "" {
+			fmt.Printf("  %s: %s\n", k, v)
+		}
+	}
+	fmt.Printf("Inputs (%d):\n", len(g.Inputs))
+	for _, v := range g.Inputs {
+		fmt.Printf("  %-32s %-8s %s\n", v.Name, v.DType, shapeString(v))
+	}
+	fmt.Printf("Outputs (%d):\n", len(g.Outputs))
+	for _, v := range g.Outputs {
+		fmt.Printf("  %-32s %-8s %s\n", v.Name, v.DType, shapeString(v))
+	}
+	var weights int64
+	for _, c := range g.Consts {
+		weights += int64(len(c.Const.Data))
+	}
+	fmt.Printf("Nodes: %d, constants: %d (%d bytes)\n", len(g.Nodes), len(g.Consts), weights)
+	fmt.Println("Ops:")
+	for _, oc := range g.OpHistogram() {
+		fmt.Printf("  %-24s %d\n", oc.Op, oc.Count)
+	}
+	var kernels []*ir.Node
+	for _, n := range g.Nodes {
+		if n.Op == "GraphKernel" {
+			kernels = append(kernels, n)
+		}
+	}
+	fmt.Printf("Fused kernels (%d):\n", len(kernels))
+	for _, n := range kernels {
+		name := n.Attrs.String("kernel_name", n.Name)
+		target := n.Attrs.String("process", "?")
+		bin := 0
+		for _, k := range n.Attrs.Keys() {
+			if a := n.Attrs[k]; a.Kind == ir.AttrBytes {
+				bin += len(a.B)
+			}
+		}
+		ops := ""
+		if n.Body != nil {
+			var names []string
+			for _, b := range n.Body.Nodes {
+				names = append(names, b.Op)
+			}
+			ops = strings.Join(names, ",")
+		}
+		fmt.Printf("  %-40s target=%-6s binary=%d bytes ops=%s\n", name, target, bin, ops)
+	}
+}
+
+func shapeString(v *ir.Value) string {
+	if v.Shape == nil {
+		return "[?]"
+	}
+	parts := make([]string, len(v.Shape))
+	for i, d := range v.Shape {
+		if d < 0 {
+			if i < len(v.DimNames) && v.DimNames[i] != "" {
+				parts[i] = v.DimNames[i]
+			} else {
+				parts[i] = "?"
+			}
+		} else {
+			parts[i] = fmt.Sprint(d)
+		}
+	}
+	return "[" + strings.Join(parts, ",") + "]"
+}

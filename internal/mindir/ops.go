@@ -1,0 +1,1102 @@
+package mindir
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"gkconv/internal/ir"
+)
+
+// mnode is one MindSpore CNode being mapped.
+type mnode struct {
+	c        *conv
+	name     string // MindIR node name
+	op       string // MindSpore primitive name
+	domain   string // scope
+	out      string // MindIR output name
+	ins      []any  // inputs with monads removed
+	attrs    map[string]any
+	outTypes []outType
+	emitted  []*ir.Node
+}
+
+func unsupported(format string, a ...any) error { return &unsupportedOp{fmt.Sprintf(format, a...)} }
+
+// Primitive name maps for ops that need no attribute work.
+var (
+	unaryOps = map[string]string{
+		"ReLU": "ReLU", "Tanh": "Tanh", "Sigmoid": "Sigmoid", "Exp": "Exp", "Sqrt": "Sqrt", "Rsqrt": "Rsqrt",
+		"Neg": "Neg", "Abs": "Abs", "Floor": "Floor", "Ceil": "Ceil", "Sin": "Sin", "Cos": "Cos", "Erf": "Erf",
+		"Square": "Square", "Reciprocal": "Reciprocal", "Sign": "Sign", "Softsign": "Softsign", "HSwish": "HSwish",
+		"Mish": "Mish", "Tan": "Tan", "Atan": "Atan", "Asin": "Asin", "ACos": "ACos", "Sinh": "Sinh", "Cosh": "Cosh",
+		"Asinh": "Asinh", "Acosh": "Acosh", "Atanh": "Atanh", "LogicalNot": "LogicalNot", "IsNan": "IsNan",
+		"IsInf": "IsInf", "ReLU6": "ReLU6", "Round": "Round", "Softplus": "Softplus", "SeLU": "SeLU",
+		"Flatten": "Flatten", "Shape": "Shape", "TensorShape": "Shape", "Size": "Size",
+	}
+	binaryOps = map[string]string{
+		"Add": "Add", "Sub": "Sub", "Mul": "Mul", "RealDiv": "RealDiv", "Div": "RealDiv", "Maximum": "Maximum",
+		"Minimum": "Minimum", "Pow": "Pow", "Equal": "Equal", "Greater": "Greater", "GreaterEqual": "GreaterEqual",
+		"Less": "Less", "LessEqual": "LessEqual", "LogicalAnd": "LogicalAnd", "LogicalOr": "LogicalOr",
+		"SquaredDifference": "SquaredDifference", "ScalarAdd": "Add", "ScalarSub": "Sub", "ScalarMul": "Mul",
+		"ScalarDiv": "RealDiv",
+	}
+	reduceOps = map[string]string{
+		"ReduceSum": "ReduceSum", "ReduceMean": "ReduceMean", "ReduceMax": "ReduceMax", "ReduceMin": "ReduceMin",
+		"ReduceProd": "ReduceProd",
+	}
+)
+
+// mapNode converts one CNode; it returns the symbol its output stands for.
+func (c *conv) mapNode(m *mnode) (any, error) {
+	ins := m.ins[:0:0]
+	for _, in := range m.ins {
+		if _, ok := in.(monadVal); !ok {
+			ins = append(ins, in)
+		}
+	}
+	m.ins = ins
+	res, err := m.dispatch()
+	if err != nil {
+		return nil, err
+	}
+	// Give the produced values the MindIR output name and the node's types.
+	flat := flatten(res)
+	for i, v := range flat {
+		if v.Producer == nil || !m.emittedHere(v.Producer) {
+			continue
+		}
+		want := m.out
+		if len(flat) > 1 {
+			want = fmt.Sprintf("%s_%d", m.out, i)
+		}
+		if v.Name != want {
+			delete(c.names, v.Name)
+			v.Name = c.uniq(want)
+		}
+		// The model's own types win over inference when it states them.
+		if i < len(m.outTypes) && m.outTypes[i].dt != ir.Undefined {
+			v.DType = m.outTypes[i].dt
+			if m.outTypes[i].shape != nil || v.Shape == nil {
+				v.Shape = m.outTypes[i].shape
+			}
+		}
+	}
+	return res, nil
+}
+
+func (m *mnode) emittedHere(n *ir.Node) bool {
+	for _, e := range m.emitted {
+		if e == n {
+			return true
+		}
+	}
+	return false
+}
+
+// emit adds an IR node; constant inputs are registered in the graph.
+func (m *mnode) emit(op string, ins []*ir.Value, nout int, attrs ir.Attrs) *ir.Node {
+	c := m.c
+	name := m.name
+	if len(m.emitted) > 0 {
+		name = fmt.Sprintf("%s/%d", m.name, len(m.emitted))
+	}
+	outs := make([]string, nout)
+	for i := range outs {
+		outs[i] = c.uniq(fmt.Sprintf("%s/%s_%d", m.out, op, len(m.emitted)))
+	}
+	for _, in := range ins {
+		c.register(in)
+	}
+	n := c.g.AddNode(name, op, ins, outs...)
+	if attrs != nil {
+		n.Attrs = attrs
+	}
+	n.Provenance = []string{m.name}
+	if m.domain != "" {
+		n.Provenance = append(n.Provenance, m.domain)
+	}
+	m.emitted = append(m.emitted, n)
+	// Types known while building let later mappings check dtypes; a shape
+	// function that fails leaves the outputs as they were.
+	if ir.HasInfer(op) && inferSafe(n) {
+		saved := make([]ir.Value, len(n.Outputs))
+		for i, o := range n.Outputs {
+			saved[i] = *o
+		}
+		if err := ir.InferNode(n); err != nil {
+			for i, o := range n.Outputs {
+				*o = saved[i]
+			}
+		}
+	}
+	return n
+}
+
+func inferSafe(n *ir.Node) bool {
+	for _, in := range n.Inputs {
+		if in != nil && in.DType == ir.Undefined {
+			return false
+		}
+	}
+	return true
+}
+
+func (m *mnode) emit1(op string, attrs ir.Attrs, ins ...*ir.Value) *ir.Value {
+	return m.emit(op, ins, 1, attrs).Outputs[0]
+}
+
+// konst makes a constant value for a node input.
+func (m *mnode) konst(suffix string, t *ir.Tensor) *ir.Value {
+	return m.c.constValue(m.out+"/"+suffix, t)
+}
+
+func (m *mnode) ints64(suffix string, v []int64) *ir.Value {
+	return m.konst(suffix, ir.Int64Tensor([]int64{int64(len(v))}, v...))
+}
+
+// tensor returns input i as a tensor value.
+func (m *mnode) tensor(i int) (*ir.Value, error) {
+	if i >= len(m.ins) {
+		return nil, fmt.Errorf("input %d is missing (%d inputs)", i, len(m.ins))
+	}
+	return asValue(m.ins[i], fmt.Sprintf("input %d", i))
+}
+
+func asValue(s any, what string) (*ir.Value, error) {
+	switch x := s.(type) {
+	case *ir.Value:
+		return x, nil
+	case constTuple:
+		return x.v, nil
+	}
+	return nil, fmt.Errorf("%s is a %s, not a tensor", what, kindOf(s))
+}
+
+func kindOf(s any) string {
+	switch s.(type) {
+	case tuple:
+		return "tuple"
+	case noneVal:
+		return "None"
+	case dtypeVal:
+		return "type"
+	case scalar:
+		return "scalar"
+	}
+	return fmt.Sprintf("%T", s)
+}
+
+// arg returns a parameter that MindSpore passes as input i (2.x primitive
+// functions, and constant inputs of older ops) or as one of the named
+// attributes (older primitives); nil when absent.
+func (m *mnode) arg(i int, names ...string) any {
+	if i >= 0 && i < len(m.ins) {
+		if _, none := m.ins[i].(noneVal); !none {
+			return m.ins[i]
+		}
+	}
+	for _, n := range names {
+		if v, ok := m.attrs[n]; ok {
+			return v
+		}
+	}
+	return nil
+}
+
+func (m *mnode) intArg(i int, def int64, names ...string) (int64, error) {
+	v := m.arg(i, names...)
+	if v == nil {
+		return def, nil
+	}
+	if ct, ok := v.(constTuple); ok {
+		v = ct.items
+	}
+	x, ok := asInt(v)
+	if !ok {
+		return 0, unsupported("%s must be a constant integer", argName(i, names))
+	}
+	return x, nil
+}
+
+func (m *mnode) intsArg(i int, names ...string) ([]int64, bool, error) {
+	v := m.arg(i, names...)
+	if v == nil {
+		return nil, false, nil
+	}
+	if ct, ok := v.(constTuple); ok {
+		v = ct.items
+	}
+	x, ok := asInts(v)
+	if !ok {
+		return nil, true, unsupported("%s must be constant integers", argName(i, names))
+	}
+	return x, true, nil
+}
+
+func (m *mnode) floatArg(i int, def float64, names ...string) (float64, error) {
+	v := m.arg(i, names...)
+	if v == nil {
+		return def, nil
+	}
+	x, ok := asFloat(v)
+	if !ok {
+		return 0, unsupported("%s must be a constant number", argName(i, names))
+	}
+	return x, nil
+}
+
+func argName(i int, names []string) string {
+	if len(names) > 0 {
+		return names[0]
+	}
+	return fmt.Sprintf("input %d", i)
+}
+
+// formatArg reads a data format given as a string or as MindSpore's Format
+// enum (0 NCHW, 1 NHWC).
+func (m *mnode) formatArg(i int, names ...string) (string, error) {
+	v := m.arg(i, names...)
+	if v == nil {
+		return "NCHW", nil
+	}
+	if s, ok := asString(v); ok {
+		return strings.ToUpper(s), nil
+	}
+	if x, ok := asInt(v); ok {
+		switch x {
+		case 0:
+			return "NCHW", nil
+		case 1:
+			return "NHWC", nil
+		}
+	}
+	return "", unsupported("format %v", v)
+}
+
+// padModeArg reads pad_mode given as a string or as MindSpore's PadMode enum
+// (0 PAD, 1 SAME, 2 VALID).
+func (m *mnode) padModeArg(i int, names ...string) (string, error) {
+	v := m.arg(i, names...)
+	if v == nil {
+		return "VALID", nil
+	}
+	if s, ok := asString(v); ok {
+		s = strings.ToUpper(s)
+		switch s {
+		case "PAD", "SAME", "VALID", "CALCULATED":
+			if s == "CALCULATED" {
+				s = "PAD"
+			}
+			return s, nil
+		}
+	}
+	if x, ok := asInt(v); ok && x >= 0 && x <= 2 {
+		return [...]string{"PAD", "SAME", "VALID"}[x], nil
+	}
+	return "", unsupported("pad_mode %v", v)
+}
+
+// spatial2 takes the H, W entries of a MindSpore 1-, 2- or 4-tuple (NCHW).
+func spatial2(v []int64, what string) ([]int64, error) {
+	switch len(v) {
+	case 1:
+		return []int64{v[0], v[0]}, nil
+	case 2:
+		return []int64{v[0], v[1]}, nil
+	case 4:
+		return []int64{v[2], v[3]}, nil
+	}
+	return nil, unsupported("%s %v", what, v)
+}
+
+func (m *mnode) dispatch() (any, error) {
+	op := m.op
+	if irop, ok := unaryOps[op]; ok {
+		x, err := m.tensor(0)
+		if err != nil {
+			return nil, err
+		}
+		return m.emit1(irop, nil, x), nil
+	}
+	if irop, ok := binaryOps[op]; ok {
+		return m.binary(irop)
+	}
+	if irop, ok := reduceOps[op]; ok {
+		return m.reduce(irop)
+	}
+	switch op {
+	case "Load", "Depend", "Identity":
+		if len(m.ins) == 0 {
+			return nil, fmt.Errorf("no input")
+		}
+		return m.ins[0], nil
+	case "UpdateState":
+		return monadVal{}, nil
+	case "MakeTuple", "make_tuple":
+		return tuple(append([]any{}, m.ins...)), nil
+	case "TupleGetItem", "tuple_getitem", "ListGetItem":
+		return m.tupleGetItem()
+	case "Conv2D":
+		return m.conv2d()
+	case "MaxPool", "AvgPool":
+		return m.pool()
+	case "MatMul", "BatchMatMul":
+		return m.matmul()
+	case "Dense":
+		return m.dense()
+	case "BiasAdd":
+		x, err := m.tensor(0)
+		if err != nil {
+			return nil, err
+		}
+		b, err := m.tensor(1)
+		if err != nil {
+			return nil, err
+		}
+		f, err := m.formatArg(2, "format", "data_format")
+		if err != nil {
+			return nil, err
+		}
+		return m.emit1("BiasAdd", ir.Attrs{"format": ir.StringAttr(f)}, x, b), nil
+	case "Reshape":
+		return m.reshape()
+	case "Softmax", "LogSoftmax":
+		x, err := m.tensor(0)
+		if err != nil {
+			return nil, err
+		}
+		axes, ok, err := m.intsArg(1, "axis")
+		if err != nil {
+			return nil, err
+		}
+		axis := int64(-1)
+		if ok {
+			if len(axes) != 1 {
+				return nil, unsupported("axis %v: only one axis is supported", axes)
+			}
+			axis = axes[0]
+		}
+		return m.emit1(op, ir.Attrs{"axis": ir.IntAttr(axis)}, x), nil
+	case "Cast":
+		return m.cast()
+	case "Transpose":
+		x, err := m.tensor(0)
+		if err != nil {
+			return nil, err
+		}
+		perm, ok, err := m.intsArg(1, "perm", "input_perm")
+		if err != nil {
+			return nil, err
+		}
+		attrs := ir.Attrs{}
+		if ok {
+			attrs["perm"] = ir.IntsAttr(perm...)
+		}
+		return m.emit1("Transpose", attrs, x), nil
+	case "Concat":
+		return m.concat()
+	case "ExpandDims":
+		x, err := m.tensor(0)
+		if err != nil {
+			return nil, err
+		}
+		axis, err := m.intArg(1, 0, "axis")
+		if err != nil {
+			return nil, err
+		}
+		return m.emit1("Unsqueeze", nil, x, m.ints64("axes", []int64{axis})), nil
+	case "Squeeze":
+		x, err := m.tensor(0)
+		if err != nil {
+			return nil, err
+		}
+		axes, _, err := m.intsArg(1, "axis")
+		if err != nil {
+			return nil, err
+		}
+		if len(axes) == 0 {
+			return m.emit1("Squeeze", nil, x), nil
+		}
+		return m.emit1("Squeeze", nil, x, m.ints64("axes", axes)), nil
+	case "StridedSlice":
+		return m.stridedSlice()
+	case "Gather", "GatherV2":
+		x, err := m.tensor(0)
+		if err != nil {
+			return nil, err
+		}
+		idx, err := m.tensor(1)
+		if err != nil {
+			return nil, err
+		}
+		axis, err := m.intArg(2, 0, "axis")
+		if err != nil {
+			return nil, err
+		}
+		if bd, _ := m.intArg(3, 0, "batch_dims"); bd != 0 {
+			return nil, unsupported("batch_dims %d", bd)
+		}
+		return m.emit1("Gather", ir.Attrs{"axis": ir.IntAttr(axis)}, x, idx), nil
+	case "CeLU":
+		return m.celu()
+	case "Log":
+		return m.log()
+	case "GeLU":
+		x, err := m.tensor(0)
+		if err != nil {
+			return nil, err
+		}
+		// MindSpore's GeLU primitive is the tanh approximation.
+		return m.emit1("GeLU", ir.Attrs{"approximate": ir.StringAttr("tanh")}, x), nil
+	case "Elu", "LeakyReLU":
+		x, err := m.tensor(0)
+		if err != nil {
+			return nil, err
+		}
+		def := 1.0
+		if op == "LeakyReLU" {
+			def = 0.01
+		}
+		alpha, err := m.floatArg(1, def, "alpha", "negative_slope")
+		if err != nil {
+			return nil, err
+		}
+		return m.emit1(op, ir.Attrs{"alpha": ir.FloatAttr(alpha)}, x), nil
+	case "HSigmoid":
+		x, err := m.tensor(0)
+		if err != nil {
+			return nil, err
+		}
+		return m.emit1("HSigmoid", ir.Attrs{"alpha": ir.FloatAttr(1.0 / 6), "beta": ir.FloatAttr(0.5)}, x), nil
+	case "BatchNorm":
+		return m.batchNorm()
+	case "LayerNorm":
+		return m.layerNorm()
+	case "UpsampleNearest1D", "UpsampleNearest2D", "UpsampleNearest3D":
+		return m.upsampleNearest(int(op[len(op)-2] - '0'))
+	case "AddN":
+		var vs []*ir.Value
+		for _, in := range m.ins {
+			vs = append(vs, flatten(in)...)
+		}
+		if len(vs) == 0 {
+			return nil, fmt.Errorf("no inputs")
+		}
+		return m.emit1("AddN", nil, vs...), nil
+	}
+	return nil, unsupported("")
+}
+
+func (m *mnode) binary(irop string) (any, error) {
+	a, err := m.tensor(0)
+	if err != nil {
+		return nil, err
+	}
+	b, err := m.tensor(1)
+	if err != nil {
+		return nil, err
+	}
+	// Scalar arithmetic promotes int to float, as Python does.
+	if strings.HasPrefix(m.op, "Scalar") && a.DType != b.DType {
+		switch {
+		case a.DType.IsFloat() && b.DType.IsInt():
+			b = m.emit1("Cast", ir.Attrs{"to": ir.IntAttr(int64(a.DType))}, b)
+		case b.DType.IsFloat() && a.DType.IsInt():
+			a = m.emit1("Cast", ir.Attrs{"to": ir.IntAttr(int64(b.DType))}, a)
+		}
+	}
+	return m.emit1(irop, nil, a, b), nil
+}
+
+func (m *mnode) reduce(irop string) (any, error) {
+	x, err := m.tensor(0)
+	if err != nil {
+		return nil, err
+	}
+	axes, _, err := m.intsArg(1, "axis")
+	if err != nil {
+		return nil, err
+	}
+	keep, err := m.intArg(2, 0, "keep_dims")
+	if err != nil {
+		return nil, err
+	}
+	attrs := ir.Attrs{"keepdims": ir.IntAttr(b2i(keep != 0))}
+	if len(axes) == 0 {
+		return m.emit1(irop, attrs, x), nil // MindSpore: empty axis reduces all
+	}
+	return m.emit1(irop, attrs, x, m.ints64("axes", axes)), nil
+}
+
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func (m *mnode) tupleGetItem() (any, error) {
+	if len(m.ins) < 2 {
+		return nil, fmt.Errorf("needs 2 inputs, has %d", len(m.ins))
+	}
+	idx, ok := asInt(m.ins[1])
+	if !ok {
+		if v, isV := m.ins[1].(*ir.Value); isV && v.Const != nil {
+			idx, ok = asInt(v.Const)
+		}
+	}
+	if !ok {
+		return nil, unsupported("non-constant index")
+	}
+	pick := func(n int) (int, error) {
+		i := int(idx)
+		if i < 0 {
+			i += n
+		}
+		if i < 0 || i >= n {
+			return 0, fmt.Errorf("index %d out of range for %d items", idx, n)
+		}
+		return i, nil
+	}
+	switch t := m.ins[0].(type) {
+	case tuple:
+		i, err := pick(len(t))
+		if err != nil {
+			return nil, err
+		}
+		if _, bad := t[i].(poisonVal); bad {
+			return nil, unsupported("output %d of its producer is not supported", i)
+		}
+		return t[i], nil
+	case constTuple:
+		i, err := pick(len(t.items))
+		if err != nil {
+			return nil, err
+		}
+		return m.c.constSym(t.items[i], m.out), nil
+	case *ir.Value:
+		// A tuple of scalars held as a 1-D tensor (a Shape result).
+		return m.emit1("Gather", ir.Attrs{"axis": ir.IntAttr(0)}, t, m.konst("index", ir.Int64Tensor([]int64{}, idx))), nil
+	}
+	return nil, fmt.Errorf("input 0 is a %s, not a tuple", kindOf(m.ins[0]))
+}
+
+func (m *mnode) conv2d() (any, error) {
+	x, err := m.tensor(0)
+	if err != nil {
+		return nil, err
+	}
+	w, err := m.tensor(1)
+	if err != nil {
+		return nil, err
+	}
+	format, err := m.formatArg(-1, "format", "data_format")
+	if err != nil {
+		return nil, err
+	}
+	if format != "NCHW" {
+		return nil, unsupported("format %s", format)
+	}
+	attrs := ir.Attrs{}
+	if k, ok, _ := m.intsArg(-1, "kernel_size"); ok {
+		k2, err := spatial2(k, "kernel_size")
+		if err != nil {
+			return nil, err
+		}
+		attrs["kernel_shape"] = ir.IntsAttr(k2...)
+	}
+	for _, p := range [][2]string{{"stride", "strides"}, {"dilation", "dilations"}} {
+		v, ok, err := m.intsArg(-1, p[0], p[1])
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			v = []int64{1}
+		}
+		v2, err := spatial2(v, p[0])
+		if err != nil {
+			return nil, err
+		}
+		attrs[p[1]] = ir.IntsAttr(v2...)
+	}
+	group, err := m.intArg(-1, 1, "group", "groups")
+	if err != nil {
+		return nil, err
+	}
+	attrs["group"] = ir.IntAttr(group)
+	mode, err := m.padModeArg(-1, "pad_mode")
+	if err != nil {
+		return nil, err
+	}
+	if err := m.pads(attrs, mode, "pad_list", "pad"); err != nil {
+		return nil, err
+	}
+	return m.emit1("Conv2D", attrs, x, w), nil
+}
+
+// pads sets ONNX pads/auto_pad from a MindSpore pad_mode and pad list
+// ([top, bottom, left, right] -> ONNX [top, left, bottom, right]).
+func (m *mnode) pads(attrs ir.Attrs, mode string, names ...string) error {
+	var list []int64
+	for _, n := range names {
+		if v, ok, _ := m.intsArg(-1, n); ok {
+			if len(v) == 1 {
+				v = []int64{v[0], v[0], v[0], v[0]}
+			}
+			if len(v) != 4 {
+				return unsupported("%s %v", n, v)
+			}
+			list = v
+			break
+		}
+	}
+	nonzero := false
+	for _, p := range list {
+		nonzero = nonzero || p != 0
+	}
+	switch {
+	case mode == "VALID":
+		attrs["pads"] = ir.IntsAttr(0, 0, 0, 0)
+	case mode == "SAME" && !nonzero:
+		// MindSpore puts the odd padding at the end, as SAME_UPPER.
+		attrs["auto_pad"] = ir.StringAttr("SAME_UPPER")
+	default: // PAD, or SAME with pad_list already computed by MindSpore
+		if list == nil {
+			list = []int64{0, 0, 0, 0}
+		}
+		attrs["pads"] = ir.IntsAttr(list[0], list[2], list[1], list[3])
+	}
+	return nil
+}
+
+func (m *mnode) pool() (any, error) {
+	x, err := m.tensor(0)
+	if err != nil {
+		return nil, err
+	}
+	// 2.x primitive functions pass kernel_size, strides, pad_mode, format as inputs 1..4.
+	format, err := m.formatArg(4, "format", "data_format")
+	if err != nil {
+		return nil, err
+	}
+	if format != "NCHW" {
+		return nil, unsupported("format %s", format)
+	}
+	attrs := ir.Attrs{}
+	k, ok, err := m.intsArg(1, "kernel_size", "ksize")
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("no kernel_size")
+	}
+	k2, err := spatial2(k, "kernel_size")
+	if err != nil {
+		return nil, err
+	}
+	attrs["kernel_shape"] = ir.IntsAttr(k2...)
+	s, ok, err := m.intsArg(2, "strides", "stride")
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		s = []int64{1}
+	}
+	s2, err := spatial2(s, "strides")
+	if err != nil {
+		return nil, err
+	}
+	attrs["strides"] = ir.IntsAttr(s2...)
+	mode, err := m.padModeArg(3, "pad_mode")
+	if err != nil {
+		return nil, err
+	}
+	if err := m.pads(attrs, mode, "pad_list", "pad"); err != nil {
+		return nil, err
+	}
+	if ceil, _ := m.intArg(-1, 0, "ceil_mode"); ceil != 0 {
+		attrs["ceil_mode"] = ir.IntAttr(1)
+	}
+	return m.emit1(m.op, attrs, x), nil
+}
+
+func (m *mnode) matmul() (any, error) {
+	a, err := m.tensor(0)
+	if err != nil {
+		return nil, err
+	}
+	b, err := m.tensor(1)
+	if err != nil {
+		return nil, err
+	}
+	ta, err := m.intArg(2, 0, "transpose_a", "transpose_x1")
+	if err != nil {
+		return nil, err
+	}
+	tb, err := m.intArg(3, 0, "transpose_b", "transpose_x2")
+	if err != nil {
+		return nil, err
+	}
+	attrs := ir.Attrs{}
+	if ta != 0 {
+		attrs["transpose_a"] = ir.IntAttr(1)
+	}
+	if tb != 0 {
+		attrs["transpose_b"] = ir.IntAttr(1)
+	}
+	return m.emit1("MatMul", attrs, a, b), nil
+}
+
+func (m *mnode) dense() (any, error) {
+	x, err := m.tensor(0)
+	if err != nil {
+		return nil, err
+	}
+	w, err := m.tensor(1)
+	if err != nil {
+		return nil, err
+	}
+	y := m.emit1("MatMul", ir.Attrs{"transpose_b": ir.IntAttr(1)}, x, w)
+	if len(m.ins) > 2 {
+		if _, none := m.ins[2].(noneVal); !none {
+			b, err := m.tensor(2)
+			if err != nil {
+				return nil, err
+			}
+			y = m.emit1("Add", nil, y, b)
+		}
+	}
+	return y, nil
+}
+
+func (m *mnode) reshape() (any, error) {
+	x, err := m.tensor(0)
+	if err != nil {
+		return nil, err
+	}
+	s := m.arg(1, "shape")
+	if s == nil {
+		return nil, fmt.Errorf("no shape")
+	}
+	if ct, ok := s.(constTuple); ok {
+		s = ct.items
+	}
+	if shape, ok := asInts(s); ok {
+		return m.emit1("Reshape", nil, x, m.ints64("shape", shape)), nil
+	}
+	if v, ok := s.(*ir.Value); ok && v.Const == nil && v.DType == ir.Int64 {
+		return m.emit1("Reshape", nil, x, v), nil
+	}
+	return nil, unsupported("shape is not a constant")
+}
+
+// mindTypeIDs maps MindSpore TypeId numbers (Cast given an integer type).
+var mindTypeIDs = map[int64]ir.DType{
+	30: ir.Bool, 32: ir.Int8, 33: ir.Int16, 34: ir.Int32, 35: ir.Int64, 37: ir.Uint8, 38: ir.Uint16,
+	39: ir.Uint32, 40: ir.Uint64, 42: ir.Float16, 43: ir.Float32, 44: ir.Float64,
+}
+
+func (m *mnode) cast() (any, error) {
+	x, err := m.tensor(0)
+	if err != nil {
+		return nil, err
+	}
+	var dt ir.DType
+	switch v := m.arg(1, "dst_type", "DstT", "to").(type) {
+	case dtypeVal:
+		dt = v.dt
+	case nil:
+		return nil, fmt.Errorf("no target type")
+	default:
+		id, ok := asInt(v)
+		if !ok {
+			return nil, unsupported("target type is not a constant")
+		}
+		if dt, ok = mindTypeIDs[id]; !ok {
+			return nil, unsupported("target TypeId %d", id)
+		}
+	}
+	return m.emit1("Cast", ir.Attrs{"to": ir.IntAttr(int64(dt))}, x), nil
+}
+
+func (m *mnode) concat() (any, error) {
+	var vs []*ir.Value
+	axisIn := -1
+	if len(m.ins) == 2 {
+		if _, isTuple := m.ins[0].(tuple); isTuple {
+			axisIn = 1 // 2.x: Concat(tensors, axis)
+		}
+	}
+	for i, in := range m.ins {
+		if i == axisIn {
+			continue
+		}
+		vs = append(vs, flatten(in)...)
+	}
+	if len(vs) == 0 {
+		return nil, fmt.Errorf("no inputs")
+	}
+	axis, err := m.intArg(axisIn, 0, "axis")
+	if err != nil {
+		return nil, err
+	}
+	return m.emit1("Concat", ir.Attrs{"axis": ir.IntAttr(axis)}, vs...), nil
+}
+
+func (m *mnode) stridedSlice() (any, error) {
+	x, err := m.tensor(0)
+	if err != nil {
+		return nil, err
+	}
+	var lists [3][]int64
+	for i, n := range []string{"begin", "end", "strides"} {
+		v, ok, err := m.intsArg(i+1, n)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, fmt.Errorf("no %s", n)
+		}
+		lists[i] = v
+	}
+	begin, end, strides := lists[0], lists[1], lists[2]
+	if len(end) != len(begin) || len(strides) != len(begin) {
+		return nil, fmt.Errorf("begin %v, end %v, strides %v differ in length", begin, end, strides)
+	}
+	var masks [5]int64
+	for i, n := range []string{"begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask"} {
+		if masks[i], err = m.intArg(4+i, 0, n); err != nil {
+			return nil, err
+		}
+	}
+	if masks[2] != 0 || masks[3] != 0 {
+		return nil, unsupported("ellipsis_mask/new_axis_mask")
+	}
+	starts := make([]int64, len(begin))
+	ends := make([]int64, len(begin))
+	axes := make([]int64, len(begin))
+	var squeeze []int64
+	for i := range begin {
+		axes[i] = int64(i)
+		bit := int64(1) << uint(i)
+		step := strides[i]
+		if step == 0 {
+			return nil, fmt.Errorf("stride 0 on axis %d", i)
+		}
+		starts[i], ends[i] = begin[i], end[i]
+		if masks[0]&bit != 0 {
+			starts[i] = 0
+			if step < 0 {
+				starts[i] = math.MaxInt64
+			}
+		}
+		if masks[1]&bit != 0 {
+			ends[i] = math.MaxInt64
+			if step < 0 {
+				ends[i] = math.MinInt64
+			}
+		}
+		if masks[4]&bit != 0 {
+			ends[i] = begin[i] + 1
+			if begin[i] == -1 {
+				ends[i] = math.MaxInt64
+			}
+			strides[i] = 1
+			squeeze = append(squeeze, int64(i))
+		}
+	}
+	y := m.emit1("Slice", nil, x, m.ints64("starts", starts), m.ints64("ends", ends), m.ints64("axes", axes), m.ints64("steps", strides))
+	if len(squeeze) > 0 {
+		y = m.emit1("Squeeze", nil, y, m.ints64("squeeze_axes", squeeze))
+	}
+	return y, nil
+}
+
+func (m *mnode) celu() (any, error) {
+	x, err := m.tensor(0)
+	if err != nil {
+		return nil, err
+	}
+	a := m.arg(1, "alpha")
+	if a == nil {
+		return m.emit1("CeLU", ir.Attrs{"alpha": ir.FloatAttr(1)}, x), nil
+	}
+	if f, ok := asFloat(a); ok {
+		return m.emit1("CeLU", ir.Attrs{"alpha": ir.FloatAttr(f)}, x), nil
+	}
+	// alpha computed at run time: celu(x) = max(0,x) + min(0, alpha*(exp(x/alpha)-1))
+	alpha, err := asValue(a, "alpha")
+	if err != nil {
+		return nil, err
+	}
+	if !x.DType.IsFloat() {
+		return nil, unsupported("CeLU with a run-time alpha needs a known float input type")
+	}
+	if alpha.DType != x.DType {
+		alpha = m.emit1("Cast", ir.Attrs{"to": ir.IntAttr(int64(x.DType))}, alpha)
+	}
+	scalarOf := func(name string, v float64) *ir.Value {
+		t := ir.NewTensor(x.DType, []int64{})
+		t.PutFloat(0, v)
+		return m.konst(name, t)
+	}
+	zero, one := scalarOf("zero", 0), scalarOf("one", 1)
+	pos := m.emit1("Maximum", nil, x, zero)
+	e := m.emit1("Exp", nil, m.emit1("RealDiv", nil, x, alpha))
+	neg := m.emit1("Minimum", nil, zero, m.emit1("Mul", nil, alpha, m.emit1("Sub", nil, e, one)))
+	return m.emit1("Add", nil, pos, neg), nil
+}
+
+// log maps MindSpore's Log with attributes base (-1 = e), scale, shift:
+// log_base(scale*x + shift).
+func (m *mnode) log() (any, error) {
+	x, err := m.tensor(0)
+	if err != nil {
+		return nil, err
+	}
+	base, err := m.floatArg(-1, -1, "base")
+	if err != nil {
+		return nil, err
+	}
+	scale, err := m.floatArg(-1, 1, "scale")
+	if err != nil {
+		return nil, err
+	}
+	shift, err := m.floatArg(-1, 0, "shift")
+	if err != nil {
+		return nil, err
+	}
+	if (scale != 1 || shift != 0 || (base != -1 && base != math.E)) && !x.DType.IsFloat() {
+		return nil, unsupported("base/scale/shift on a %s input", x.DType)
+	}
+	scalarOf := func(name string, v float64) *ir.Value {
+		t := ir.NewTensor(x.DType, []int64{})
+		t.PutFloat(0, v)
+		return m.konst(name, t)
+	}
+	if scale != 1 {
+		x = m.emit1("Mul", nil, x, scalarOf("scale", scale))
+	}
+	if shift != 0 {
+		x = m.emit1("Add", nil, x, scalarOf("shift", shift))
+	}
+	y := m.emit1("Log", nil, x)
+	if base > 0 && base != math.E {
+		if base == 1 {
+			return nil, unsupported("base 1")
+		}
+		y = m.emit1("Mul", nil, y, scalarOf("inv_ln_base", 1/math.Log(base)))
+	}
+	return y, nil
+}
+
+func (m *mnode) batchNorm() (any, error) {
+	var in [5]*ir.Value
+	for i := range in {
+		v, err := m.tensor(i)
+		if err != nil {
+			return nil, err
+		}
+		in[i] = v
+	}
+	training, err := m.intArg(5, 0, "is_training")
+	if err != nil {
+		return nil, err
+	}
+	if training != 0 {
+		return nil, unsupported("is_training")
+	}
+	eps, err := m.floatArg(6, 1e-5, "epsilon")
+	if err != nil {
+		return nil, err
+	}
+	format, err := m.formatArg(8, "format", "data_format")
+	if err != nil {
+		return nil, err
+	}
+	if format != "NCHW" {
+		return nil, unsupported("format %s", format)
+	}
+	y := m.emit1("BatchNorm", ir.Attrs{"epsilon": ir.FloatAttr(eps)}, in[:]...)
+	return tuple{y, poisonVal{}, poisonVal{}, poisonVal{}, poisonVal{}}, nil
+}
+
+func (m *mnode) layerNorm() (any, error) {
+	x, err := m.tensor(0)
+	if err != nil {
+		return nil, err
+	}
+	gamma, err := m.tensor(1)
+	if err != nil {
+		return nil, err
+	}
+	beta, err := m.tensor(2)
+	if err != nil {
+		return nil, err
+	}
+	axis, err := m.intArg(3, 1, "begin_norm_axis")
+	if err != nil {
+		return nil, err
+	}
+	paxis, err := m.intArg(4, 1, "begin_params_axis")
+	if err != nil {
+		return nil, err
+	}
+	if paxis != axis {
+		return nil, unsupported("begin_params_axis %d differs from begin_norm_axis %d", paxis, axis)
+	}
+	eps, err := m.floatArg(5, 1e-7, "epsilon")
+	if err != nil {
+		return nil, err
+	}
+	y := m.emit1("LayerNorm", ir.Attrs{"axis": ir.IntAttr(axis), "epsilon": ir.FloatAttr(eps)}, x, gamma, beta)
+	// MindSpore's other outputs are mean and variance; the IR's are mean and inv_std.
+	return tuple{y, poisonVal{}, poisonVal{}}, nil
+}
+
+// upsampleNearest maps UpsampleNearestND(x, output_size, scales) to Resize
+// with PyTorch's nearest semantics (asymmetric coordinates, floor).
+func (m *mnode) upsampleNearest(nd int) (any, error) {
+	x, err := m.tensor(0)
+	if err != nil {
+		return nil, err
+	}
+	attrs := ir.Attrs{
+		"mode":                           ir.StringAttr("nearest"),
+		"coordinate_transformation_mode": ir.StringAttr("asymmetric"),
+		"nearest_mode":                   ir.StringAttr("floor"),
+	}
+	if size, ok, err := m.intsArg(1, "output_size"); err != nil {
+		return nil, err
+	} else if ok && len(size) > 0 {
+		if len(size) != nd {
+			return nil, fmt.Errorf("output_size %v for %dD", size, nd)
+		}
+		attrs["axes"] = ir.IntsAttr(rangeInts(2, 2+nd)...)
+		return m.emit1("Resize", attrs, x, nil, nil, m.ints64("sizes", size)), nil
+	}
+	sv := m.arg(2, "scales")
+	if ct, ok := sv.(constTuple); ok {
+		sv = ct.items
+	}
+	scales, ok := asFloats(sv)
+	if !ok || len(scales) != nd {
+		return nil, unsupported("needs a constant output_size or %d constant scales", nd)
+	}
+	t := ir.NewTensor(ir.Float32, []int64{int64(nd + 2)})
+	t.PutFloat(0, 1)
+	t.PutFloat(1, 1)
+	for i, s := range scales {
+		t.PutFloat(i+2, s)
+	}
+	return m.emit1("Resize", attrs, x, nil, m.konst("scales", t)), nil
+}
+
+func rangeInts(from, to int) []int64 {
+	out := make([]int64, 0, to-from)
+	for i := from; i < to; i++ {
+		out = append(out, int64(i))
+	}
+	return out
+}

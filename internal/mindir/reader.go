@@ -1,0 +1,668 @@
+package mindir
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"syscall"
+
+	"gkconv/internal/ir"
+	pb "gkconv/internal/mindir/mindirpb"
+)
+
+// ProducerName marks files written by Write; the reader reads their
+// attributes back verbatim instead of mapping MindSpore's.
+const ProducerName = "gkconv"
+
+// ErrEncrypted is returned (wrapped) for MindSpore-encrypted models.
+var ErrEncrypted = errors.New("model is encrypted")
+
+// Unsupported is one MindIR node the converter cannot take.
+type Unsupported struct {
+	Node   string // MindIR node name
+	Op     string // MindSpore primitive name
+	Reason string // empty when the primitive has no mapping at all
+}
+
+// UnsupportedError lists every unsupported node of a model, one per line as
+// "node: prim (reason)".
+type UnsupportedError struct {
+	File  string
+	Items []Unsupported
+}
+
+func (e *UnsupportedError) Error() string {
+	file := e.File
+	if file == "" {
+		file = "mindir"
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "%s: %d unsupported MindSpore node(s):", file, len(e.Items))
+	for _, it := range e.Items {
+		fmt.Fprintf(&sb, "\n  %s: %s", it.Node, it.Op)
+		if it.Reason != "" {
+			fmt.Fprintf(&sb, " (%s)", it.Reason)
+		} else {
+			sb.WriteString(" (no mapping for this primitive)")
+		}
+	}
+	return sb.String()
+}
+
+// Model is an opened MindIR file. Constant tensors alias the file mapping:
+// they stay valid until Close.
+type Model struct {
+	Graph *ir.Graph
+	data  []byte
+}
+
+// Open maps path read-only and converts it.
+func Open(path string) (*Model, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	size := st.Size()
+	if size == 0 {
+		return nil, fmt.Errorf("%s: empty file", path)
+	}
+	if size != int64(int(size)) {
+		return nil, fmt.Errorf("%s: file too large to map", path)
+	}
+	data, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		return nil, fmt.Errorf("%s: mmap: %w", path, err)
+	}
+	g, err := parse(data, path)
+	if err != nil {
+		syscall.Munmap(data)
+		return nil, err
+	}
+	return &Model{Graph: g, data: data}, nil
+}
+
+// Close unmaps the file; the graph's constant data must not be used after.
+func (m *Model) Close() error {
+	if m == nil || m.data == nil {
+		return nil
+	}
+	err := syscall.Munmap(m.data)
+	m.data = nil
+	return err
+}
+
+// Parse converts a MindIR model held in memory. Constant tensors alias data.
+func Parse(data []byte) (*ir.Graph, error) { return parse(data, "") }
+
+// MindSpore's encrypted-model magic numbers (AES-GCM, AES-CBC, SM4-CBC),
+// little-endian at the start of the file.
+var encryptMagic = map[uint32]string{0x7F3A5ED8: "AES-GCM", 0x7F3A5ED9: "AES-CBC", 0x7F3A5EDA: "SM4-CBC"}
+
+func parse(data []byte, file string) (g *ir.Graph, err error) {
+	label := file
+	if label == "" {
+		label = "mindir"
+	}
+	defer func() {
+		// Parsers never panic; a bug here becomes an error naming the file.
+		if r := recover(); r != nil {
+			g, err = nil, fmt.Errorf("%s: internal error reading MindIR: %v", label, r)
+		}
+	}()
+	if len(data) >= 4 {
+		if mode, ok := encryptMagic[binary.LittleEndian.Uint32(data)]; ok {
+			return nil, fmt.Errorf("%s: %w (MindSpore %s); decrypt it with MindSpore first, reading encrypted MindIR is not supported", label, ErrEncrypted, mode)
+		}
+	}
+	mp, err := decodeModel(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: not a valid MindIR protobuf (%v); if the model was exported with encryption, decrypt it first", label, err)
+	}
+	if mp.Graph == nil || mp.IrVersion == nil {
+		return nil, fmt.Errorf("%s: not a MindIR model (no ir_version or graph); if the model was exported with encryption, decrypt it first", label)
+	}
+	c := &conv{
+		file:  file,
+		label: label,
+		mp:    mp,
+		own:   mp.GetProducerName() == ProducerName,
+		prims: map[string]*pb.PrimitiveProto{},
+		funcs: map[string]*pb.GraphProto{},
+	}
+	for _, p := range mp.Primitives {
+		c.prims[p.GetName()] = p
+	}
+	for _, f := range mp.Functions {
+		c.funcs[f.GetName()] = f
+	}
+	if c.own {
+		g, err = c.ownGraph(mp.Graph, 0)
+	} else {
+		g, err = c.msGraph(mp.Graph)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if c.own {
+		for k, v := range mp.UserInfo {
+			g.Meta[k] = v
+		}
+	} else {
+		g.Meta["producer_name"] = mp.GetProducerName()
+		g.Meta["model_version"] = mp.GetModelVersion()
+		g.Meta["ir_version"] = mp.GetIrVersion()
+		if mp.MindIrVersion != nil {
+			g.Meta["mind_ir_version"] = fmt.Sprint(mp.GetMindIrVersion())
+		}
+	}
+	return g, nil
+}
+
+// conv holds the state of one conversion.
+type conv struct {
+	file, label string
+	mp          *pb.ModelProto
+	own         bool
+	prims       map[string]*pb.PrimitiveProto
+	funcs       map[string]*pb.GraphProto
+	bodies      map[string]*ir.Graph // converted kernel bodies (nil while converting: a cycle)
+
+	// MindSpore mode, per graph
+	g           *ir.Graph
+	syms        map[string]any
+	registered  map[*ir.Value]bool
+	names       map[string]bool
+	unsupported []Unsupported
+}
+
+// primOf resolves a node's op_type: "REF::Prim:uid" (0.1.1) or a bare
+// primitive name (0.1.0). It returns the primitive name and its attributes.
+func (c *conv) primOf(n *pb.NodeProto) (string, []*pb.AttributeProto, error) {
+	op := n.GetOpType()
+	if ref, ok := strings.CutPrefix(op, "REF::"); ok {
+		if p, ok := c.prims[ref]; ok {
+			name := p.GetOpType()
+			if name == "" {
+				name, _, _ = strings.Cut(ref, ":")
+			}
+			return name, p.Attribute, nil
+		}
+		if _, ok := c.funcs[ref]; ok {
+			return "", nil, &unsupportedOp{"call of graph " + ref}
+		}
+		return "", nil, fmt.Errorf("node %s: primitive %q is not in the model's primitives", n.GetName(), ref)
+	}
+	return op, nil, nil
+}
+
+type unsupportedOp struct{ what string }
+
+func (u *unsupportedOp) Error() string { return u.what }
+
+// ---- our own files: attributes verbatim ----
+
+func (c *conv) ownGraph(gp *pb.GraphProto, depth int) (*ir.Graph, error) {
+	if depth > maxDepth {
+		return nil, fmt.Errorf("%s: graph kernels nested too deeply", c.label)
+	}
+	g := ir.NewGraph(gp.GetName())
+	for _, a := range gp.Attribute {
+		if a.GetName() == "graph_name" {
+			g.Name = string(a.S)
+		}
+	}
+	vals := map[string]*ir.Value{}
+	for _, vi := range gp.Input {
+		v := &ir.Value{Name: vi.GetName()}
+		if len(vi.Tensor) > 0 {
+			v.DType, v.Shape, v.DimNames = typeFromProto(vi.Tensor[0], true)
+		}
+		g.Inputs = append(g.Inputs, v)
+		vals[v.Name] = v
+	}
+	for _, p := range gp.Parameter {
+		t, err := tensorFromProto(p)
+		if err != nil {
+			return nil, fmt.Errorf("%s: parameter %s: %w", c.label, p.GetName(), err)
+		}
+		vals[p.GetName()] = g.AddConst(p.GetName(), t)
+	}
+	for _, np := range gp.Node {
+		name := np.GetName()
+		op, pattrs, err := c.primOf(np)
+		if err != nil {
+			return nil, fmt.Errorf("%s: node %s: %w", c.label, name, err)
+		}
+		attrs := ir.Attrs{}
+		for _, a := range pattrs {
+			x, err := ownAttr(a, c, depth)
+			if err != nil {
+				return nil, fmt.Errorf("%s: node %s: attribute %s: %w", c.label, name, a.GetName(), err)
+			}
+			attrs[a.GetName()] = x
+		}
+		var body *ir.Graph
+		if op == "Custom" && attrs.String("type", "") == "GraphKernel" {
+			op = "GraphKernel"
+			delete(attrs, "type")
+			if fname, ok := attrs["graph_kernel_body"]; ok {
+				delete(attrs, "graph_kernel_body")
+				if body, err = c.body(fname.S, depth); err != nil {
+					return nil, fmt.Errorf("%s: node %s: %w", c.label, name, err)
+				}
+			}
+		}
+		ins := make([]*ir.Value, len(np.Input))
+		for i, in := range np.Input {
+			if in == "" {
+				continue
+			}
+			v, ok := vals[in]
+			if !ok {
+				return nil, fmt.Errorf("%s: node %s: input %q is not defined before use", c.label, name, in)
+			}
+			ins[i] = v
+		}
+		n := g.AddNode(name, op, ins, np.Output...)
+		n.Attrs = attrs
+		n.Body = body
+		for _, a := range np.NodeAttr {
+			if a.GetName() == "provenance" {
+				for _, s := range a.Strings {
+					n.Provenance = append(n.Provenance, string(s))
+				}
+			}
+		}
+		var types []*pb.TensorProto
+		for _, a := range np.Attribute {
+			if a.GetName() == "shape" {
+				for _, v := range a.Values {
+					if len(v.Tensors) > 0 {
+						types = append(types, v.Tensors[0])
+					} else {
+						types = append(types, nil)
+					}
+				}
+			}
+		}
+		for i, o := range n.Outputs {
+			if i < len(types) && types[i] != nil {
+				o.DType, o.Shape, o.DimNames = typeFromProto(types[i], true)
+			}
+			if o.Name != "" {
+				vals[o.Name] = o
+			}
+		}
+	}
+	for _, vi := range gp.Output {
+		v, ok := vals[vi.GetName()]
+		if !ok {
+			return nil, fmt.Errorf("%s: graph output %q is not produced", c.label, vi.GetName())
+		}
+		g.Outputs = append(g.Outputs, v)
+	}
+	return g, nil
+}
+
+// body converts a kernel body function once; nodes that name the same
+// function share the graph, as the writer shares one function per graph.
+func (c *conv) body(name string, depth int) (*ir.Graph, error) {
+	if g, ok := c.bodies[name]; ok {
+		if g == nil {
+			return nil, fmt.Errorf("graph kernel body %q contains itself", name)
+		}
+		return g, nil
+	}
+	fp, ok := c.funcs[name]
+	if !ok {
+		return nil, fmt.Errorf("graph kernel body %q is not in the model's functions", name)
+	}
+	if c.bodies == nil {
+		c.bodies = map[string]*ir.Graph{}
+	}
+	c.bodies[name] = nil
+	g, err := c.ownGraph(fp, depth+1)
+	if err != nil {
+		return nil, err
+	}
+	c.bodies[name] = g
+	return g, nil
+}
+
+// ownAttr decodes an attribute written by writeAttr.
+func ownAttr(a *pb.AttributeProto, c *conv, depth int) (ir.Attr, error) {
+	switch a.GetType() {
+	case pb.AttributeProto_INT64:
+		return ir.IntAttr(a.GetI()), nil
+	case pb.AttributeProto_DOUBLE:
+		return ir.FloatAttr(a.GetD()), nil
+	case pb.AttributeProto_STRING:
+		return ir.StringAttr(string(a.S)), nil
+	case pb.AttributeProto_UINT8:
+		b := a.S
+		if b == nil {
+			b = []byte{}
+		}
+		return ir.BytesAttr(b), nil
+	case pb.AttributeProto_LIST:
+		switch a.GetDocString() {
+		case "ints":
+			return ir.Attr{Kind: ir.AttrInts, Ints: append([]int64{}, a.Ints...)}, nil
+		case "floats":
+			return ir.Attr{Kind: ir.AttrFloats, Floats: append([]float64{}, a.Doubles...)}, nil
+		case "strings":
+			ss := make([]string, len(a.Strings))
+			for i, s := range a.Strings {
+				ss[i] = string(s)
+			}
+			return ir.Attr{Kind: ir.AttrStrings, Strings: ss}, nil
+		}
+	case pb.AttributeProto_TENSOR:
+		if a.T == nil {
+			return ir.Attr{}, errors.New("tensor attribute without a tensor")
+		}
+		t, err := tensorFromProto(a.T)
+		if err != nil {
+			return ir.Attr{}, err
+		}
+		return ir.TensorAttr(t), nil
+	case pb.AttributeProto_GRAPH:
+		if a.G == nil {
+			return ir.Attr{}, errors.New("graph attribute without a graph")
+		}
+		g, err := c.ownGraph(a.G, depth+1)
+		if err != nil {
+			return ir.Attr{}, err
+		}
+		return ir.Attr{Kind: ir.AttrGraph, G: g}, nil
+	}
+	return ir.Attr{}, fmt.Errorf("unexpected attribute type %s (doc %q)", a.GetType(), a.GetDocString())
+}
+
+// ---- MindSpore files ----
+
+func (c *conv) msGraph(gp *pb.GraphProto) (*ir.Graph, error) {
+	c.g = ir.NewGraph(gp.GetName())
+	c.syms = map[string]any{}
+	c.registered = map[*ir.Value]bool{}
+	c.names = map[string]bool{}
+	g := c.g
+	for _, vi := range gp.Input {
+		v := &ir.Value{Name: c.uniq(vi.GetName())}
+		switch {
+		case len(vi.Tensor) > 0:
+			v.DType, v.Shape, _ = typeFromProto(vi.Tensor[0], false)
+		case vi.AttrInfo != nil && len(vi.AttrInfo.Tensors) > 0:
+			// a scalar input (MindSpore 2.x): attr_info holds its type
+			v.DType, _, _ = typeFromProto(vi.AttrInfo.Tensors[0], false)
+			v.Shape = []int64{}
+		}
+		g.Inputs = append(g.Inputs, v)
+		c.syms[vi.GetName()] = v
+	}
+	var weightless []string
+	for _, p := range gp.Parameter {
+		if !hasData(p) {
+			// The weights live in a checkpoint, not in the file: keep the
+			// parameter as a graph input so the structure is still usable.
+			v := &ir.Value{Name: c.uniq(p.GetName())}
+			v.DType, v.Shape, _ = typeFromProto(p, false)
+			g.Inputs = append(g.Inputs, v)
+			c.syms[p.GetName()] = v
+			weightless = append(weightless, p.GetName())
+			continue
+		}
+		t, err := tensorFromProto(p)
+		if err != nil {
+			return nil, fmt.Errorf("%s: parameter %s: %w", c.label, p.GetName(), err)
+		}
+		c.syms[p.GetName()] = &ir.Value{Name: c.uniq(p.GetName()), DType: t.DType, Shape: append([]int64{}, t.Shape...), Const: t}
+	}
+	if len(weightless) > 0 {
+		g.Meta["mindir.weightless_parameters"] = strings.Join(weightless, ",")
+	}
+	var ret []any
+	for _, np := range gp.Node {
+		name := np.GetName()
+		if np.GetOpType() == "Constant" {
+			var val any = noneVal{}
+			for _, a := range np.Attribute {
+				if a.GetName() == "value" || len(np.Attribute) == 1 {
+					x, err := attrValue(a)
+					if err != nil {
+						return nil, fmt.Errorf("%s: constant %s: %w", c.label, name, err)
+					}
+					val = c.constSym(x, name)
+				}
+			}
+			c.define(np, val)
+			continue
+		}
+		op, pattrs, err := c.primOf(np)
+		if err != nil {
+			var u *unsupportedOp
+			if errors.As(err, &u) {
+				c.unsupported = append(c.unsupported, Unsupported{Node: name, Op: np.GetOpType(), Reason: u.what})
+				c.define(np, poisonVal{})
+				continue
+			}
+			return nil, fmt.Errorf("%s: %w", c.label, err)
+		}
+		ins := make([]any, len(np.Input))
+		poisoned := false
+		for i, in := range np.Input {
+			s, ok := c.syms[in]
+			if !ok {
+				return nil, fmt.Errorf("%s: node %s (%s): input %q is not defined before use", c.label, name, op, in)
+			}
+			if _, ok := s.(poisonVal); ok {
+				poisoned = true
+			}
+			ins[i] = s
+		}
+		if op == "Return" || op == "return" {
+			ret = ins
+			continue
+		}
+		if poisoned {
+			c.define(np, poisonVal{})
+			continue
+		}
+		mn := &mnode{c: c, name: name, op: op, domain: np.GetDomain(), ins: ins, attrs: map[string]any{}}
+		for _, a := range append(append([]*pb.AttributeProto{}, pattrs...), np.Attribute...) {
+			an := a.GetName()
+			if an == "shape" || strings.HasPrefix(a.GetRefAttrName(), "shape:") {
+				mn.outTypes = outTypes(a)
+				continue
+			}
+			if an == "" || an == "input_names" || an == "output_names" {
+				continue
+			}
+			x, err := attrValue(a)
+			if err != nil {
+				continue // an attribute we cannot decode is one no mapping reads
+			}
+			mn.attrs[an] = x
+		}
+		if len(np.Output) > 0 {
+			mn.out = np.Output[0]
+		} else {
+			mn.out = name
+		}
+		res, err := c.mapNode(mn)
+		if err != nil {
+			var u *unsupportedOp
+			if errors.As(err, &u) {
+				c.unsupported = append(c.unsupported, Unsupported{Node: name, Op: op, Reason: u.what})
+				c.define(np, poisonVal{})
+				continue
+			}
+			return nil, fmt.Errorf("%s: node %s (%s): %w", c.label, name, op, err)
+		}
+		c.define(np, res)
+	}
+	if len(c.unsupported) > 0 {
+		return nil, &UnsupportedError{File: c.file, Items: c.unsupported}
+	}
+	var outs []any
+	declared := make([]string, 0, len(gp.Output))
+	if len(gp.Output) > 0 {
+		for _, vi := range gp.Output {
+			s, ok := c.syms[vi.GetName()]
+			if !ok {
+				return nil, fmt.Errorf("%s: graph output %q is not produced", c.label, vi.GetName())
+			}
+			outs = append(outs, s)
+			declared = append(declared, vi.GetName())
+		}
+	} else {
+		outs = ret
+	}
+	for i, s := range outs {
+		vs := flatten(s)
+		for _, v := range vs {
+			if v.Const != nil {
+				c.register(v)
+			} else if v.Producer != nil && len(vs) == 1 && i < len(declared) && v.Name != declared[i] && !c.names[declared[i]] {
+				// keep the model's declared output name
+				v.Name = declared[i]
+				c.names[v.Name] = true
+			}
+			if i < len(gp.Output) && len(vs) == 1 && len(gp.Output[i].Tensor) > 0 && v.DType == ir.Undefined {
+				v.DType, v.Shape, _ = typeFromProto(gp.Output[i].Tensor[0], false)
+			}
+			g.Outputs = append(g.Outputs, v)
+		}
+	}
+	if len(g.Outputs) == 0 {
+		return nil, fmt.Errorf("%s: graph %s has no outputs", c.label, gp.GetName())
+	}
+	return g, nil
+}
+
+// define binds a node's name and output names to its result.
+func (c *conv) define(np *pb.NodeProto, s any) {
+	c.syms[np.GetName()] = s
+	for _, o := range np.Output {
+		c.syms[o] = s
+	}
+}
+
+// constSym turns a decoded constant into a symbol: tensors and scalars
+// become constant values (registered in the graph only once a node uses
+// them), tuples of scalars become 1-D tensors.
+func (c *conv) constSym(x any, name string) any {
+	switch v := x.(type) {
+	case *ir.Tensor:
+		return c.constValue(name, v)
+	case scalar:
+		return c.constValue(name, scalarTensor(v))
+	case tuple:
+		if t, ok := tupleTensor(v); ok {
+			cv := c.constValue(name, t)
+			return constTuple{cv, v}
+		}
+		out := make(tuple, len(v))
+		for i, e := range v {
+			out[i] = c.constSym(e, fmt.Sprintf("%s_%d", name, i))
+		}
+		return out
+	}
+	return x
+}
+
+// constTuple is a tuple of scalars: usable as a 1-D tensor or as a tuple.
+type constTuple struct {
+	v     *ir.Value
+	items tuple
+}
+
+func (c *conv) constValue(name string, t *ir.Tensor) *ir.Value {
+	return &ir.Value{Name: c.uniq(name), DType: t.DType, Shape: append([]int64{}, t.Shape...), Const: t}
+}
+
+func (c *conv) register(v *ir.Value) {
+	if v != nil && v.Const != nil && !c.registered[v] {
+		c.registered[v] = true
+		c.g.Consts = append(c.g.Consts, v)
+	}
+}
+
+// uniq returns name, or name with a suffix when another value already uses it.
+func (c *conv) uniq(name string) string {
+	if name == "" {
+		name = "v"
+	}
+	n := name
+	for i := 1; c.names[n]; i++ {
+		n = fmt.Sprintf("%s_%d", name, i)
+	}
+	c.names[n] = true
+	return n
+}
+
+// flatten lists the tensor values of a symbol (tuples expanded, monads and
+// None dropped).
+func flatten(s any) []*ir.Value {
+	switch x := s.(type) {
+	case *ir.Value:
+		return []*ir.Value{x}
+	case constTuple:
+		return []*ir.Value{x.v}
+	case tuple:
+		var out []*ir.Value
+		for _, e := range x {
+			out = append(out, flatten(e)...)
+		}
+		return out
+	}
+	return nil
+}
+
+type outType struct {
+	dt    ir.DType
+	shape []int64
+}
+
+// outTypes reads a node's "shape" attribute: one entry per flat output.
+func outTypes(a *pb.AttributeProto) []outType {
+	var out []outType
+	var walk func(a *pb.AttributeProto, depth int)
+	walk = func(a *pb.AttributeProto, depth int) {
+		if depth > maxDepth {
+			return
+		}
+		if len(a.Values) > 0 {
+			for _, v := range a.Values {
+				walk(v, depth+1)
+			}
+			return
+		}
+		for _, t := range a.Tensors {
+			dt, shape, _ := typeFromProto(t, false)
+			if a.GetType() == pb.AttributeProto_SCALAR {
+				shape = []int64{}
+			}
+			out = append(out, outType{dt, shape})
+		}
+	}
+	walk(a, 0)
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}

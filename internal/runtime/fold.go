@@ -1,0 +1,109 @@
+package runtime
+
+import (
+	"fmt"
+
+	"gkconv/internal/ir"
+	"gkconv/internal/runtime/kernel"
+)
+
+// foldLimit caps the bytes a folded node may produce, so folding never
+// inflates the model (a Tile or ConstantOfShape of a big shape stays a node).
+const foldLimit = 1 << 20
+
+// FoldConstants evaluates, at conversion time, every node whose inputs are
+// all known: constants, and for Shape/Size the statically known shape of the
+// input. It runs shape inference along the way so that shape-only subgraphs
+// (Shape -> Gather -> Concat -> Reshape) collapse when shapes are static. The
+// same CPU kernels as at run time compute the values, so results are exact.
+func FoldConstants(g *ir.Graph) (int, error) {
+	ctx := &kernel.Ctx{Threads: 1}
+	folded := 0
+	kept := g.Nodes[:0:0]
+	for _, n := range g.Nodes {
+		if ir.HasInfer(n.Op) {
+			if err := ir.InferNode(n); err != nil {
+				return folded, err
+			}
+		}
+		vals, ok, err := tryFold(ctx, n)
+		if err != nil {
+			return folded, err
+		}
+		if !ok {
+			kept = append(kept, n)
+			continue
+		}
+		for k, o := range n.Outputs {
+			if o == nil {
+				continue
+			}
+			o.Const = vals[k]
+			o.DType = vals[k].DType
+			o.Shape = append([]int64{}, vals[k].Shape...)
+			o.Producer = nil
+			g.Consts = append(g.Consts, o)
+		}
+		folded++
+	}
+	g.Nodes = kept
+	return folded, nil
+}
+
+func tryFold(ctx *kernel.Ctx, n *ir.Node) ([]*ir.Tensor, bool, error) {
+	if n.Op == "GraphKernel" || len(n.Outputs) == 0 {
+		return nil, false, nil
+	}
+	switch n.Op {
+	case "Shape", "Size":
+		x := n.Input(0)
+		if x == nil || !x.ShapeKnown() {
+			return nil, false, nil
+		}
+		in := []*ir.Tensor{{DType: x.DType, Shape: x.Shape}}
+		return runFold(ctx, n, in)
+	}
+	in := make([]*ir.Tensor, len(n.Inputs))
+	inBytes := 0
+	for i, v := range n.Inputs {
+		if v == nil {
+			continue
+		}
+		if v.Const == nil {
+			return nil, false, nil
+		}
+		in[i] = v.Const
+		inBytes += len(v.Const.Data)
+	}
+	for _, o := range n.Outputs {
+		if o == nil || !o.ShapeKnown() || o.DType == ir.Undefined {
+			return nil, false, nil
+		}
+		sz := int(ir.NumElements(o.Shape)) * o.DType.Size()
+		if sz > foldLimit && sz > inBytes {
+			return nil, false, nil
+		}
+	}
+	return runFold(ctx, n, in)
+}
+
+func runFold(ctx *kernel.Ctx, n *ir.Node, in []*ir.Tensor) ([]*ir.Tensor, bool, error) {
+	f, ok := kernel.Lookup(n.Op)
+	if !ok {
+		return nil, false, nil
+	}
+	out := make([]*ir.Tensor, len(n.Outputs))
+	for k, o := range n.Outputs {
+		if o == nil || !o.ShapeKnown() {
+			return nil, false, nil
+		}
+		out[k] = ir.NewTensor(o.DType, o.Shape)
+	}
+	if err := f(ctx, n, in, out); err != nil {
+		if _, unsup := err.(*kernel.Unsupported); unsup {
+			return nil, false, nil
+		}
+		return nil, false, fmt.Errorf("constant folding node %s (%s): %w", n.Name, n.Op, err)
+	}
+	return out, true, nil
+}

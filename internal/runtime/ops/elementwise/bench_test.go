@@ -1,0 +1,70 @@
+package elementwise
+
+import (
+	"math/rand"
+	"testing"
+
+	"gkconv/internal/ir"
+	"gkconv/internal/runtime/kernel"
+)
+
+func randF32(shape ...int64) *ir.Tensor {
+	t := ir.NewTensor(ir.Float32, shape)
+	rng := rand.New(rand.NewSource(7))
+	for i := range t.F32() {
+		t.F32()[i] = rng.Float32()*8 - 4
+	}
+	return t
+}
+
+func bench(b *testing.B, op string, attrs ir.Attrs, in []*ir.Tensor, out *ir.Tensor) {
+	f, _ := kernel.Lookup(op)
+	if attrs == nil {
+		attrs = ir.Attrs{}
+	}
+	n := &ir.Node{Name: "b", Op: op, Attrs: attrs}
+	ctx := &kernel.Ctx{Threads: 1}
+	b.SetBytes(int64(len(out.Data) + len(in[0].Data)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := f(ctx, n, in, []*ir.Tensor{out}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+const benchN = 1 << 20
+
+func BenchmarkAddSame(b *testing.B) {
+	bench(b, "Add", nil, []*ir.Tensor{randF32(benchN), randF32(benchN)}, randF32(benchN))
+}
+func BenchmarkAddRow(b *testing.B) {
+	bench(b, "Add", nil, []*ir.Tensor{randF32(1024, 1024), randF32(1024)}, randF32(1024, 1024))
+}
+func BenchmarkMulColumn(b *testing.B) {
+	bench(b, "Mul", nil, []*ir.Tensor{randF32(1024, 1024), randF32(1024, 1)}, randF32(1024, 1024))
+}
+func BenchmarkDivScalar(b *testing.B) {
+	bench(b, "RealDiv", nil, []*ir.Tensor{randF32(benchN), randF32()}, randF32(benchN))
+}
+func BenchmarkSubChannel(b *testing.B) { // NCHW minus per-channel [C,1,1]
+	bench(b, "Sub", nil, []*ir.Tensor{randF32(1, 64, 128, 128), randF32(64, 1, 1)}, randF32(1, 64, 128, 128))
+}
+func BenchmarkReLU(b *testing.B)    { bench(b, "ReLU", nil, []*ir.Tensor{randF32(benchN)}, randF32(benchN)) }
+func BenchmarkSigmoid(b *testing.B) { bench(b, "Sigmoid", nil, []*ir.Tensor{randF32(benchN)}, randF32(benchN)) }
+func BenchmarkTanh(b *testing.B)    { bench(b, "Tanh", nil, []*ir.Tensor{randF32(benchN)}, randF32(benchN)) }
+func BenchmarkExp(b *testing.B)     { bench(b, "Exp", nil, []*ir.Tensor{randF32(benchN)}, randF32(benchN)) }
+func BenchmarkErf(b *testing.B)     { bench(b, "Erf", nil, []*ir.Tensor{randF32(benchN)}, randF32(benchN)) }
+func BenchmarkGeLU(b *testing.B)    { bench(b, "GeLU", nil, []*ir.Tensor{randF32(benchN)}, randF32(benchN)) }
+func BenchmarkSoftmaxRows(b *testing.B) {
+	bench(b, "Softmax", nil, []*ir.Tensor{randF32(12*128, 128)}, randF32(12*128, 128))
+}
+func BenchmarkReduceSumLast(b *testing.B) {
+	bench(b, "ReduceSum", nil, []*ir.Tensor{randF32(1024, 1024), ir.Int64Tensor([]int64{1}, -1)}, randF32(1024, 1))
+}
+func BenchmarkReduceMeanLast(b *testing.B) {
+	bench(b, "ReduceMean", nil, []*ir.Tensor{randF32(4096, 256), ir.Int64Tensor([]int64{1}, -1)}, randF32(4096, 1))
+}
+func BenchmarkReduceMeanSpatial(b *testing.B) { // global average pool form
+	bench(b, "ReduceMean", nil, []*ir.Tensor{randF32(1, 256, 64, 64), ir.Int64Tensor([]int64{2}, 2, 3)}, randF32(1, 256, 1, 1))
+}

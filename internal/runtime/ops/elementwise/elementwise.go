@@ -1,0 +1,139 @@
+// Package elementwise is the CPU op library for unary and broadcasting
+// binary/n-ary elementwise ops, Cast, reductions, arg-reductions, Softmax,
+// LogSoftmax and CumSum. Ops follow ONNX semantics under their IR names
+// (internal/ir/ops.go) and register with kernel.Register in init.
+//
+// float16 and bfloat16 are computed in float32 (converted in, converted
+// out); the hot float32 loops live in C (fast_cgo.go) with a pure-Go
+// fallback when cgo is off.
+package elementwise
+
+import (
+	"fmt"
+	"unsafe"
+
+	"gkconv/internal/ir"
+	"gkconv/internal/runtime/kernel"
+)
+
+type integer interface {
+	~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 | ~uint64
+}
+
+type float interface{ ~float32 | ~float64 }
+
+type number interface{ integer | float }
+
+// grain is the minimum number of elements per worker for cheap elementwise
+// loops; below it a goroutine costs more than it saves.
+const grain = 32 << 10
+
+// data returns t.Data viewed as []T, without copying.
+func data[T any](t *ir.Tensor) []T {
+	var z T
+	sz := int(unsafe.Sizeof(z))
+	if len(t.Data) < sz {
+		return nil
+	}
+	return unsafe.Slice((*T)(unsafe.Pointer(&t.Data[0])), len(t.Data)/sz)
+}
+
+func isHalf(dt ir.DType) bool { return dt == ir.Float16 || dt == ir.BFloat16 }
+
+// halfToF32 converts a float16/bfloat16 tensor to a new float32 tensor.
+func halfToF32(t *ir.Tensor) *ir.Tensor {
+	o := ir.NewTensor(ir.Float32, t.Shape)
+	d, s := o.F32(), t.U16()
+	if t.DType == ir.BFloat16 {
+		for i := range d {
+			d[i] = ir.BF16ToF32(s[i])
+		}
+	} else {
+		for i := range d {
+			d[i] = ir.F16ToF32(s[i])
+		}
+	}
+	return o
+}
+
+// f32ToHalf writes float32 values into a float16/bfloat16 tensor.
+func f32ToHalf(dst *ir.Tensor, src []float32) {
+	d := dst.U16()
+	if dst.DType == ir.BFloat16 {
+		for i := range d {
+			d[i] = ir.F32ToBF16(src[i])
+		}
+	} else {
+		for i := range d {
+			d[i] = ir.F32ToF16(src[i])
+		}
+	}
+}
+
+// widen returns t itself, or a float32 copy when t is float16/bfloat16.
+func widen(t *ir.Tensor) *ir.Tensor {
+	if t != nil && isHalf(t.DType) {
+		return halfToF32(t)
+	}
+	return t
+}
+
+// halfOut returns a float32 scratch tensor standing in for a half output, and
+// a function that writes the scratch back; for other outputs it returns the
+// output itself and a no-op.
+func halfOut(out *ir.Tensor) (*ir.Tensor, func()) {
+	if !isHalf(out.DType) {
+		return out, func() {}
+	}
+	tmp := ir.NewTensor(ir.Float32, out.Shape)
+	return tmp, func() { f32ToHalf(out, tmp.F32()) }
+}
+
+func checkArity(n *ir.Node, in, out []*ir.Tensor, minIn, maxIn, minOut int) error {
+	if len(in) < minIn || (maxIn >= 0 && len(in) > maxIn) {
+		return fmt.Errorf("node %s (%s): got %d inputs, want %d..%d", n.Name, n.Op, len(in), minIn, maxIn)
+	}
+	for i := 0; i < minIn; i++ {
+		if in[i] == nil {
+			return fmt.Errorf("node %s (%s): input %d is missing", n.Name, n.Op, i)
+		}
+	}
+	if len(out) < minOut || out[0] == nil {
+		return fmt.Errorf("node %s (%s): got %d outputs, want at least %d", n.Name, n.Op, len(out), minOut)
+	}
+	return nil
+}
+
+func nodeErr(n *ir.Node, format string, args ...any) error {
+	return fmt.Errorf("node %s (%s): %s", n.Name, n.Op, fmt.Sprintf(format, args...))
+}
+
+// normAxis maps a possibly negative axis into [0, rank).
+func normAxis(n *ir.Node, axis int64, rank int) (int, error) {
+	if axis < 0 {
+		axis += int64(rank)
+	}
+	if axis < 0 || axis >= int64(rank) {
+		return 0, nodeErr(n, "axis %d out of range for rank %d", axis, rank)
+	}
+	return int(axis), nil
+}
+
+func sameShape(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func ctxThreads(ctx *kernel.Ctx) int {
+	if ctx == nil || ctx.Threads < 1 {
+		return 1
+	}
+	return ctx.Threads
+}

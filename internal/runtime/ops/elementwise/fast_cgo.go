@@ -1,0 +1,240 @@
+//go:build cgo
+
+package elementwise
+
+/*
+#cgo CFLAGS: -O3
+#cgo LDFLAGS: -lm
+#include <math.h>
+#include <stdint.h>
+
+// The kernels are compiled three times and picked at load time, so the
+// binary runs on CPUs without AVX-512.
+#define TC __attribute__((target_clones("avx512f","avx2","default")))
+
+enum { B_ADD, B_SUB, B_MUL, B_DIV, B_MAX, B_MIN, B_SQDIFF };
+
+#define BIN_LOOPS(EXPR) \
+	if (sa && sb) { for (long i = 0; i < n; i++) { float x = a[i], y = b[i]; d[i] = (EXPR); } } \
+	else if (sb) { float x = a[0]; for (long i = 0; i < n; i++) { float y = b[i]; d[i] = (EXPR); } } \
+	else if (sa) { float y = b[0]; for (long i = 0; i < n; i++) { float x = a[i]; d[i] = (EXPR); } } \
+	else { float x = a[0], y = b[0]; float v = (EXPR); for (long i = 0; i < n; i++) d[i] = v; }
+
+// sa, sb: 1 when the operand advances with i, 0 when it is a broadcast scalar.
+TC void gk_binary_f32(int op, float *d, const float *a, int sa, const float *b, int sb, long n) {
+	switch (op) {
+	case B_ADD: BIN_LOOPS(x + y) break;
+	case B_SUB: BIN_LOOPS(x - y) break;
+	case B_MUL: BIN_LOOPS(x * y) break;
+	case B_DIV: BIN_LOOPS(x / y) break;
+	// NaN propagates as ONNX Max/Min do.
+	case B_MAX: BIN_LOOPS((x != x || x > y) ? x : y) break;
+	case B_MIN: BIN_LOOPS((x != x || x < y) ? x : y) break;
+	case B_SQDIFF: BIN_LOOPS((x - y) * (x - y)) break;
+	}
+}
+
+// gk_exp: Cephes-style expf, branch-free so it vectorises; about 1 ulp.
+static inline float gk_exp(float x) {
+	float xc = x > 88.72283935546875f ? 88.72283935546875f : x;
+	xc = xc < -87.0f ? -87.0f : xc;
+	const float magic = 12582912.0f; // 1.5*2^23: adding it rounds to an integer
+	float t = xc * 1.44269504088896341f + magic;
+	float n = t - magic;
+	float r = xc - n * 0.693359375f;
+	r = r - n * -2.12194440e-4f;
+	float p = 1.9875691500E-4f;
+	p = p * r + 1.3981999507E-3f;
+	p = p * r + 8.3334519073E-3f;
+	p = p * r + 4.1665795894E-2f;
+	p = p * r + 1.6666665459E-1f;
+	p = p * r + 5.0000001201E-1f;
+	p = p * r * r + r + 1.0f;
+	// Scale by 2^(n-1) then 2 so n = 128 stays a normal exponent.
+	union { uint32_t u; float f; } s;
+	s.u = (uint32_t)((int32_t)n + 126) << 23;
+	float res = p * s.f * 2.0f;
+	res = x > 88.72283935546875f ? INFINITY : res;
+	res = x < -87.0f ? 0.0f : res;
+	return x != x ? x : res;
+}
+
+static inline float gk_tanh(float x) {
+	float ax = x < 0 ? -x : x;
+	// Small |x|: odd polynomial (Cephes tanhf); large: 1 - 2/(e^2x + 1).
+	float z = x * x;
+	float p = -5.70498872745E-3f;
+	p = p * z + 2.06390887954E-2f;
+	p = p * z - 5.37397155531E-2f;
+	p = p * z + 1.33314422036E-1f;
+	p = p * z - 3.33332819422E-1f;
+	float small = x + x * z * p;
+	float e = gk_exp(2.0f * ax);
+	float big = 1.0f - 2.0f / (e + 1.0f);
+	big = x < 0 ? -big : big;
+	return ax < 0.625f ? small : big;
+}
+
+// gk_erfc_pos: erfc(a) for a >= 0 with relative error about 1.2e-7
+// (Numerical Recipes erfcc), so GeLU's negative tail stays accurate.
+static inline float gk_erfc_pos(float a) {
+	float t = 1.0f / (1.0f + 0.5f * a);
+	float p = t * (-0.82215223f + t * 0.17087277f);
+	p = t * (1.48851587f + p);
+	p = t * (-1.13520398f + p);
+	p = t * (0.27886807f + p);
+	p = t * (-0.18628806f + p);
+	p = t * (0.09678418f + p);
+	p = t * (0.37409196f + p);
+	p = t * (1.00002368f + p);
+	return t * gk_exp(-a * a - 1.26551223f + p);
+}
+
+static inline float gk_erf(float x) {
+	float ax = x < 0 ? -x : x;
+	// Small |x|: Taylor series (no cancellation); else 1 - erfc.
+	float z = x * x;
+	float small = x * (1.1283791670955126f + z * (-0.37612638903183754f + z * (0.11283791670955126f +
+		z * (-0.026866170645131252f + z * (0.005223977625442188f + z * -0.0008548327023450852f)))));
+	float big = 1.0f - gk_erfc_pos(ax);
+	big = x < 0 ? -big : big;
+	return ax < 0.5f ? small : big;
+}
+
+// gk_gelu: 0.5 x (1 + erf(x/sqrt2)) written with erfc so 1 + erf(u) for
+// negative u does not cancel.
+static inline float gk_gelu(float x) {
+	float u = x * 0.70710678118654752f;
+	float c = gk_erfc_pos(u < 0 ? -u : u);
+	return x < 0 ? 0.5f * x * c : 0.5f * x * (2.0f - c);
+}
+
+enum { U_RELU, U_SIGMOID, U_TANH, U_EXP, U_ERF, U_GELU, U_GELU_TANH };
+
+TC void gk_unary_f32(int op, float *d, const float *s, long n) {
+	switch (op) {
+	case U_RELU: for (long i = 0; i < n; i++) { float x = s[i]; d[i] = x > 0 ? x : (x != x ? x : 0.0f); } break;
+	case U_SIGMOID: for (long i = 0; i < n; i++) d[i] = 1.0f / (1.0f + gk_exp(-s[i])); break;
+	case U_TANH: for (long i = 0; i < n; i++) d[i] = gk_tanh(s[i]); break;
+	case U_EXP: for (long i = 0; i < n; i++) d[i] = gk_exp(s[i]); break;
+	case U_ERF: for (long i = 0; i < n; i++) d[i] = gk_erf(s[i]); break;
+	case U_GELU: for (long i = 0; i < n; i++) d[i] = gk_gelu(s[i]); break;
+	case U_GELU_TANH: for (long i = 0; i < n; i++) { float x = s[i];
+		d[i] = 0.5f * x * (1.0f + gk_tanh(0.79788456080286536f * (x + 0.044715f * x * x * x))); } break;
+	}
+}
+
+// Row sums with 16 float lanes per block of 1024 and a double total per row,
+// so long rows stay accurate.
+TC void gk_sum_rows_f32(float *d, const float *s, long rows, long n, float scale) {
+	for (long r = 0; r < rows; r++) {
+		const float *x = s + r * n;
+		double total = 0;
+		long i = 0;
+		while (i < n) {
+			long end = i + 1024 < n ? i + 1024 : n;
+			float acc[16] = {0};
+			for (; i + 16 <= end; i += 16)
+				for (int j = 0; j < 16; j++) acc[j] += x[i + j];
+			for (; i < end; i++) acc[0] += x[i];
+			float b = 0;
+			for (int j = 0; j < 16; j++) b += acc[j];
+			total += b;
+		}
+		d[r] = (float)(total * scale);
+	}
+}
+
+// Sums over the middle dim of [outer, k, inner], accumulating in double.
+TC void gk_sum_mid_f32(float *d, const float *s, long outer, long k, long inner, double *acc, float scale) {
+	for (long o = 0; o < outer; o++) {
+		for (long j = 0; j < inner; j++) acc[j] = 0;
+		const float *x = s + o * k * inner;
+		for (long r = 0; r < k; r++, x += inner)
+			for (long j = 0; j < inner; j++) acc[j] += x[j];
+		for (long j = 0; j < inner; j++) d[o * inner + j] = (float)(acc[j] * scale);
+	}
+}
+
+TC void gk_softmax_rows_f32(float *d, const float *s, long rows, long n, int logsm) {
+	for (long r = 0; r < rows; r++) {
+		const float *x = s + r * n;
+		float *y = d + r * n;
+		float m[16];
+		for (int j = 0; j < 16; j++) m[j] = -INFINITY;
+		long i = 0;
+		for (; i + 16 <= n; i += 16)
+			for (int j = 0; j < 16; j++) m[j] = x[i + j] > m[j] ? x[i + j] : m[j];
+		for (; i < n; i++) m[0] = x[i] > m[0] ? x[i] : m[0];
+		float mx = m[0];
+		for (int j = 1; j < 16; j++) mx = m[j] > mx ? m[j] : mx;
+		if (mx == -INFINITY) mx = 0; // all -inf: avoid inf-inf
+		float acc[16] = {0};
+		i = 0;
+		if (logsm) {
+			for (; i + 16 <= n; i += 16)
+				for (int j = 0; j < 16; j++) acc[j] += gk_exp(x[i + j] - mx);
+			for (; i < n; i++) acc[0] += gk_exp(x[i] - mx);
+		} else {
+			for (; i + 16 <= n; i += 16)
+				for (int j = 0; j < 16; j++) { float e = gk_exp(x[i + j] - mx); y[i + j] = e; acc[j] += e; }
+			for (; i < n; i++) { float e = gk_exp(x[i] - mx); y[i] = e; acc[0] += e; }
+		}
+		double sum = 0;
+		for (int j = 0; j < 16; j++) sum += acc[j];
+		if (logsm) {
+			float off = mx + (float)log(sum);
+			for (i = 0; i < n; i++) y[i] = x[i] - off;
+		} else {
+			float inv = (float)(1.0 / sum);
+			for (i = 0; i < n; i++) y[i] *= inv;
+		}
+	}
+}
+*/
+import "C"
+
+import "unsafe"
+
+// cMin is the length below which the cgo call overhead outweighs C's speed.
+const cMin = 64
+
+func fp(s []float32) *C.float { return (*C.float)(unsafe.Pointer(unsafe.SliceData(s))) }
+
+func f32Binary(op int, d, a []float32, sa int, b []float32, sb int) {
+	if len(d) < cMin {
+		goBinaryF32(op, d, a, sa, b, sb)
+		return
+	}
+	C.gk_binary_f32(C.int(op), fp(d), fp(a), C.int(sa), fp(b), C.int(sb), C.long(len(d)))
+}
+
+func f32Unary(op int, d, s []float32) {
+	if len(d) < cMin {
+		goUnaryF32(op, d, s)
+		return
+	}
+	C.gk_unary_f32(C.int(op), fp(d), fp(s), C.long(len(d)))
+}
+
+func f32SumRows(d, s []float32, rows, n int, scale float32) {
+	if rows*n < cMin {
+		goSumRowsF32(d, s, rows, n, scale)
+		return
+	}
+	C.gk_sum_rows_f32(fp(d), fp(s), C.long(rows), C.long(n), C.float(scale))
+}
+
+func f32SumMid(d, s []float32, outer, k, inner int, scale float32) {
+	acc := make([]float64, inner)
+	C.gk_sum_mid_f32(fp(d), fp(s), C.long(outer), C.long(k), C.long(inner),
+		(*C.double)(unsafe.Pointer(unsafe.SliceData(acc))), C.float(scale))
+}
+
+func f32SoftmaxRows(d, s []float32, rows, n int, logsm bool) {
+	l := 0
+	if logsm {
+		l = 1
+	}
+	C.gk_softmax_rows_f32(fp(d), fp(s), C.long(rows), C.long(n), C.int(l))
+}

@@ -1,0 +1,11 @@
+//go:build !cgo
+
+package elementwise
+
+func f32Binary(op int, d, a []float32, sa int, b []float32, sb int) { goBinaryF32(op, d, a, sa, b, sb) }
+func f32Unary(op int, d, s []float32)                               { goUnaryF32(op, d, s) }
+func f32SumRows(d, s []float32, rows, n int, scale float32)         { goSumRowsF32(d, s, rows, n, scale) }
+func f32SumMid(d, s []float32, outer, k, inner int, scale float32) {
+	goSumMidF32(d, s, outer, k, inner, scale)
+}
+func f32SoftmaxRows(d, s []float32, rows, n int, logsm bool) { goSoftmaxRowsF32(d, s, rows, n, logsm) }

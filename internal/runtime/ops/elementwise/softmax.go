@@ -1,0 +1,165 @@
+package elementwise
+
+import (
+	"gkconv/internal/ir"
+	"gkconv/internal/runtime/kernel"
+)
+
+func softmaxOp(logsm bool) kernel.Func {
+	return func(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+		if err := checkArity(n, in, out, 1, 1, 1); err != nil {
+			return err
+		}
+		x, y := in[0], out[0]
+		if x.DType != y.DType || !sameShape(x.Shape, y.Shape) {
+			return nodeErr(n, "input %s does not match output %s", x, y)
+		}
+		if isHalf(x.DType) {
+			w, flush := halfOut(y)
+			if err := softmaxOp(logsm)(ctx, n, []*ir.Tensor{halfToF32(x)}, []*ir.Tensor{w}); err != nil {
+				return err
+			}
+			flush()
+			return nil
+		}
+		rank := len(x.Shape)
+		if rank == 0 {
+			// Softmax of a single element is 1 (log: 0).
+			v := 1.0
+			if logsm {
+				v = 0
+			}
+			if x.DType.IsFloat() {
+				y.PutFloat(0, v)
+				return nil
+			}
+			return kernel.Unsupportedf(n, "dtype %s", x.DType)
+		}
+		axis, err := normAxis(n, n.Attrs.Int("axis", -1), rank)
+		if err != nil {
+			return err
+		}
+		outer, k, inner := split3(x.Shape, axis)
+		if outer*k*inner == 0 {
+			return nil
+		}
+		switch x.DType {
+		case ir.Float32:
+			d, s := y.F32(), x.F32()
+			if inner == 1 {
+				kernel.ParallelFor(ctx, outer, max(1, grain/(4*k)), func(lo, hi int) {
+					f32SoftmaxRows(d[lo*k:hi*k], s[lo*k:hi*k], hi-lo, k, logsm)
+				})
+				return nil
+			}
+			softmaxGeneric(ctx, d, s, outer, k, inner, logsm)
+		case ir.Float64:
+			softmaxGeneric(ctx, y.F64(), x.F64(), outer, k, inner, logsm)
+		default:
+			return kernel.Unsupportedf(n, "dtype %s", x.DType)
+		}
+		return nil
+	}
+}
+
+func softmaxGeneric[T float](ctx *kernel.Ctx, d, s []T, outer, k, inner int, logsm bool) {
+	kernel.ParallelFor(ctx, outer*inner, max(1, grain/(4*k)), func(lo, hi int) {
+		for oi := lo; oi < hi; oi++ {
+			base := (oi/inner)*k*inner + oi%inner
+			softmaxStrided(d[base:], s[base:], k, inner, logsm)
+		}
+	})
+}
+
+func cumSum(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+	if err := checkArity(n, in, out, 2, 2, 1); err != nil {
+		return err
+	}
+	x, y := in[0], out[0]
+	if x.DType != y.DType || !sameShape(x.Shape, y.Shape) {
+		return nodeErr(n, "input %s does not match output %s", x, y)
+	}
+	ax, err := in[1].Int64s()
+	if err != nil || len(ax) != 1 {
+		return nodeErr(n, "axis must be one integer, got %s", in[1])
+	}
+	if isHalf(x.DType) {
+		w, flush := halfOut(y)
+		if err := cumSum(ctx, n, []*ir.Tensor{halfToF32(x), in[1]}, []*ir.Tensor{w}); err != nil {
+			return err
+		}
+		flush()
+		return nil
+	}
+	rank := max(len(x.Shape), 1)
+	shape := x.Shape
+	if len(shape) == 0 {
+		shape = []int64{1}
+	}
+	axis, err := normAxis(n, ax[0], rank)
+	if err != nil {
+		return err
+	}
+	outer, k, inner := split3(shape, axis)
+	excl := n.Attrs.Int("exclusive", 0) != 0
+	rev := n.Attrs.Int("reverse", 0) != 0
+	switch x.DType {
+	case ir.Float32:
+		cumSumT(y.F32(), x.F32(), outer, k, inner, excl, rev)
+	case ir.Float64:
+		cumSumT(y.F64(), x.F64(), outer, k, inner, excl, rev)
+	case ir.Int8:
+		cumSumT(y.I8(), x.I8(), outer, k, inner, excl, rev)
+	case ir.Int16:
+		cumSumT(y.I16(), x.I16(), outer, k, inner, excl, rev)
+	case ir.Int32:
+		cumSumT(y.I32(), x.I32(), outer, k, inner, excl, rev)
+	case ir.Int64:
+		cumSumT(y.I64(), x.I64(), outer, k, inner, excl, rev)
+	case ir.Uint8:
+		cumSumT(y.U8(), x.U8(), outer, k, inner, excl, rev)
+	case ir.Uint16:
+		cumSumT(y.U16(), x.U16(), outer, k, inner, excl, rev)
+	case ir.Uint32:
+		cumSumT(y.U32(), x.U32(), outer, k, inner, excl, rev)
+	case ir.Uint64:
+		cumSumT(y.U64(), x.U64(), outer, k, inner, excl, rev)
+	default:
+		return kernel.Unsupportedf(n, "dtype %s", x.DType)
+	}
+	return nil
+}
+
+// cumSumT scans the middle dim of [outer, k, inner]; the running sums of
+// one outer slice advance together over inner, which keeps access contiguous.
+func cumSumT[T number](d, s []T, outer, k, inner int, excl, rev bool) {
+	acc := make([]T, inner)
+	for o := 0; o < outer; o++ {
+		clear(acc)
+		for step := 0; step < k; step++ {
+			i := step
+			if rev {
+				i = k - 1 - step
+			}
+			off := (o*k + i) * inner
+			src, dst := s[off:off+inner], d[off:off+inner]
+			if excl {
+				for j, v := range src {
+					dst[j] = acc[j]
+					acc[j] += v
+				}
+			} else {
+				for j, v := range src {
+					acc[j] += v
+					dst[j] = acc[j]
+				}
+			}
+		}
+	}
+}
+
+func init() {
+	kernel.Register("Softmax", softmaxOp(false))
+	kernel.Register("LogSoftmax", softmaxOp(true))
+	kernel.Register("CumSum", cumSum)
+}

@@ -1,0 +1,173 @@
+package nn
+
+/*
+#cgo CFLAGS: -O3 -std=gnu11
+#include "kernels.h"
+*/
+import "C"
+
+import (
+	"unsafe"
+
+	"gkconv/internal/ir"
+	"gkconv/internal/runtime/kernel"
+)
+
+func cf(p []float32) *C.float {
+	if len(p) == 0 {
+		return nil
+	}
+	return (*C.float)(unsafe.Pointer(&p[0]))
+}
+
+// conv is ONNX Conv: x [N, C, spatial...], w [M, C/group, k...], b [M]?.
+func conv(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+	if err := need(n, in, 2); err != nil {
+		return err
+	}
+	x, w, b, y := in[0], in[1], input(in, 2), out[0]
+	if hasHalf(x) {
+		return viaF32(ctx, n, in, out, conv)
+	}
+	if len(x.Shape) < 3 || len(w.Shape) != len(x.Shape) {
+		return errf(n, "x %v and w %v must have the same rank >= 3", x.Shape, w.Shape)
+	}
+	group := int(n.Attrs.Int("group", 1))
+	nb, c, m := int(x.Shape[0]), int(x.Shape[1]), int(w.Shape[0])
+	if group < 1 || c%group != 0 || m%group != 0 || int(w.Shape[1]) != c/group {
+		return errf(n, "group %d does not fit x %v and w %v", group, x.Shape, w.Shape)
+	}
+	if b != nil && b.NumElements() != int64(m) {
+		return errf(n, "bias has %d elements, expected %d", b.NumElements(), m)
+	}
+	g, err := windowAttrs(n, x.Shape[2:], w.Shape[2:], false)
+	if err != nil {
+		return err
+	}
+	if !shapeEq(n.Attrs.Ints("kernel_shape", w.Shape[2:]), w.Shape[2:]) {
+		return errf(n, "kernel_shape %v does not match w %v", n.Attrs.Ints("kernel_shape", nil), w.Shape)
+	}
+	if err := g.checkOut(n, y, nb, m); err != nil {
+		return err
+	}
+	switch x.DType {
+	case ir.Float32:
+		convF32(ctx, g, nb, c, m, group, x.F32(), w.F32(), slice[float32](b), y.F32())
+	case ir.Float64:
+		convDirect(ctx, g, nb, c, m, group, x.F64(), w.F64(), slice[float64](b), y.F64())
+	default:
+		return kernel.Unsupportedf(n, "dtype %s", x.DType)
+	}
+	return nil
+}
+
+func convF32(ctx *kernel.Ctx, g *geom, nb, c, m, group int, x, w, b, y []float32) {
+	cg, mg := c/group, m/group
+	inVol, outVol, kVol := g.inVol(), g.outVol(), g.kVol()
+	if group == c && mg == 1 && g.in[0] == 1 && g.k[0] == 1 {
+		// depthwise 2-D: direct kernel, parallel over (batch, channel) planes
+		padH := (g.out[1]-1)*g.s[1] + (g.k[1]-1)*g.d[1] + 1
+		padW := (g.out[2]-1)*g.s[2] + (g.k[2]-1)*g.d[2] + 1
+		kernel.ParallelFor(ctx, nb*c, 4, func(s, e int) {
+			pp := getF32(padH * padW)
+			defer putF32(pp)
+			pad := *pp
+			C.dwconv_f32(cf(x[s*inVol:]), cf(w), cf(b), cf(y[s*outVol:]), C.int(e-s), C.int(c),
+				C.int(g.in[1]), C.int(g.in[2]), C.int(g.k[1]), C.int(g.k[2]), C.int(g.s[1]), C.int(g.s[2]),
+				C.int(g.pb[1]), C.int(g.pb[2]), C.int(g.d[1]), C.int(g.d[2]), C.int(g.out[1]), C.int(g.out[2]), C.int(s%c), cf(pad))
+		})
+		return
+	}
+	setBLASThreads(ctx.Threads)
+	pointwise := kVol == 1 && g.s == [3]int{1, 1, 1} && g.pb == [3]int{} && g.pe == [3]int{}
+	kk := cg * kVol
+	var col []float32
+	if !pointwise {
+		cp := getF32(kk * outVol)
+		defer putF32(cp)
+		col = *cp
+	}
+	for bi := 0; bi < nb; bi++ {
+		for gi := 0; gi < group; gi++ {
+			xg := x[(bi*c+gi*cg)*inVol:]
+			yg := y[(bi*m+gi*mg)*outVol : (bi*m+(gi+1)*mg)*outVol]
+			src := xg
+			if !pointwise {
+				im2colF32(ctx, g, cg, xg, col)
+				src = col
+			}
+			beta := float32(0)
+			if b != nil {
+				for j := 0; j < mg; j++ {
+					bv := b[gi*mg+j]
+					row := yg[j*outVol : (j+1)*outVol]
+					for i := range row {
+						row[i] = bv
+					}
+				}
+				beta = 1
+			}
+			sgemm(false, false, mg, outVol, kk, 1, w[gi*mg*kk:], kk, src, outVol, beta, yg, outVol)
+		}
+	}
+}
+
+// im2colF32 unfolds cg channels of x into col [cg*kVol, outVol], in parallel
+// over channels.
+func im2colF32(ctx *kernel.Ctx, g *geom, cg int, x, col []float32) {
+	inVol, rows := g.inVol(), g.kVol()*g.outVol()
+	kernel.ParallelFor(ctx, cg, 8, func(s, e int) {
+		C.im2col_f32(cf(x[s*inVol:]), cf(col[s*rows:]), C.int(e-s), C.int(g.in[0]), C.int(g.in[1]), C.int(g.in[2]),
+			C.int(g.k[0]), C.int(g.k[1]), C.int(g.k[2]), C.int(g.s[0]), C.int(g.s[1]), C.int(g.s[2]),
+			C.int(g.pb[0]), C.int(g.pb[1]), C.int(g.pb[2]), C.int(g.d[0]), C.int(g.d[1]), C.int(g.d[2]),
+			C.int(g.out[0]), C.int(g.out[1]), C.int(g.out[2]))
+	})
+}
+
+// convDirect is the reference convolution: a plain loop, used for float64
+// and as the oracle of the float32 tests.
+func convDirect[T float](ctx *kernel.Ctx, g *geom, nb, c, m, group int, x, w, b, y []T) {
+	cg, mg := c/group, m/group
+	inVol, outVol, kVol := g.inVol(), g.outVol(), g.kVol()
+	kernel.ParallelFor(ctx, nb*m, 1, func(s, e int) {
+		for t := s; t < e; t++ {
+			bi, oc := t/m, t%m
+			gi := oc / mg
+			yo := y[t*outVol : (t+1)*outVol]
+			for od := 0; od < g.out[0]; od++ {
+				for oh := 0; oh < g.out[1]; oh++ {
+					for ow := 0; ow < g.out[2]; ow++ {
+						var acc T
+						if b != nil {
+							acc = b[oc]
+						}
+						for ic := 0; ic < cg; ic++ {
+							xc := x[(bi*c+gi*cg+ic)*inVol:]
+							wc := w[(oc*cg+ic)*kVol:]
+							for kd := 0; kd < g.k[0]; kd++ {
+								id := od*g.s[0] - g.pb[0] + kd*g.d[0]
+								if id < 0 || id >= g.in[0] {
+									continue
+								}
+								for kh := 0; kh < g.k[1]; kh++ {
+									ih := oh*g.s[1] - g.pb[1] + kh*g.d[1]
+									if ih < 0 || ih >= g.in[1] {
+										continue
+									}
+									for kw := 0; kw < g.k[2]; kw++ {
+										iw := ow*g.s[2] - g.pb[2] + kw*g.d[2]
+										if iw < 0 || iw >= g.in[2] {
+											continue
+										}
+										acc += xc[(id*g.in[1]+ih)*g.in[2]+iw] * wc[(kd*g.k[1]+kh)*g.k[2]+kw]
+									}
+								}
+							}
+						}
+						yo[(od*g.out[1]+oh)*g.out[2]+ow] = acc
+					}
+				}
+			}
+		}
+	})
+}

@@ -1,0 +1,14 @@
+#ifndef GKCONV_NN_KERNELS_H
+#define GKCONV_NN_KERNELS_H
+void im2col_f32(const float *x, float *col, int C, int D, int H, int W,
+                int KD, int KH, int KW, int SD, int SH, int SW,
+                int PD, int PH, int PW, int DD, int DH, int DW,
+                int OD, int OH, int OW);
+void col2im_f32(const float *col, float *y, int C, int D, int H, int W,
+                int KD, int KH, int KW, int SD, int SH, int SW,
+                int PD, int PH, int PW, int DD, int DH, int DW,
+                int OD, int OH, int OW);
+void dwconv_f32(const float *x, const float *w, const float *bias, float *y,
+                int NC, int C, int H, int W, int KH, int KW, int SH, int SW,
+                int PH, int PW, int DH, int DW, int OH, int OW, int c0, float *pad);
+#endif

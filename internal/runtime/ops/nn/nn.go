@@ -1,0 +1,195 @@
+// Package nn implements the CPU kernels of the neural-network IR ops: MatMul,
+// Conv2D, Conv2DTranspose, AvgPool, MaxPool, BatchNorm, InstanceNorm,
+// LayerNorm, Einsum and Resize, with ONNX semantics (see internal/ir/ops.go).
+// float32 is the fast path (OpenBLAS GEMM, C kernels); float16 and bfloat16
+// are computed in float32; float64 and integer types take generic paths.
+package nn
+
+import (
+	"fmt"
+	"sync"
+
+	"gkconv/internal/ir"
+	"gkconv/internal/runtime/kernel"
+)
+
+func init() {
+	kernel.Register("MatMul", matMul)
+	kernel.Register("Conv2D", conv)
+	kernel.Register("Conv2DTranspose", convTranspose)
+	kernel.Register("AvgPool", avgPool)
+	kernel.Register("MaxPool", maxPool)
+	kernel.Register("BatchNorm", batchNorm)
+	kernel.Register("InstanceNorm", instanceNorm)
+	kernel.Register("LayerNorm", layerNorm)
+	kernel.Register("Einsum", einsum)
+	kernel.Register("Resize", resize)
+}
+
+// float is the element type of the generic float paths.
+type float interface{ ~float32 | ~float64 }
+
+// number is every real element type.
+type number interface {
+	~float32 | ~float64 | ~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 | ~uint64
+}
+
+// isHalf reports a 16-bit float dtype, which the kernels compute in float32.
+func isHalf(dt ir.DType) bool { return dt == ir.Float16 || dt == ir.BFloat16 }
+
+// toF32 returns a float32 copy of a float16/bfloat16 tensor.
+func toF32(t *ir.Tensor) *ir.Tensor {
+	r := ir.NewTensor(ir.Float32, t.Shape)
+	dst := r.F32()
+	src := t.U16()
+	if t.DType == ir.Float16 {
+		for i := range dst {
+			dst[i] = ir.F16ToF32(src[i])
+		}
+	} else {
+		for i := range dst {
+			dst[i] = ir.BF16ToF32(src[i])
+		}
+	}
+	return r
+}
+
+// fromF32 stores float32 values into a float16/bfloat16 tensor.
+func fromF32(dst *ir.Tensor, src []float32) {
+	d := dst.U16()
+	if dst.DType == ir.Float16 {
+		for i := range d {
+			d[i] = ir.F32ToF16(src[i])
+		}
+	} else {
+		for i := range d {
+			d[i] = ir.F32ToBF16(src[i])
+		}
+	}
+}
+
+// viaF32 runs f with every float16/bfloat16 input and output replaced by a
+// float32 tensor, converting the outputs back afterwards. Other tensors
+// (int64 indices, sizes) pass through untouched.
+func viaF32(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor, f kernel.Func) error {
+	in2 := make([]*ir.Tensor, len(in))
+	for i, t := range in {
+		if t != nil && isHalf(t.DType) {
+			t = toF32(t)
+		}
+		in2[i] = t
+	}
+	out2 := make([]*ir.Tensor, len(out))
+	for i, t := range out {
+		if t != nil && isHalf(t.DType) {
+			t = ir.NewTensor(ir.Float32, t.Shape)
+		}
+		out2[i] = t
+	}
+	if err := f(ctx, n, in2, out2); err != nil {
+		return err
+	}
+	for i, t := range out {
+		if t != nil && isHalf(t.DType) {
+			fromF32(t, out2[i].F32())
+		}
+	}
+	return nil
+}
+
+// hasHalf reports whether any tensor is float16/bfloat16.
+func hasHalf(ts ...*ir.Tensor) bool {
+	for _, t := range ts {
+		if t != nil && isHalf(t.DType) {
+			return true
+		}
+	}
+	return false
+}
+
+// slice returns the typed view of a tensor's data.
+func slice[T any](t *ir.Tensor) []T {
+	if t == nil || len(t.Data) == 0 {
+		return nil
+	}
+	return viewAs[T](t.Data)
+}
+
+// input returns in[i] or nil when absent or empty-named.
+func input(in []*ir.Tensor, i int) *ir.Tensor {
+	if i < len(in) {
+		return in[i]
+	}
+	return nil
+}
+
+// output returns out[i] or nil when the node does not request it.
+func output(out []*ir.Tensor, i int) *ir.Tensor {
+	if i < len(out) {
+		return out[i]
+	}
+	return nil
+}
+
+// need checks that the first k inputs are present.
+func need(n *ir.Node, in []*ir.Tensor, k int) error {
+	if len(in) < k {
+		return fmt.Errorf("node %s (%s): expected at least %d inputs, got %d", n.Name, n.Op, k, len(in))
+	}
+	for i := 0; i < k; i++ {
+		if in[i] == nil {
+			return fmt.Errorf("node %s (%s): input %d is missing", n.Name, n.Op, i)
+		}
+	}
+	return nil
+}
+
+// errf formats an error naming the node.
+func errf(n *ir.Node, format string, args ...any) error {
+	return fmt.Errorf("node %s (%s): %s", n.Name, n.Op, fmt.Sprintf(format, args...))
+}
+
+func shapeEq(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func prod(s []int64) int {
+	p := 1
+	for _, d := range s {
+		p *= int(d)
+	}
+	return p
+}
+
+type stringError string
+
+func (e stringError) Error() string { return string(e) }
+
+// errString builds an error without node context (callers add it).
+func errString(format string, args ...any) error {
+	return stringError(fmt.Sprintf(format, args...))
+}
+
+// scratch buffers (im2col columns, padded planes) are reused across calls:
+// a fresh multi-megabyte slice per conv costs zeroing and page faults.
+var f32Pool sync.Pool
+
+// getF32 returns a scratch slice of n float32 with undefined contents.
+func getF32(n int) *[]float32 {
+	if p, ok := f32Pool.Get().(*[]float32); ok && cap(*p) >= n {
+		*p = (*p)[:n]
+		return p
+	}
+	s := make([]float32, n)
+	return &s
+}
+
+func putF32(p *[]float32) { f32Pool.Put(p) }

@@ -1,0 +1,347 @@
+// Package runtime is the CPU executor behind `converter benchmark`: it runs
+// an ir.Graph node by node with the op library in ops/, recycling buffers by
+// liveness, and optionally times every node.
+package runtime
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"gkconv/internal/ir"
+	"gkconv/internal/runtime/kernel"
+
+	// The op library registers itself.
+	_ "gkconv/internal/runtime/ops/elementwise"
+	_ "gkconv/internal/runtime/ops/nn"
+	_ "gkconv/internal/runtime/ops/tensorops"
+)
+
+// Options configure a Session.
+type Options struct {
+	Threads int  // worker threads; <= 0 means all cores
+	Profile bool // record per-node times
+}
+
+// Session executes one graph repeatedly.
+type Session struct {
+	g       *ir.Graph
+	ctx     *kernel.Ctx
+	funcs   []kernel.Func
+	lastUse []int // per value index: last node index that reads it
+	index   map[*ir.Value]int
+	pinned  []bool // graph inputs, consts and graph outputs never recycle
+	pool    *pool
+	prof    bool
+	times   []time.Duration // per node, summed over runs
+	runs    int
+}
+
+// UnsupportedOpsError lists every node the op library cannot run.
+type UnsupportedOpsError struct{ Nodes []string }
+
+func (e *UnsupportedOpsError) Error() string {
+	return fmt.Sprintf("%d node(s) have no CPU kernel: %s", len(e.Nodes), strings.Join(e.Nodes, ", "))
+}
+
+// NewSession checks that every op has a kernel (reporting all missing ones at
+// once) and precomputes value lifetimes.
+func NewSession(g *ir.Graph, opts Options) (*Session, error) {
+	ctx := kernel.DefaultCtx()
+	if opts.Threads > 0 {
+		ctx.Threads = opts.Threads
+	}
+	s := &Session{g: g, ctx: ctx, index: map[*ir.Value]int{}, pool: newPool(), prof: opts.Profile}
+	var missing []string
+	for _, n := range g.Nodes {
+		f, ok := lookupKernel(n)
+		if !ok {
+			missing = append(missing, fmt.Sprintf("%s: %s", n.Name, n.Op))
+		}
+		s.funcs = append(s.funcs, f)
+	}
+	if len(missing) > 0 {
+		return nil, &UnsupportedOpsError{Nodes: missing}
+	}
+	id := func(v *ir.Value) int {
+		if i, ok := s.index[v]; ok {
+			return i
+		}
+		i := len(s.lastUse)
+		s.index[v] = i
+		s.lastUse = append(s.lastUse, -1)
+		s.pinned = append(s.pinned, false)
+		return i
+	}
+	for _, v := range g.Inputs {
+		s.pinned[id(v)] = true
+	}
+	for _, v := range g.Consts {
+		s.pinned[id(v)] = true
+	}
+	for ni, n := range g.Nodes {
+		for _, in := range n.Inputs {
+			if in == nil {
+				continue
+			}
+			i := id(in)
+			if in.Const != nil {
+				s.pinned[i] = true
+			}
+			s.lastUse[i] = ni
+		}
+		for _, o := range n.Outputs {
+			id(o)
+		}
+	}
+	for _, v := range g.Outputs {
+		s.pinned[id(v)] = true
+	}
+	s.times = make([]time.Duration, len(g.Nodes))
+	return s, nil
+}
+
+// lookupKernel finds the op's implementation; GraphKernel nodes are bound by
+// the fused-kernel loader (kernels.go).
+func lookupKernel(n *ir.Node) (kernel.Func, bool) {
+	if n.Op == "GraphKernel" {
+		return graphKernelFunc(n)
+	}
+	return kernel.Lookup(n.Op)
+}
+
+// aliasOps produce an output with exactly the input's bytes; the executor
+// shares the buffer instead of copying.
+var aliasOps = map[string]bool{"Reshape": true, "Flatten": true, "Squeeze": true, "Unsqueeze": true, "Identity": true}
+
+// buffer is a pooled allocation shared by the values that alias it.
+type buffer struct {
+	data []byte
+	refs int
+}
+
+// Run executes the graph once. inputs are matched to g.Inputs by position.
+func (s *Session) Run(inputs []*ir.Tensor) ([]*ir.Tensor, error) {
+	g := s.g
+	if len(inputs) != len(g.Inputs) {
+		return nil, fmt.Errorf("model has %d input(s), %d given", len(g.Inputs), len(inputs))
+	}
+	vals := make([]*ir.Tensor, len(s.lastUse))
+	bufs := make([]*buffer, len(s.lastUse))
+	for i, v := range g.Inputs {
+		t := inputs[i]
+		if t == nil {
+			return nil, fmt.Errorf("input %s: no data", v.Name)
+		}
+		if err := checkInput(v, t); err != nil {
+			return nil, err
+		}
+		vals[s.index[v]] = t
+	}
+	for _, v := range g.Consts {
+		vals[s.index[v]] = v.Const
+	}
+	var tmpIn []*ir.Value
+	for ni, n := range g.Nodes {
+		in := make([]*ir.Tensor, len(n.Inputs))
+		tmpIn = tmpIn[:0]
+		for k, v := range n.Inputs {
+			if v == nil {
+				tmpIn = append(tmpIn, nil)
+				continue
+			}
+			t := vals[s.index[v]]
+			if t == nil && v.Const != nil {
+				t = v.Const
+			}
+			if t == nil {
+				return nil, fmt.Errorf("node %s: input %s has no value", n.Name, v.Name)
+			}
+			in[k] = t
+			tmpIn = append(tmpIn, &ir.Value{Name: v.Name, DType: t.DType, Shape: t.Shape, Const: t})
+		}
+		outShapes, err := inferRuntime(n, tmpIn)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]*ir.Tensor, len(n.Outputs))
+		for k, o := range n.Outputs {
+			if o == nil || (o.Name == "" && outShapes[k].Shape == nil) {
+				continue // an omitted optional output
+			}
+			os := outShapes[k]
+			oi := s.index[o]
+			if aliasOps[n.Op] && k == 0 && in[0] != nil && in[0].DType != ir.String {
+				src := s.index[n.Inputs[0]]
+				t := &ir.Tensor{DType: os.DType, Shape: os.Shape, Data: in[0].Data}
+				if b := bufs[src]; b != nil {
+					b.refs++
+					bufs[oi] = b
+				} else if s.pinned[oi] {
+					// A graph output aliasing a const or input: copy so callers own it.
+					t.Data = append([]byte(nil), in[0].Data...)
+				}
+				out[k] = t
+				continue
+			}
+			cnt := ir.NumElements(os.Shape)
+			if cnt < 0 {
+				return nil, fmt.Errorf("node %s: output %d has unknown shape %v at run time", n.Name, k, os.Shape)
+			}
+			var t *ir.Tensor
+			if os.DType == ir.String {
+				t = ir.NewTensor(ir.String, os.Shape)
+			} else if s.pinned[oi] {
+				t = ir.NewTensor(os.DType, os.Shape)
+			} else {
+				b := &buffer{data: s.pool.get(int(cnt) * os.DType.Size()), refs: 1}
+				bufs[oi] = b
+				t = &ir.Tensor{DType: os.DType, Shape: os.Shape, Data: b.data}
+			}
+			out[k] = t
+		}
+		var start time.Time
+		if s.prof {
+			start = time.Now()
+		}
+		if err := s.funcs[ni](s.ctx, n, in, out); err != nil {
+			return nil, fmt.Errorf("node %s (%s): %w", n.Name, n.Op, err)
+		}
+		if s.prof {
+			s.times[ni] += time.Since(start)
+		}
+		for k, o := range n.Outputs {
+			if o != nil && out[k] != nil {
+				vals[s.index[o]] = out[k]
+			}
+		}
+		// Release buffers whose last reader was this node.
+		for _, v := range n.Inputs {
+			if v == nil {
+				continue
+			}
+			i := s.index[v]
+			if s.lastUse[i] == ni && !s.pinned[i] && bufs[i] != nil {
+				s.release(bufs[i])
+				bufs[i] = nil
+				vals[i] = nil
+			}
+		}
+		// Outputs nobody reads die at once.
+		for _, o := range n.Outputs {
+			if o == nil {
+				continue
+			}
+			i := s.index[o]
+			if s.lastUse[i] < 0 && !s.pinned[i] && bufs[i] != nil {
+				s.release(bufs[i])
+				bufs[i] = nil
+			}
+		}
+	}
+	s.runs++
+	res := make([]*ir.Tensor, len(g.Outputs))
+	for i, v := range g.Outputs {
+		res[i] = vals[s.index[v]]
+		if res[i] == nil && v.Const != nil {
+			res[i] = v.Const
+		}
+		if res[i] == nil {
+			return nil, fmt.Errorf("graph output %s was not computed", v.Name)
+		}
+	}
+	return res, nil
+}
+
+func (s *Session) release(b *buffer) {
+	b.refs--
+	if b.refs == 0 {
+		s.pool.put(b.data)
+	}
+}
+
+type typeShape struct {
+	DType ir.DType
+	Shape []int64
+}
+
+// inferRuntime computes output types from the actual input tensors.
+func inferRuntime(n *ir.Node, ins []*ir.Value) ([]typeShape, error) {
+	tmp := &ir.Node{Name: n.Name, Op: n.Op, Inputs: ins, Attrs: n.Attrs, Body: n.Body}
+	tmp.Outputs = make([]*ir.Value, len(n.Outputs))
+	for k := range tmp.Outputs {
+		tmp.Outputs[k] = &ir.Value{Producer: tmp, OutIndex: k}
+		if n.Outputs[k] != nil {
+			tmp.Outputs[k].Name = n.Outputs[k].Name
+			// Fused kernels carry static output types from conversion.
+			tmp.Outputs[k].DType = n.Outputs[k].DType
+			tmp.Outputs[k].Shape = n.Outputs[k].Shape
+		}
+	}
+	if n.Op != "GraphKernel" {
+		if err := ir.InferNode(tmp); err != nil {
+			return nil, err
+		}
+	}
+	res := make([]typeShape, len(tmp.Outputs))
+	for k, o := range tmp.Outputs {
+		if o.Shape == nil && n.Outputs[k] != nil && n.Outputs[k].Name != "" {
+			return nil, fmt.Errorf("node %s (%s): output %d has unknown rank at run time", n.Name, n.Op, k)
+		}
+		res[k] = typeShape{o.DType, o.Shape}
+	}
+	return res, nil
+}
+
+func checkInput(v *ir.Value, t *ir.Tensor) error {
+	if v.DType != ir.Undefined && t.DType != v.DType {
+		return fmt.Errorf("input %s: model expects %s, got %s", v.Name, v.DType, t.DType)
+	}
+	if v.Shape != nil {
+		if len(v.Shape) != len(t.Shape) {
+			return fmt.Errorf("input %s: model expects shape %v (rank %d), got %v", v.Name, v.Shape, len(v.Shape), t.Shape)
+		}
+		for i, d := range v.Shape {
+			if d >= 0 && d != t.Shape[i] {
+				return fmt.Errorf("input %s: model expects shape %v, got %v (dim %d)", v.Name, v.Shape, t.Shape, i)
+			}
+		}
+	}
+	if t.DType != ir.String && int64(len(t.Data)) != t.NumElements()*int64(t.DType.Size()) {
+		return fmt.Errorf("input %s: %d bytes of data for %s", v.Name, len(t.Data), t)
+	}
+	return nil
+}
+
+// ArenaBytes is the peak of pooled intermediate memory.
+func (s *Session) ArenaBytes() int64 { return s.pool.peak }
+
+// NodeTime is one row of the profile.
+type NodeTime struct {
+	Node, Op string
+	Total    time.Duration
+	PerRun   time.Duration
+}
+
+// Profile returns per-node times averaged over runs, slowest first.
+func (s *Session) Profile() []NodeTime {
+	out := make([]NodeTime, 0, len(s.g.Nodes))
+	runs := s.runs
+	if runs == 0 {
+		runs = 1
+	}
+	for i, n := range s.g.Nodes {
+		out = append(out, NodeTime{n.Name, n.Op, s.times[i], s.times[i] / time.Duration(runs)})
+	}
+	sort.SliceStable(out, func(a, b int) bool { return out[a].Total > out[b].Total })
+	return out
+}
+
+// ResetProfile clears accumulated times (after warm-up).
+func (s *Session) ResetProfile() {
+	for i := range s.times {
+		s.times[i] = 0
+	}
+	s.runs = 0
+}
