@@ -51,8 +51,8 @@ func sharedDir(t testing.TB) string {
 }
 
 type manifestRow struct {
-	ops  []string
-	ort  string
+	ops []string
+	ort string
 }
 
 func readManifest(t *testing.T, path string) map[string]manifestRow {

@@ -485,17 +485,21 @@ func (c *nodeCtx) padLegacy() error {
 	return nil
 }
 
-// batchNorm drops the old attributes (spatial, is_test) and the training
-// outputs, which inference never produces.
+// batchNorm drops the old attributes (spatial, is_test) and, in inference
+// mode, the training outputs, which inference never produces. training_mode=1
+// (opset 14+) keeps Y, running_mean and running_var.
 func (c *nodeCtx) batchNorm() error {
-	if c.attrs.Int("training_mode", 0) != 0 {
-		return unsupportedf("training_mode=1")
-	}
 	if c.attrs.Has("spatial") && c.attrs.Int("spatial", 1) == 0 {
 		return unsupportedf("spatial=0 (per-activation statistics)")
 	}
 	delete(c.attrs, "spatial")
 	delete(c.attrs, "is_test")
+	if c.attrs.Int("training_mode", 0) != 0 {
+		if len(c.outs) > 3 {
+			c.outs = c.outs[:3]
+		}
+		return nil
+	}
 	delete(c.attrs, "training_mode")
 	if len(c.outs) > 1 {
 		for _, o := range c.outs[1:] {

@@ -13,8 +13,9 @@ func batchNorm(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	if err := need(n, in, 5); err != nil {
 		return err
 	}
-	if n.Attrs.Int("training_mode", 0) != 0 || len(out) > 1 && out[1] != nil {
-		return kernel.Unsupportedf(n, "training mode")
+	training := n.Attrs.Int("training_mode", 0) != 0
+	if !training && len(out) > 1 && out[1] != nil {
+		return kernel.Unsupportedf(n, "running statistics outputs without training_mode")
 	}
 	x, y := in[0], out[0]
 	if hasHalf(x) {
@@ -33,6 +34,24 @@ func batchNorm(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 		p[i] = v
 	}
 	eps := n.Attrs.Float("epsilon", 1e-5)
+	if training {
+		// ONNX training mode: normalise with the batch statistics (population
+		// variance) and update the running ones with momentum.
+		mean, variance, err := batchStats(n, x, c)
+		if err != nil {
+			return err
+		}
+		mom := n.Attrs.Float("momentum", 0.9)
+		for i := 0; i < c; i++ {
+			if len(out) > 1 && out[1] != nil {
+				out[1].PutFloat(i, p[2][i]*mom+mean[i]*(1-mom))
+			}
+			if len(out) > 2 && out[2] != nil {
+				out[2].PutFloat(i, p[3][i]*mom+variance[i]*(1-mom))
+			}
+		}
+		p[2], p[3] = mean, variance
+	}
 	a, b := make([]float64, c), make([]float64, c)
 	for i := 0; i < c; i++ {
 		a[i] = p[0][i] / math.Sqrt(p[3][i]+eps)
@@ -260,4 +279,42 @@ func broadcastParam(t *ir.Tensor, shape []int64) ([]float64, error) {
 		}
 	}
 	return out, nil
+}
+
+// batchStats returns per-channel mean and population variance over every
+// axis but 1, accumulated in float64.
+func batchStats(n *ir.Node, x *ir.Tensor, c int) (mean, variance []float64, err error) {
+	v, err := x.Float64s()
+	if err != nil {
+		return nil, nil, errf(n, "%v", err)
+	}
+	inner := prod(x.Shape[2:])
+	batch := int(x.Shape[0])
+	mean, variance = make([]float64, c), make([]float64, c)
+	cnt := float64(batch * inner)
+	if cnt == 0 {
+		return mean, variance, nil
+	}
+	for b := 0; b < batch; b++ {
+		for ch := 0; ch < c; ch++ {
+			for _, e := range v[(b*c+ch)*inner : (b*c+ch+1)*inner] {
+				mean[ch] += e
+			}
+		}
+	}
+	for ch := range mean {
+		mean[ch] /= cnt
+	}
+	for b := 0; b < batch; b++ {
+		for ch := 0; ch < c; ch++ {
+			for _, e := range v[(b*c+ch)*inner : (b*c+ch+1)*inner] {
+				d := e - mean[ch]
+				variance[ch] += d * d
+			}
+		}
+	}
+	for ch := range variance {
+		variance[ch] /= cnt
+	}
+	return mean, variance, nil
 }

@@ -1,0 +1,241 @@
+// Package fusion is the graph-kernel fusion engine: it rewrites an ir.Graph
+// the way MindSpore converter_lite's GraphKernelOptimize does (reference §2.2):
+// complex ops are expanded into basic ops, basic ops are clustered, each
+// cluster is re-partitioned by the split model, and every resulting composite
+// area becomes one "GraphKernel" node whose Body is the fused subgraph.
+//
+// The pipeline is one table of passes (passes.go); whether a pass runs is
+// decided by akgcfg.Flags.PassEnabled exactly as GraphKernelPassManager::Add.
+package fusion
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"gkconv/internal/akgcfg"
+	"gkconv/internal/ir"
+)
+
+// KernelBuilder compiles the Body of each GraphKernel node (the
+// akg_kernel_builder pass). Implementations set whatever attributes the
+// runtime needs on the nodes; they must not change the nodes' inputs or
+// outputs. Package internal/kernels implements it.
+type KernelBuilder interface {
+	BuildKernels(nodes []*ir.Node) error
+}
+
+// Options are the engine's output side channels.
+type Options struct {
+	// DumpDir receives the IR as text after every pass that ran
+	// (NNNN_stage<S>_<stage>_<idx>_<pass>.txt) when flags.DumpAsText is set or
+	// MS_DEV_DUMP_GRAPH_KERNEL_IR=on, and before.dot/after.dot whenever it is
+	// not empty.
+	DumpDir string
+}
+
+// PassRecord says what one pass of the table did.
+type PassRecord struct {
+	Stage      string
+	StageIndex int
+	Name       string
+	PassIndex  int
+	Level      int
+	Ran        bool
+	Changed    bool
+	Note       string
+}
+
+// KernelRecord describes one GraphKernel node of the result graph.
+type KernelRecord struct {
+	Node        string   // node name (unique in the graph)
+	KernelName  string   // attr kernel_name: Fused_<ops>_<hash>
+	Ops         []string // body ops in topological order
+	SourceNodes []string // provenance: original model node names
+	Pattern     string   // dominant split-model pattern of the body
+}
+
+// Result is the report of one Run.
+type Result struct {
+	Passes  []PassRecord
+	Kernels []KernelRecord
+	// NodesBefore/NodesAfter count top-level nodes.
+	NodesBefore, NodesAfter int
+}
+
+// DumpEnv is the environment variable that turns the per-pass IR dump on.
+const DumpEnv = "MS_DEV_DUMP_GRAPH_KERNEL_IR"
+
+// Attributes the engine sets.
+const (
+	// AttrKernelName is set on every GraphKernel node: Fused_<ops>_<hash>.
+	AttrKernelName = "kernel_name"
+	// AttrGraphKernel names what the kernel came from: the expanded op
+	// ("Softmax") or "fusion"/"split" for clustered kernels.
+	AttrGraphKernel = "graph_kernel"
+	// AttrExpandFrom is set on body nodes an expander created: the op name.
+	AttrExpandFrom = "expand_from"
+	// AttrStitch marks a kernel whose body holds a reduce stitched with its
+	// consumers (opt_level 3, GPU/Ascend): the stitch tensor names.
+	AttrStitch = "buffer_stitch"
+	// AttrParallelGroup marks kernels of one parallel-fusion group
+	// (opt_level 3, GPU/Ascend).
+	AttrParallelGroup = "parallel_fusion_group"
+	// AttrPattern is the dominant split-model pattern of the body.
+	AttrPattern = "pattern"
+)
+
+// state is what passes share during one Run.
+type state struct {
+	g       *ir.Graph
+	flags   *akgcfg.Flags
+	backend akgcfg.Backend
+	builder KernelBuilder
+	names   *namer
+	// built records whether the build stage ran.
+	built bool
+}
+
+// Run optimizes g in place. flags must have been resolved for backend
+// (flags.Resolve); a nil flags means defaults (opt_level 0: nothing runs).
+func Run(g *ir.Graph, flags *akgcfg.Flags, backend akgcfg.Backend, builder KernelBuilder, opts Options) (*Result, error) {
+	if g == nil {
+		return nil, fmt.Errorf("fusion: nil graph")
+	}
+	if flags == nil {
+		flags = akgcfg.NewFlags()
+	}
+	if backend.Device == 0 {
+		backend.Device = akgcfg.CPU
+	}
+	res := &Result{NodesBefore: len(g.Nodes)}
+	for _, n := range g.Nodes {
+		if len(n.Provenance) == 0 {
+			n.Provenance = []string{n.Name}
+		}
+	}
+	st := &state{g: g, flags: flags, backend: backend, builder: builder, names: newNamer(g)}
+
+	dump := flags.DumpAsText || strings.EqualFold(os.Getenv(DumpEnv), "on")
+	if opts.DumpDir != "" {
+		if err := os.MkdirAll(opts.DumpDir, 0o755); err != nil {
+			return nil, fmt.Errorf("fusion: dump dir: %w", err)
+		}
+		if err := writeDOTFile(filepath.Join(opts.DumpDir, "before.dot"), g); err != nil {
+			return nil, err
+		}
+	}
+	seq := 0
+	for _, p := range pipeline {
+		rec := PassRecord{Stage: stageNames[p.stage], StageIndex: p.stage, Name: p.name, PassIndex: p.index, Level: p.level(flags)}
+		backendOK := p.devices&backend.Device != 0
+		rec.Ran = flags.PassEnabled(p.stage, rec.Stage, p.index, p.name, rec.Level, backendOK)
+		switch {
+		case !rec.Ran && !backendOK && flags.OptLevel >= rec.Level && rec.Level <= 3:
+			rec.Note = "not applicable on " + backend.Device.String()
+		case !rec.Ran && rec.Level > 3:
+			rec.Note = "disabled: its flag is off"
+		case !rec.Ran && flags.OptLevel < rec.Level:
+			rec.Note = fmt.Sprintf("needs opt_level >= %d", rec.Level)
+		case !rec.Ran:
+			rec.Note = "disabled by disable_pass"
+		}
+		if rec.Ran {
+			changed, note, err := p.run(st)
+			if err != nil {
+				return res, fmt.Errorf("fusion: pass %s.%s: %w", rec.Stage, p.name, err)
+			}
+			rec.Changed, rec.Note = changed, note
+			if dump && opts.DumpDir != "" {
+				seq++
+				name := fmt.Sprintf("%04d_stage%d_%s_%d_%s.txt", seq, p.stage, rec.Stage, p.index, p.name)
+				if err := writeIRFile(filepath.Join(opts.DumpDir, name), g); err != nil {
+					return res, err
+				}
+			}
+		}
+		res.Passes = append(res.Passes, rec)
+	}
+	if err := g.Validate(); err != nil {
+		return res, fmt.Errorf("fusion: result graph is invalid: %w", err)
+	}
+	for _, n := range g.Nodes {
+		if n.Op != OpGraphKernel {
+			continue
+		}
+		if err := n.Body.Validate(); err != nil {
+			return res, fmt.Errorf("fusion: kernel %s has an invalid body: %w", n.Name, err)
+		}
+		res.Kernels = append(res.Kernels, kernelRecord(n))
+	}
+	res.NodesAfter = len(g.Nodes)
+	if opts.DumpDir != "" {
+		if err := writeDOTFile(filepath.Join(opts.DumpDir, "after.dot"), g); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// OpGraphKernel is the op of fused nodes.
+const OpGraphKernel = "GraphKernel"
+
+func kernelRecord(n *ir.Node) KernelRecord {
+	r := KernelRecord{Node: n.Name, KernelName: n.Attrs.String(AttrKernelName, ""),
+		SourceNodes: append([]string(nil), n.Provenance...), Pattern: n.Attrs.String(AttrPattern, "")}
+	for _, b := range n.Body.Nodes {
+		r.Ops = append(r.Ops, b.Op)
+	}
+	return r
+}
+
+func writeIRFile(path string, g *ir.Graph) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("fusion: dump: %w", err)
+	}
+	if err := WriteIR(f, g); err != nil {
+		f.Close()
+		return fmt.Errorf("fusion: dump %s: %w", path, err)
+	}
+	return f.Close()
+}
+
+func writeDOTFile(path string, g *ir.Graph) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("fusion: dot: %w", err)
+	}
+	if err := WriteDOT(f, g); err != nil {
+		f.Close()
+		return fmt.Errorf("fusion: dot %s: %w", path, err)
+	}
+	return f.Close()
+}
+
+// String renders the pass table of a result, one pass a line.
+func (r *Result) String() string {
+	var b strings.Builder
+	for _, p := range r.Passes {
+		mark := "skip"
+		if p.Ran {
+			mark = "ran "
+			if p.Changed {
+				mark = "CHG "
+			}
+		}
+		fmt.Fprintf(&b, "%s %d.%d %s.%s (L%d)", mark, p.StageIndex, p.PassIndex, p.Stage, p.Name, p.Level)
+		if p.Note != "" {
+			fmt.Fprintf(&b, ": %s", p.Note)
+		}
+		b.WriteByte('\n')
+	}
+	for _, k := range r.Kernels {
+		fmt.Fprintf(&b, "kernel %s [%s] ops=%s from=%s\n", k.Node, k.Pattern, strings.Join(k.Ops, ","), strings.Join(k.SourceNodes, ","))
+	}
+	return b.String()
+}
+
+var _ io.Writer = (*strings.Builder)(nil)

@@ -1,0 +1,340 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+
+	"gkconv/internal/ir"
+)
+
+// C types of a dtype: storage is what a buffer holds, compute what the
+// generated expressions use (half types compute in float, bools in int).
+func storageType(dt ir.DType) (string, bool) {
+	switch dt {
+	case ir.Float32:
+		return "float", true
+	case ir.Float64:
+		return "double", true
+	case ir.Float16, ir.BFloat16, ir.Uint16:
+		return "uint16_t", true
+	case ir.Int8:
+		return "int8_t", true
+	case ir.Uint8, ir.Bool:
+		return "uint8_t", true
+	case ir.Int16:
+		return "int16_t", true
+	case ir.Int32:
+		return "int32_t", true
+	case ir.Uint32:
+		return "uint32_t", true
+	case ir.Int64:
+		return "int64_t", true
+	case ir.Uint64:
+		return "uint64_t", true
+	}
+	return "", false
+}
+
+func computeType(dt ir.DType) string {
+	switch dt {
+	case ir.Float16, ir.BFloat16:
+		return "float"
+	case ir.Bool:
+		return "int"
+	}
+	s, _ := storageType(dt)
+	return s
+}
+
+// loadConv wraps a storage read into the compute type.
+func loadConv(dt ir.DType, e string) string {
+	switch dt {
+	case ir.Float16:
+		return "gk_h2f(" + e + ")"
+	case ir.BFloat16:
+		return "gk_bf2f(" + e + ")"
+	case ir.Bool:
+		return "(int)" + e
+	}
+	return e
+}
+
+// storeConv converts a compute-type expression for a store.
+func storeConv(dt ir.DType, e string) string {
+	switch dt {
+	case ir.Float16:
+		return "gk_f2h(" + e + ")"
+	case ir.BFloat16:
+		return "gk_f2bf(" + e + ")"
+	case ir.Bool:
+		return "(uint8_t)((" + e + ") != 0)"
+	}
+	s, _ := storageType(dt)
+	return "(" + s + ")(" + e + ")"
+}
+
+// literal writes a scalar in the compute type of dt.
+func literal(dt ir.DType, v float64) string {
+	switch {
+	case dt == ir.Float64:
+		switch {
+		case math.IsNaN(v):
+			return "(__builtin_nan(\"\"))"
+		case math.IsInf(v, 1):
+			return "(__builtin_inf())"
+		case math.IsInf(v, -1):
+			return "(-__builtin_inf())"
+		}
+		return "(" + fmtFloat(v, 64) + ")"
+	case dt.IsFloat():
+		switch {
+		case math.IsNaN(v):
+			return "(__builtin_nanf(\"\"))"
+		case math.IsInf(v, 1):
+			return "(__builtin_inff())"
+		case math.IsInf(v, -1):
+			return "(-__builtin_inff())"
+		}
+		return "(" + fmtFloat(float64(float32(v)), 32) + "f)"
+	case dt == ir.Bool:
+		if v != 0 {
+			return "1"
+		}
+		return "0"
+	}
+	return fmt.Sprintf("((%s)%s)", computeType(dt), strconv.FormatFloat(v, 'f', -1, 64))
+}
+
+func fmtFloat(v float64, bits int) string {
+	s := strconv.FormatFloat(v, 'g', -1, bits)
+	for _, c := range s {
+		if c == '.' || c == 'e' || c == 'n' || c == 'N' {
+			return s
+		}
+	}
+	return s + ".0"
+}
+
+// Pattern classes of the body ops the generator understands.
+var unaryOps = map[string]bool{
+	"Abs": true, "ACos": true, "Acosh": true, "Asin": true, "Asinh": true, "Atan": true, "Atanh": true,
+	"Ceil": true, "CeLU": true, "Cos": true, "Cosh": true, "Elu": true, "Erf": true, "Exp": true,
+	"Floor": true, "GeLU": true, "HSigmoid": true, "HSwish": true, "IsInf": true, "IsNan": true,
+	"LeakyReLU": true, "Log": true, "LogicalNot": true, "Mish": true, "Neg": true, "Reciprocal": true,
+	"ReLU": true, "ReLU6": true, "Round": true, "SeLU": true, "Sigmoid": true, "Sign": true, "Sin": true,
+	"Sinh": true, "Softplus": true, "Softsign": true, "Sqrt": true, "Rsqrt": true, "Square": true,
+	"Tan": true, "Tanh": true, "ThresholdedReLU": true, "Cast": true, "Identity": true, "Dropout": true,
+}
+
+var binaryOps = map[string]bool{
+	"Add": true, "Sub": true, "Mul": true, "RealDiv": true, "Pow": true, "SquaredDifference": true,
+	"Equal": true, "Greater": true, "GreaterEqual": true, "Less": true, "LessEqual": true,
+	"LogicalAnd": true, "LogicalOr": true, "LogicalXor": true, "PReLU": true,
+}
+
+var variadicOps = map[string]bool{"Maximum": true, "Minimum": true, "AddN": true, "Mean": true}
+
+var reduceOps = map[string]bool{
+	"ReduceSum": true, "ReduceMean": true, "ReduceMax": true, "ReduceMin": true, "ReduceProd": true,
+	"ReduceSumSquare": true, "ReduceL1": true, "ReduceL2": true, "ReduceLogSum": true,
+}
+
+var reshapeOps = map[string]bool{"Reshape": true, "Squeeze": true, "Unsqueeze": true, "Flatten": true}
+
+// Supported reports whether the C generator can compile op inside a body.
+func Supported(op string) bool {
+	return unaryOps[op] || binaryOps[op] || variadicOps[op] || reduceOps[op] || reshapeOps[op] ||
+		op == "Select" || op == "Clip" || op == "BiasAdd" || op == "BroadcastTo"
+}
+
+// opCost estimates the price of recomputing an op (used to decide whether a
+// row-wise intermediate read in several passes is worth a row buffer).
+func opCost(op string) int {
+	switch op {
+	case "Exp", "Log", "Tanh", "Erf", "Sigmoid", "GeLU", "Pow", "Softplus", "Mish", "Elu", "SeLU", "CeLU",
+		"Sin", "Cos", "Tan", "ACos", "Asin", "Atan", "Acosh", "Asinh", "Atanh", "Sinh", "Cosh":
+		return 10
+	case "RealDiv", "Sqrt", "Rsqrt", "Reciprocal", "Softsign":
+		return 3
+	}
+	return 1
+}
+
+// mathFn returns the libm function name for the compute type (float or double).
+func mathFn(name string, ct string) string {
+	if ct == "double" {
+		return name
+	}
+	return name + "f"
+}
+
+// unaryExpr builds the C expression of a unary op over operand a.
+func unaryExpr(n *ir.Node, a string, inDT, outDT ir.DType) (string, error) {
+	ct := computeType(outDT)
+	if !outDT.IsFloat() && inDT.IsFloat() && n.Op != "Cast" && n.Op != "IsInf" && n.Op != "IsNan" {
+		ct = computeType(inDT)
+	}
+	f := func(name string) string { return mathFn(name, ct) + "(" + a + ")" }
+	lit := func(v float64) string { return literal(outDT, v) }
+	alpha := func(def float64) string { return lit(n.Attrs.Float("alpha", def)) }
+	isFloat := outDT.IsFloat()
+	switch n.Op {
+	case "Identity", "Dropout":
+		return a, nil
+	case "Abs":
+		if isFloat {
+			return f("fabs"), nil
+		}
+		return fmt.Sprintf("(%s < 0 ? -%s : %s)", a, a, a), nil
+	case "Neg":
+		return "(-" + a + ")", nil
+	case "Sign":
+		return fmt.Sprintf("(%s)((%s > 0) - (%s < 0))", ct, a, a), nil
+	case "Square":
+		return fmt.Sprintf("(%s * %s)", a, a), nil
+	case "ReLU":
+		return fmt.Sprintf("(%s > 0 ? %s : %s)", a, a, lit(0)), nil
+	case "ReLU6":
+		return fmt.Sprintf("(%s > 0 ? (%s < %s ? %s : %s) : %s)", a, a, lit(6), a, lit(6), lit(0)), nil
+	case "LogicalNot":
+		return "(!" + a + ")", nil
+	case "IsNan":
+		return fmt.Sprintf("(%s != %s)", a, a), nil
+	case "IsInf":
+		neg, pos := n.Attrs.Int("detect_negative", 1) != 0, n.Attrs.Int("detect_positive", 1) != 0
+		in := literal(inDT, math.Inf(1))
+		switch {
+		case neg && pos:
+			return fmt.Sprintf("(%s == %s || %s == -%s)", a, in, a, in), nil
+		case pos:
+			return fmt.Sprintf("(%s == %s)", a, in), nil
+		case neg:
+			return fmt.Sprintf("(%s == -%s)", a, in), nil
+		}
+		return "0", nil
+	case "Cast":
+		to := ir.DType(n.Attrs.Int("to", int64(outDT)))
+		if to == ir.Bool {
+			return fmt.Sprintf("(%s != 0)", a), nil
+		}
+		return fmt.Sprintf("((%s)%s)", computeType(to), a), nil
+	}
+	if !isFloat {
+		return "", fmt.Errorf("op %s on %s is not supported by the C generator", n.Op, outDT)
+	}
+	switch n.Op {
+	case "Exp", "Log", "Sqrt", "Tanh", "Erf", "Sin", "Cos", "Tan", "Sinh", "Cosh", "Floor", "Ceil":
+		return f(map[string]string{"Exp": "exp", "Log": "log", "Sqrt": "sqrt", "Tanh": "tanh", "Erf": "erf",
+			"Sin": "sin", "Cos": "cos", "Tan": "tan", "Sinh": "sinh", "Cosh": "cosh", "Floor": "floor", "Ceil": "ceil"}[n.Op]), nil
+	case "ACos", "Asin", "Atan", "Acosh", "Asinh", "Atanh":
+		return f(map[string]string{"ACos": "acos", "Asin": "asin", "Atan": "atan", "Acosh": "acosh",
+			"Asinh": "asinh", "Atanh": "atanh"}[n.Op]), nil
+	case "Round":
+		return f("rint"), nil // default rounding mode: half to even
+	case "Rsqrt":
+		return fmt.Sprintf("(%s / %s)", lit(1), f("sqrt")), nil
+	case "Reciprocal":
+		return fmt.Sprintf("(%s / %s)", lit(1), a), nil
+	case "Sigmoid":
+		return fmt.Sprintf("(%s / (%s + %s(-%s)))", lit(1), lit(1), mathFn("exp", ct), a), nil
+	case "Softplus":
+		// log(1+e^x) without overflow: x + log1p(e^-x) for x > 0.
+		return fmt.Sprintf("(%s > 0 ? %s + %s(%s(-%s)) : %s(%s(%s)))", a, a, mathFn("log1p", ct), mathFn("exp", ct), a,
+			mathFn("log1p", ct), mathFn("exp", ct), a), nil
+	case "Softsign":
+		return fmt.Sprintf("(%s / (%s + %s))", a, lit(1), f("fabs")), nil
+	case "Mish":
+		sp := fmt.Sprintf("(%s > 0 ? %s + %s(%s(-%s)) : %s(%s(%s)))", a, a, mathFn("log1p", ct), mathFn("exp", ct), a,
+			mathFn("log1p", ct), mathFn("exp", ct), a)
+		return fmt.Sprintf("(%s * %s(%s))", a, mathFn("tanh", ct), sp), nil
+	case "GeLU":
+		if n.Attrs.String("approximate", "none") == "tanh" {
+			return fmt.Sprintf("(%s * %s * (%s + %s(%s * (%s + %s * %s * %s * %s))))", lit(0.5), a, lit(1), mathFn("tanh", ct),
+				lit(math.Sqrt(2/math.Pi)), a, lit(0.044715), a, a, a), nil
+		}
+		return fmt.Sprintf("(%s * %s * (%s + %s(%s * %s)))", lit(0.5), a, lit(1), mathFn("erf", ct), a, lit(1/math.Sqrt2)), nil
+	case "LeakyReLU":
+		return fmt.Sprintf("(%s >= 0 ? %s : %s * %s)", a, a, alpha(0.01), a), nil
+	case "Elu":
+		return fmt.Sprintf("(%s >= 0 ? %s : %s * %s(%s))", a, a, alpha(1), mathFn("expm1", ct), a), nil
+	case "CeLU":
+		al := n.Attrs.Float("alpha", 1)
+		return fmt.Sprintf("(%s >= 0 ? %s : %s * %s(%s / %s))", a, a, lit(al), mathFn("expm1", ct), a, lit(al)), nil
+	case "SeLU":
+		al, g := n.Attrs.Float("alpha", 1.67326319217681884765625), n.Attrs.Float("gamma", 1.05070102214813232421875)
+		return fmt.Sprintf("(%s * (%s > 0 ? %s : %s * %s(%s)))", lit(g), a, a, lit(al), mathFn("expm1", ct), a), nil
+	case "ThresholdedReLU":
+		return fmt.Sprintf("(%s > %s ? %s : %s)", a, alpha(1), a, lit(0)), nil
+	case "HSigmoid":
+		be := n.Attrs.Float("beta", 0.5)
+		t := fmt.Sprintf("(%s * %s + %s)", alpha(0.2), a, lit(be))
+		return fmt.Sprintf("(%s < 0 ? %s : (%s > 1 ? %s : %s))", t, lit(0), t, lit(1), t), nil
+	case "HSwish":
+		t := fmt.Sprintf("(%s / %s + %s)", a, lit(6), lit(0.5))
+		return fmt.Sprintf("(%s * (%s < 0 ? %s : (%s > 1 ? %s : %s)))", a, t, lit(0), t, lit(1), t), nil
+	}
+	return "", fmt.Errorf("op %s is not supported by the C generator", n.Op)
+}
+
+// binaryExpr builds the C expression of a binary op. powConst is the value of
+// a scalar constant exponent (Pow), used to avoid powf for small integers.
+func binaryExpr(op string, a, b string, inDT, outDT ir.DType, powConst *float64) (string, error) {
+	ct := computeType(inDT)
+	switch op {
+	case "Add":
+		return "(" + a + " + " + b + ")", nil
+	case "Sub":
+		return "(" + a + " - " + b + ")", nil
+	case "Mul":
+		return "(" + a + " * " + b + ")", nil
+	case "RealDiv":
+		return "(" + a + " / " + b + ")", nil
+	case "SquaredDifference":
+		return fmt.Sprintf("((%s - %s) * (%s - %s))", a, b, a, b), nil
+	case "Equal":
+		return "(" + a + " == " + b + ")", nil
+	case "Greater":
+		return "(" + a + " > " + b + ")", nil
+	case "GreaterEqual":
+		return "(" + a + " >= " + b + ")", nil
+	case "Less":
+		return "(" + a + " < " + b + ")", nil
+	case "LessEqual":
+		return "(" + a + " <= " + b + ")", nil
+	case "LogicalAnd":
+		return "(" + a + " && " + b + ")", nil
+	case "LogicalOr":
+		return "(" + a + " || " + b + ")", nil
+	case "LogicalXor":
+		return "((" + a + " != 0) != (" + b + " != 0))", nil
+	case "PReLU":
+		return fmt.Sprintf("(%s < 0 ? %s * %s : %s)", a, b, a, a), nil
+	case "Pow":
+		if powConst != nil {
+			switch *powConst {
+			case 1:
+				return a, nil
+			case 2:
+				return fmt.Sprintf("(%s * %s)", a, a), nil
+			case 3:
+				return fmt.Sprintf("(%s * %s * %s)", a, a, a), nil
+			case 4:
+				return fmt.Sprintf("((%s * %s) * (%s * %s))", a, a, a, a), nil
+			case 0.5:
+				if inDT.IsFloat() {
+					return mathFn("sqrt", ct) + "(" + a + ")", nil
+				}
+			case -1:
+				if inDT.IsFloat() {
+					return fmt.Sprintf("(%s / %s)", literal(inDT, 1), a), nil
+				}
+			}
+		}
+		if !inDT.IsFloat() {
+			return "", fmt.Errorf("Pow on %s is not supported by the C generator", inDT)
+		}
+		return mathFn("pow", ct) + "(" + a + ", " + b + ")", nil
+	}
+	return "", fmt.Errorf("op %s is not supported by the C generator", op)
+}
