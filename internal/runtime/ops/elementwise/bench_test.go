@@ -50,12 +50,20 @@ func BenchmarkDivScalar(b *testing.B) {
 func BenchmarkSubChannel(b *testing.B) { // NCHW minus per-channel [C,1,1]
 	bench(b, "Sub", nil, []*ir.Tensor{randF32(1, 64, 128, 128), randF32(64, 1, 1)}, randF32(1, 64, 128, 128))
 }
-func BenchmarkReLU(b *testing.B)    { bench(b, "ReLU", nil, []*ir.Tensor{randF32(benchN)}, randF32(benchN)) }
-func BenchmarkSigmoid(b *testing.B) { bench(b, "Sigmoid", nil, []*ir.Tensor{randF32(benchN)}, randF32(benchN)) }
-func BenchmarkTanh(b *testing.B)    { bench(b, "Tanh", nil, []*ir.Tensor{randF32(benchN)}, randF32(benchN)) }
-func BenchmarkExp(b *testing.B)     { bench(b, "Exp", nil, []*ir.Tensor{randF32(benchN)}, randF32(benchN)) }
-func BenchmarkErf(b *testing.B)     { bench(b, "Erf", nil, []*ir.Tensor{randF32(benchN)}, randF32(benchN)) }
-func BenchmarkGeLU(b *testing.B)    { bench(b, "GeLU", nil, []*ir.Tensor{randF32(benchN)}, randF32(benchN)) }
+func BenchmarkReLU(b *testing.B) {
+	bench(b, "ReLU", nil, []*ir.Tensor{randF32(benchN)}, randF32(benchN))
+}
+func BenchmarkSigmoid(b *testing.B) {
+	bench(b, "Sigmoid", nil, []*ir.Tensor{randF32(benchN)}, randF32(benchN))
+}
+func BenchmarkTanh(b *testing.B) {
+	bench(b, "Tanh", nil, []*ir.Tensor{randF32(benchN)}, randF32(benchN))
+}
+func BenchmarkExp(b *testing.B) { bench(b, "Exp", nil, []*ir.Tensor{randF32(benchN)}, randF32(benchN)) }
+func BenchmarkErf(b *testing.B) { bench(b, "Erf", nil, []*ir.Tensor{randF32(benchN)}, randF32(benchN)) }
+func BenchmarkGeLU(b *testing.B) {
+	bench(b, "GeLU", nil, []*ir.Tensor{randF32(benchN)}, randF32(benchN))
+}
 func BenchmarkSoftmaxRows(b *testing.B) {
 	bench(b, "Softmax", nil, []*ir.Tensor{randF32(12*128, 128)}, randF32(12*128, 128))
 }

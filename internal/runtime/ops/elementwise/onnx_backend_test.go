@@ -8,7 +8,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -301,9 +300,7 @@ func parseModel(b []byte) (*pbModel, error) {
 					if err != nil {
 						return err
 					}
-					name, _ := valueName(v) // TensorProto.name is field 8, handled below
-					_ = name
-					var tn string
+					var tn string // TensorProto.name is field 8
 					_ = fields(v, func(num protowire.Number, _ protowire.Type, v []byte, _ uint64) error {
 						if num == 8 {
 							tn = string(v)
@@ -535,5 +532,4 @@ func TestONNXBackendNodes(t *testing.T) {
 	if passed == 0 {
 		t.Fatal("no backend test ran")
 	}
-	_ = strconv.Itoa
 }

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# make bench: regenerate the big models, convert them, and time ours against
+# onnxruntime 1.30 on 1 thread, alternating the two programs in one run.
+# Writes bench/results.md (a markdown table of medians and ratios).
+#
+# Needs ../shared (export_models.py, run_ort.js), Debian python3-torch,
+# python3-torchvision, python3-onnx, and node with onnxruntime-node 1.30
+# under $ORT_DIR (default /tmp/ort); it installs what is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SHARED=${SHARED:-../shared}
+MODELS_DIR=${MODELS_DIR:-bench/models}
+ORT_DIR=${ORT_DIR:-/tmp/ort}
+ROUNDS=${ROUNDS:-5}          # alternations
+LOOPS=${LOOPS:-10}           # timed runs per program per round
+MODELS=${MODELS:-"resnet50 mobilenet_v2 bert_base gpt_small"}
+OUT=bench/results.md
+mkdir -p "$MODELS_DIR" bench/out
+
+if ! /usr/bin/python3 -c 'import torch, torchvision, onnx' 2>/dev/null; then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-torch python3-torchvision python3-onnx >/dev/null
+fi
+if [ ! -d "$ORT_DIR/node_modules/onnxruntime-node" ]; then
+  mkdir -p "$ORT_DIR"
+  (cd "$ORT_DIR" && npm init -y >/dev/null && npm install --ignore-scripts onnxruntime-node@1.30.0 protobufjs@7 long >/dev/null)
+fi
+cp "$SHARED/tools/ort/run_ort.js" "$ORT_DIR/run_ort.js"
+
+for m in $MODELS; do
+  [ -f "$MODELS_DIR/$m/model.onnx" ] || /usr/bin/python3 "$SHARED/tools/export_models.py" "$MODELS_DIR" "$m"
+done
+
+median() { python3 -c 'import sys,statistics; print("%.3f" % statistics.median(float(x) for x in sys.argv[1:]))' "$@"; }
+
+# Variants: name|config file ("" = --optimize=none)
+VARIANTS=${VARIANTS:-"none|"}
+{
+  echo "| model | variant | ours median ms | ORT median ms | ours/ORT |"
+  echo "|---|---|---|---|---|"
+} > "$OUT"
+for m in $MODELS; do
+  src="$MODELS_DIR/$m/model.onnx"
+  for v in $VARIANTS; do
+    vname=${v%%|*}; cfg=${v#*|}
+    mindir="bench/out/${m}_${vname}"
+    args=(--fmk=ONNX --modelFile="$src" --outputFile="$mindir")
+    if [ -n "$cfg" ]; then args+=(--configFile="$cfg"); else args+=(--optimize=none); fi
+    ./converter "${args[@]}" >/dev/null
+    ours=(); ort=()
+    for ((r = 0; r < ROUNDS; r++)); do
+      ./converter benchmark --modelFile="$mindir.mindir" --numThreads=1 --loopCount="$LOOPS" --warmUpLoopCount=2 \
+        --resultFile=bench/out/r.json >/dev/null
+      ours+=("$(python3 -c 'import json;print(json.load(open("bench/out/r.json"))["median_ms"])')")
+      o=$(node "$ORT_DIR/run_ort.js" "$src" --random --threads 1 --opt all --runs "$LOOPS" --warmup 2 --json)
+      ort+=("$(python3 -c 'import json,sys;print(json.loads(sys.argv[1])["timing"]["median_ms"])' "$o")")
+    done
+    a=$(median "${ours[@]}"); b=$(median "${ort[@]}")
+    ratio=$(python3 -c "print('%.2f' % ($a/$b))")
+    echo "| $m | $vname | $a | $b | $ratio |" | tee -a "$OUT"
+  done
+done
+echo "wrote $OUT"
