@@ -23,7 +23,7 @@ unit:
 
 fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) ./internal/onnx/
-	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) ./internal/mindir/
+	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzzminimizetime=100x -fuzztime=$(FUZZTIME) ./internal/mindir/
 	$(GO) test -run='^$$' -fuzz='^FuzzParseFlags$$' -fuzztime=$(FUZZTIME) ./internal/akgcfg/
 	$(GO) test -run='^$$' -fuzz='^FuzzLoadConfig$$' -fuzztime=$(FUZZTIME) ./internal/akgcfg/
 

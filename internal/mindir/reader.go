@@ -24,7 +24,7 @@ var ErrEncrypted = errors.New("model is encrypted")
 type Unsupported struct {
 	Node   string // MindIR node name
 	Op     string // MindSpore primitive name
-	Reason string // empty when the primitive has no mapping at all
+	Reason string
 }
 
 // UnsupportedError lists every unsupported node of a model, one per line as
@@ -42,12 +42,7 @@ func (e *UnsupportedError) Error() string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "%s: %d unsupported MindSpore node(s):", file, len(e.Items))
 	for _, it := range e.Items {
-		fmt.Fprintf(&sb, "\n  %s: %s", it.Node, it.Op)
-		if it.Reason != "" {
-			fmt.Fprintf(&sb, " (%s)", it.Reason)
-		} else {
-			sb.WriteString(" (no mapping for this primitive)")
-		}
+		fmt.Fprintf(&sb, "\n  %s: %s (%s)", it.Node, it.Op, it.Reason)
 	}
 	return sb.String()
 }
@@ -501,7 +496,11 @@ func (c *conv) msGraph(gp *pb.GraphProto) (*ir.Graph, error) {
 		if err != nil {
 			var u *unsupportedOp
 			if errors.As(err, &u) {
-				c.unsupported = append(c.unsupported, Unsupported{Node: name, Op: op, Reason: u.what})
+				reason := u.what
+				if reason == "" {
+					reason = "no IR mapping for this primitive"
+				}
+				c.unsupported = append(c.unsupported, Unsupported{Node: name, Op: op, Reason: reason})
 				c.define(np, poisonVal{})
 				continue
 			}
