@@ -20,8 +20,11 @@ import (
 type b16 = [16]byte
 
 // parBytes is the size below which a copy is not worth splitting across
-// threads: goroutine start-up costs a few microseconds.
-const parBytes = 256 << 10
+// threads: below a few MiB the data sits in cache, one core already moves it
+// at 20-40 GB/s and goroutine start-up plus cross-core cache traffic made
+// 2 threads slower in BenchmarkSplitQKV / BenchmarkTranspose0213.
+// It is a variable so tests can lower it to exercise the parallel paths.
+var parBytes = 2 << 20
 
 // errf builds an error that names the node.
 func errf(n *ir.Node, format string, args ...any) error {

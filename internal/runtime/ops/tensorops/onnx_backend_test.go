@@ -314,6 +314,7 @@ var backendOps = map[string]bool{
 }
 
 func TestONNXBackendNodes(t *testing.T) {
+	smallParallel(t)
 	root := filepath.Join(repoRoot(t), "..", "shared", "corpus", "onnx-backend")
 	man, err := os.ReadFile(filepath.Join(root, "manifest.tsv"))
 	if err != nil {

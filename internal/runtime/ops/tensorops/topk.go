@@ -95,7 +95,7 @@ func topKOp(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 
 type topkGeom struct {
 	outer, dim, inner, k int
-	largest             bool
+	largest              bool
 }
 
 // ahead reports whether value a (index ia) ranks before b (index ib).
