@@ -3,25 +3,52 @@ package main
 import (
 	"bytes"
 	"os"
+	"strings"
 	"syscall"
 )
 
 // ensureBLASCoreType re-executes the binary with OPENBLAS_CORETYPE=SkylakeX
-// on AVX-512 CPUs that OpenBLAS misdetects (it reads the variable once, when
-// the library loads, so it must be in the environment before start-up).
-// This doubles sgemm speed on AMD EPYC; an explicit setting is kept.
+// on AVX-512 CPUs. OpenBLAS reads the variable once, when the library loads,
+// so it must be in the environment before start-up. Debian's OpenBLAS detects
+// AMD EPYC (Zen 4) as Haswell and uses AVX2 kernels, half the sgemm speed;
+// machines are also often set up with OPENBLAS_CORETYPE=Haswell for old
+// OpenBLAS builds, so that value is upgraded too. Any other explicit value is
+// kept, and GKCONV_OPENBLAS_CORETYPE forces a value (e.g. Haswell).
 func ensureBLASCoreType() {
-	if os.Getenv("OPENBLAS_CORETYPE") != "" || os.Getenv("GKCONV_NO_REEXEC") != "" {
+	if os.Getenv("GKCONV_REEXECED") != "" {
 		return
 	}
-	info, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil || !bytes.Contains(info, []byte(" avx512f")) || !bytes.Contains(info, []byte(" avx512bw")) {
+	want := os.Getenv("GKCONV_OPENBLAS_CORETYPE")
+	cur := os.Getenv("OPENBLAS_CORETYPE")
+	if want == "" {
+		if cur != "" && cur != "Haswell" {
+			return
+		}
+		info, err := os.ReadFile("/proc/cpuinfo")
+		if err != nil {
+			return
+		}
+		for _, f := range []string{" avx512f", " avx512bw", " avx512dq", " avx512vl", " avx512cd"} {
+			if !bytes.Contains(info, []byte(f)) {
+				return
+			}
+		}
+		want = "SkylakeX"
+	}
+	if want == cur {
 		return
 	}
 	exe, err := os.Executable()
 	if err != nil {
 		return
 	}
-	env := append(os.Environ(), "OPENBLAS_CORETYPE=SkylakeX", "GKCONV_NO_REEXEC=1")
+	// Drop the old value: C getenv returns the first match.
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "OPENBLAS_CORETYPE=") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "OPENBLAS_CORETYPE="+want, "GKCONV_REEXECED=1")
 	_ = syscall.Exec(exe, os.Args, env) // on failure, run as is
 }

@@ -349,6 +349,13 @@ func logical(ctx *kernel.Ctx, n *ir.Node, op binOp, out, a, b *ir.Tensor) error 
 
 // pow handles ONNX Pow's mixed dtypes: the result has the base's dtype.
 func pow(ctx *kernel.Ctx, n *ir.Node, out, a, b *ir.Tensor) error {
+	if a.DType == ir.Float32 && b.NumElements() == 1 && len(b.Shape) <= len(a.Shape) {
+		// x^2 (LayerNorm variance as exported by PyTorch) is x*x exactly:
+		// both are the correctly rounded square.
+		if e, err := b.Float64s(); err == nil && e[0] == 2 {
+			return arith(ctx, n, opMul, out, a, a)
+		}
+	}
 	if a.DType == b.DType {
 		return arith(ctx, n, opPow, out, a, b)
 	}
