@@ -10,7 +10,6 @@ package fusion
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -131,6 +130,12 @@ func Run(g *ir.Graph, flags *akgcfg.Flags, backend akgcfg.Backend, builder Kerne
 	for _, p := range pipeline {
 		rec := PassRecord{Stage: stageNames[p.stage], StageIndex: p.stage, Name: p.name, PassIndex: p.index, Level: p.level(flags)}
 		backendOK := p.devices&backend.Device != 0
+		if flags.OptLevel <= 0 {
+			// converter_lite runs no pass at all when opt_level is 0.
+			rec.Note = "graph kernel fusion is off (opt_level 0)"
+			res.Passes = append(res.Passes, rec)
+			continue
+		}
 		rec.Ran = flags.PassEnabled(p.stage, rec.Stage, p.index, p.name, rec.Level, backendOK)
 		switch {
 		case !rec.Ran && !backendOK && flags.OptLevel >= rec.Level && rec.Level <= 3:
@@ -162,8 +167,11 @@ func Run(g *ir.Graph, flags *akgcfg.Flags, backend akgcfg.Backend, builder Kerne
 		return res, fmt.Errorf("fusion: result graph is invalid: %w", err)
 	}
 	for _, n := range g.Nodes {
-		if n.Op != OpGraphKernel {
+		if n.Op != OpGraphKernel || n.Body == nil {
 			continue
+		}
+		if !n.Attrs.Has(AttrKernelName) {
+			finalizeKernel(n)
 		}
 		if err := n.Body.Validate(); err != nil {
 			return res, fmt.Errorf("fusion: kernel %s has an invalid body: %w", n.Name, err)
@@ -237,5 +245,3 @@ func (r *Result) String() string {
 	}
 	return b.String()
 }
-
-var _ io.Writer = (*strings.Builder)(nil)

@@ -1,0 +1,556 @@
+package fusion
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"gkconv/internal/akgcfg"
+	"gkconv/internal/ir"
+)
+
+// myNet is the MindSpore tutorial's MyNet: x*2+1.
+func myNet(t *testing.T) *ir.Graph {
+	b := newGB(t)
+	x := b.input("x", 4, 4)
+	a := b.op("mul", "Mul", nil, x, b.scalar(2))
+	return b.output(b.op("add", "Add", nil, a, b.scalar(1)))
+}
+
+// myOp is the tutorial's custom op: ((x*2)^3 - y) * (x*2)^3.
+func myOp(t *testing.T) *ir.Graph {
+	b := newGB(t)
+	x, y := b.input("x", 4, 4), b.input("y", 4, 4)
+	a := b.op("mul", "Mul", nil, x, b.scalar(2))
+	p := b.op("pow", "Pow", nil, a, b.scalar(3))
+	s := b.op("sub", "Sub", nil, p, y)
+	return b.output(b.op("mul2", "Mul", nil, s, p))
+}
+
+func TestMyNetOneKernel(t *testing.T) {
+	g := myNet(t)
+	res := checkEquivalent(t, g, "--opt_level=2", cpuBE, 0)
+	if got := topOps(g); !slices.Equal(got, []string{"GraphKernel"}) {
+		t.Fatalf("top-level ops %v, want one GraphKernel\n%s", got, dumpText(g))
+	}
+	if len(res.Kernels) != 1 || strings.Join(res.Kernels[0].Ops, ",") != "Mul,Add" {
+		t.Fatalf("kernels %+v", res.Kernels)
+	}
+	k := res.Kernels[0]
+	if !slices.Equal(k.SourceNodes, []string{"mul", "add"}) {
+		t.Errorf("provenance %v", k.SourceNodes)
+	}
+	if !regexp.MustCompile(`^Fused_Mul_Add_[0-9]+$`).MatchString(k.KernelName) {
+		t.Errorf("kernel name %q", k.KernelName)
+	}
+	if k.Node != k.KernelName {
+		t.Errorf("node %q not renamed to its kernel name %q", k.Node, k.KernelName)
+	}
+	// Same structure, same name: the hash is stable.
+	g2 := myNet(t)
+	res2 := run(t, g2, "--opt_level=2", cpuBE)
+	if res2.Kernels[0].KernelName != k.KernelName {
+		t.Errorf("kernel names differ across runs: %s vs %s", res2.Kernels[0].KernelName, k.KernelName)
+	}
+}
+
+func TestMyOpOneKernel(t *testing.T) {
+	g := myOp(t)
+	res := checkEquivalent(t, g, "--opt_level=2", cpuBE, 1e-6)
+	if len(res.Kernels) != 1 || len(g.Nodes) != 1 {
+		t.Fatalf("want exactly one kernel, got %v\n%s", kernelOps(g), dumpText(g))
+	}
+	if got := strings.Join(res.Kernels[0].Ops, ","); got != "Mul,Pow,Sub,Mul" {
+		t.Errorf("kernel ops %s", got)
+	}
+	if k := g.Nodes[0]; len(k.Inputs) != 2 {
+		t.Errorf("kernel inputs %v, want x and y (scalars inside)", k.Inputs)
+	}
+}
+
+func TestOptLevelZeroNoKernel(t *testing.T) {
+	for _, flags := range []string{"", "--opt_level=0"} {
+		g := myNet(t)
+		res := run(t, g, flags, cpuBE)
+		if len(res.Kernels) != 0 || !slices.Equal(topOps(g), []string{"Mul", "Add"}) {
+			t.Fatalf("%q: graph changed: %v", flags, topOps(g))
+		}
+		for _, p := range res.Passes {
+			if p.Ran {
+				t.Errorf("%q: pass %s.%s ran", flags, p.Stage, p.Name)
+			}
+		}
+	}
+}
+
+func TestOptLevelOneSkipsLevelTwoPasses(t *testing.T) {
+	g := myNet(t)
+	res := run(t, g, "--opt_level=1", cpuBE)
+	if len(res.Kernels) != 1 {
+		t.Fatalf("opt_level 1 still clusters: %v", kernelOps(g))
+	}
+	for _, p := range res.Passes {
+		if p.Name == "arithmetic_simplify" && (p.Ran || !strings.Contains(p.Note, "opt_level >= 2")) {
+			t.Errorf("arithmetic_simplify at opt_level 1: %+v", p)
+		}
+	}
+}
+
+func layerNormGraph(t *testing.T) *ir.Graph {
+	b := newGB(t)
+	x := b.input("x", 2, 3, 8)
+	y := b.op("ln", "LayerNorm", ir.Attrs{"axis": ir.IntAttr(-1), "epsilon": ir.FloatAttr(1e-5)}, x, b.weights(8), b.weights(8))
+	return b.output(y)
+}
+
+func softmaxGraph(t *testing.T) *ir.Graph {
+	b := newGB(t)
+	x := b.input("x", 4, 16)
+	return b.output(b.op("sm", "Softmax", ir.Attrs{"axis": ir.IntAttr(-1)}, x))
+}
+
+func hasReduce(ops []string) bool {
+	return slices.ContainsFunc(ops, func(s string) bool { return strings.HasPrefix(s, "Reduce") })
+}
+
+func TestLayerNormAndSoftmaxOneReduceKernel(t *testing.T) {
+	for name, mk := range map[string]func(*testing.T) *ir.Graph{"LayerNorm": layerNormGraph, "Softmax": softmaxGraph} {
+		t.Run(name, func(t *testing.T) {
+			g := mk(t)
+			res := checkEquivalent(t, g, "--opt_level=2", cpuBE, 1e-5)
+			if len(g.Nodes) != 1 || len(res.Kernels) != 1 || !hasReduce(res.Kernels[0].Ops) {
+				t.Fatalf("want one reduce-fused kernel, got %v\n%s", kernelOps(g), dumpText(g))
+			}
+			if res.Kernels[0].Pattern != "REDUCE" {
+				t.Errorf("pattern %s", res.Kernels[0].Pattern)
+			}
+			// MindSpore's split patterns alone cut the expansion at its reductions.
+			g2 := mk(t)
+			run(t, g2, "--opt_level=2 --disable_fusion_pattern=expanded_op", cpuBE)
+			if len(kernels(g2)) < 2 {
+				t.Errorf("without expanded_op: %v", kernelOps(g2))
+			}
+		})
+	}
+}
+
+func TestLayerNormExtraOutputs(t *testing.T) {
+	b := newGB(t)
+	x := b.input("x", 3, 10)
+	outs := b.opN("ln", "LayerNorm", 3, ir.Attrs{"axis": ir.IntAttr(1)}, x, b.weights(10), b.weights(10))
+	g := b.output(outs...)
+	checkEquivalent(t, g, "--opt_level=2", cpuBE, 1e-5)
+	if len(kernels(g)) != 1 || len(kernels(g)[0].Outputs) != 3 {
+		t.Fatalf("%s", dumpText(g))
+	}
+}
+
+func softmaxAndLayerNorm(t *testing.T) *ir.Graph {
+	b := newGB(t)
+	x := b.input("x", 2, 8)
+	s := b.op("sm", "Softmax", ir.Attrs{"axis": ir.IntAttr(-1)}, x)
+	m := b.op("mm", "MatMul", nil, s, b.weights(8, 8)) // not clusterable on CPU: keeps the two apart
+	y := b.op("ln", "LayerNorm", ir.Attrs{"axis": ir.IntAttr(-1)}, m, b.weights(8), b.weights(8))
+	return b.output(y)
+}
+
+func TestExpandFlags(t *testing.T) {
+	cases := []struct {
+		flags string
+		want  []string // remaining top-level ops
+	}{
+		{"--opt_level=2", []string{"GraphKernel", "MatMul", "GraphKernel"}},
+		{"--opt_level=2 --disable_expand_ops=Softmax", []string{"Softmax", "MatMul", "GraphKernel"}},
+		{"--opt_level=2 --enable_expand_ops_only=Softmax", []string{"GraphKernel", "MatMul", "LayerNorm"}},
+		{"--opt_level=2 --fusion_ops_level=0", []string{"Softmax", "MatMul", "LayerNorm"}},
+	}
+	for _, c := range cases {
+		g := softmaxAndLayerNorm(t)
+		run(t, g, c.flags, cpuBE)
+		if got := topOps(g); !slices.Equal(got, c.want) {
+			t.Errorf("%s: ops %v, want %v", c.flags, got, c.want)
+		}
+	}
+	// enable_expand_ops adds an op outside the default table.
+	mk := func() *ir.Graph {
+		b := newGB(t)
+		return b.output(b.op("mish", "Mish", nil, b.input("x", 4, 4)))
+	}
+	g := mk()
+	run(t, g, "--opt_level=2", cpuBE)
+	if !slices.Equal(topOps(g), []string{"Mish"}) {
+		t.Errorf("Mish expanded by default: %v", topOps(g))
+	}
+	g = mk()
+	checkEquivalent(t, g, "--opt_level=2 --enable_expand_ops=Mish", cpuBE, 1e-5)
+	if !slices.Equal(topOps(g), []string{"GraphKernel"}) {
+		t.Errorf("enable_expand_ops=Mish: %v", topOps(g))
+	}
+}
+
+func TestClusterFlags(t *testing.T) {
+	g := myNet(t)
+	run(t, g, "--opt_level=2 --disable_cluster_ops=Add", cpuBE)
+	if !slices.Equal(topOps(g), []string{"Mul", "Add"}) {
+		t.Errorf("disable_cluster_ops=Add: %v", topOps(g))
+	}
+
+	chain := func() *ir.Graph {
+		b := newGB(t)
+		x := b.input("x", 4, 4)
+		e := b.op("erf", "Erf", nil, x)
+		m := b.op("m1", "Mul", nil, e, b.scalar(2))
+		return b.output(b.op("a1", "Add", nil, m, b.scalar(1)))
+	}
+	g = chain()
+	run(t, g, "--opt_level=2", cpuBE)
+	if !slices.Equal(topOps(g), []string{"Erf", "GraphKernel"}) {
+		t.Errorf("default: %v", topOps(g))
+	}
+	g = chain()
+	checkEquivalent(t, g, "--opt_level=2 --enable_cluster_ops=Erf", cpuBE, 0)
+	if !slices.Equal(kernelOps(g), []string{"Erf,Mul,Add"}) {
+		t.Errorf("enable_cluster_ops=Erf: %v", kernelOps(g))
+	}
+	g = chain()
+	run(t, g, "--opt_level=2 --enable_cluster_ops_only=Erf,Mul", cpuBE)
+	if !slices.Equal(kernelOps(g), []string{"Erf,Mul"}) || !slices.Equal(topOps(g), []string{"GraphKernel", "Add"}) {
+		t.Errorf("enable_cluster_ops_only=Erf,Mul: %v %v", topOps(g), kernelOps(g))
+	}
+}
+
+func TestFusionPatternFlags(t *testing.T) {
+	cases := []struct {
+		flags   string
+		kernels int
+	}{
+		{"--opt_level=2", 1},
+		{"--opt_level=2 --disable_fusion_pattern=elemwise_fwd", 1}, // elemwise_broadcast_* still fuse
+		{"--opt_level=2 --disable_fusion_pattern=elemwise", 0},     // substring: every elemwise pattern
+		{"--opt_level=2 --enable_fusion_pattern_only=reduce_fwd", 0},
+		{"--opt_level=2 --enable_fusion_pattern_only=elemwise_broadcast_bwd_depth", 1},
+	}
+	for _, c := range cases {
+		g := myNet(t)
+		run(t, g, c.flags, cpuBE)
+		if n := len(kernels(g)); n != c.kernels {
+			t.Errorf("%s: %d kernels, want %d: %v", c.flags, n, c.kernels, topOps(g))
+		}
+	}
+}
+
+// reduceChain: five elementwise ops (also a graph output) feeding a ReduceSum.
+func reduceChain(t *testing.T) *ir.Graph {
+	b := newGB(t)
+	x := b.input("x", 4, 8)
+	v := x
+	for i, op := range []string{"Exp", "Neg", "Abs", "Sqrt", "Exp"} {
+		v = b.op("e"+string(rune('0'+i)), op, nil, v)
+	}
+	r := b.op("sum", "ReduceSum", ir.Attrs{"keepdims": ir.IntAttr(0)}, v, b.ints(1))
+	return b.output(r, v)
+}
+
+func TestReduceFuseDepth(t *testing.T) {
+	g := reduceChain(t)
+	checkEquivalent(t, g, "--opt_level=2", cpuBE, 1e-6)
+	if ops := kernelOps(g); len(ops) != 1 || ops[0] != "Exp,Neg,Abs,Sqrt,Exp,ReduceSum" {
+		t.Errorf("default depth: %v", ops)
+	}
+	g = reduceChain(t)
+	run(t, g, "--opt_level=2 --reduce_fuse_depth=3", cpuBE)
+	if ops := kernelOps(g); len(ops) != 1 || ops[0] != "Exp,Neg,Abs,Sqrt,Exp" || !slices.Contains(topOps(g), "ReduceSum") {
+		t.Errorf("reduce_fuse_depth=3: %v %v", topOps(g), ops)
+	}
+}
+
+func TestCompositeOpLimitSize(t *testing.T) {
+	mk := func() *ir.Graph {
+		b := newGB(t)
+		v := b.input("x", 4, 4)
+		for i := 0; i < 6; i++ {
+			op := "Mul"
+			if i%2 == 1 {
+				op = "Add"
+			}
+			v = b.op("n"+string(rune('0'+i)), op, nil, v, b.scalar(float32(i+1)))
+		}
+		return b.output(v)
+	}
+	g := mk()
+	run(t, g, "--opt_level=2", cpuBE)
+	if len(kernels(g)) != 1 {
+		t.Fatalf("default: %v", kernelOps(g))
+	}
+	g = mk()
+	checkEquivalent(t, g, "--opt_level=2 --composite_op_limit_size=3", cpuBE, 0)
+	ks := kernels(g)
+	if len(ks) < 2 {
+		t.Fatalf("limit 3: %v", kernelOps(g))
+	}
+	for _, k := range ks {
+		if len(k.Body.Nodes) > 3 {
+			t.Errorf("kernel of %d ops over the limit", len(k.Body.Nodes))
+		}
+	}
+}
+
+func TestEnableDisablePass(t *testing.T) {
+	for _, f := range []string{"--disable_pass=cluster.graph_kernel_cluster", "--disable_pass=1.4"} {
+		g := myNet(t)
+		res := run(t, g, "--opt_level=2 "+f, cpuBE)
+		if len(kernels(g)) != 0 {
+			t.Errorf("%s: kernels %v", f, kernelOps(g))
+		}
+		for _, p := range res.Passes {
+			if p.Name == "graph_kernel_cluster" && p.Ran {
+				t.Errorf("%s: cluster ran", f)
+			}
+		}
+	}
+	// add(x*2, 0): arithmetic_simplify (L2) removes the Add only when it runs.
+	mk := func() *ir.Graph {
+		b := newGB(t)
+		m := b.op("mul", "Mul", nil, b.input("x", 4, 4), b.scalar(2))
+		return b.output(b.op("add", "Add", nil, m, b.scalar(0)))
+	}
+	g := mk()
+	run(t, g, "--opt_level=1", cpuBE)
+	if !slices.Equal(kernelOps(g), []string{"Mul,Add"}) {
+		t.Errorf("opt_level 1: %v", kernelOps(g))
+	}
+	for _, f := range []string{"--enable_pass=highlevelopt1.arithmetic_simplify", "--enable_pass=2.0"} {
+		g := mk()
+		res := checkEquivalent(t, g, "--opt_level=1 "+f, cpuBE, 0)
+		if slices.Contains(topOps(g), "Add") || strings.Contains(strings.Join(kernelOps(g), ","), "Add") {
+			t.Errorf("%s: Add(x,0) kept: %v %v", f, topOps(g), kernelOps(g))
+		}
+		if !slices.ContainsFunc(res.Passes, func(p PassRecord) bool { return p.Name == "arithmetic_simplify" && p.Ran && p.Changed }) {
+			t.Errorf("%s: pass record %v", f, res)
+		}
+	}
+}
+
+func simplifyGraph(t *testing.T) *ir.Graph {
+	b := newGB(t)
+	x := b.input("x", 4, 4)
+	m := b.op("mul", "Mul", nil, x, b.scalar(2))
+	a := b.op("add0", "Add", nil, m, b.scalar(0))
+	n1 := b.op("neg1", "Neg", nil, a)
+	n2 := b.op("neg2", "Neg", nil, n1)
+	return b.output(b.op("mul3", "Mul", nil, n2, b.scalar(3)))
+}
+
+func TestSimplifyExprFlags(t *testing.T) {
+	cases := []struct{ flags, want string }{
+		{"--opt_level=2", "Mul,Mul"},
+		{"--opt_level=2 --disable_simplify_exprs=1", "Mul,Add,Mul"},
+		{"--opt_level=2 --enable_simplify_exprs_only=24", "Mul,Add,Mul"},
+		{"--opt_level=2 --enable_simplify_exprs_only=1", "Mul,Neg,Neg,Mul"},
+		// Mul(Mul(x,2),3) = Mul(x,6): a lone basic op is inlined, no kernel.
+		{"--opt_level=2 --exact_precision_mode=false", ""},
+	}
+	for _, c := range cases {
+		g := simplifyGraph(t)
+		checkEquivalent(t, g, c.flags, cpuBE, 1e-6)
+		if got := strings.Join(kernelOps(g), "|"); got != c.want {
+			t.Errorf("%s: kernel %s, want %s", c.flags, got, c.want)
+		}
+		if c.want == "" && !slices.Equal(topOps(g), []string{"Mul"}) {
+			t.Errorf("%s: ops %v", c.flags, topOps(g))
+		}
+	}
+}
+
+func TestExactPrecisionKeepsInexactRules(t *testing.T) {
+	// x / sqrt(y): rule 48 rewrites to x * rsqrt(y) only when inexact is allowed.
+	mk := func() *ir.Graph {
+		b := newGB(t)
+		x, y := b.input("x", 4, 4), b.input("y", 4, 4)
+		s := b.op("sqrt", "Sqrt", nil, b.op("abs", "Abs", nil, y))
+		return b.output(b.op("div", "RealDiv", nil, x, s))
+	}
+	g := mk()
+	run(t, g, "--opt_level=2", cpuBE)
+	if got := strings.Join(kernelOps(g), "|"); got != "Abs,Sqrt,RealDiv" {
+		t.Errorf("exact mode: %s", got)
+	}
+	g = mk()
+	checkEquivalent(t, g, "--opt_level=2 --exact_precision_mode=false", cpuBE, 1e-5)
+	if got := strings.Join(kernelOps(g), "|"); got != "Abs,Rsqrt,Mul" {
+		t.Errorf("inexact mode: %s", got)
+	}
+}
+
+// A diamond where fusing Exp with Add would enclose the MatMul in a cycle.
+func TestNoCycleDiamond(t *testing.T) {
+	b := newGB(t)
+	x := b.input("x", 4, 4)
+	e := b.op("exp", "Exp", nil, x)
+	m := b.op("mm", "MatMul", nil, e, b.weights(4, 4))
+	a := b.op("add", "Add", nil, e, m)
+	g := b.output(b.op("log", "Log", nil, b.op("abs", "Abs", nil, a)))
+	checkEquivalent(t, g, "--opt_level=2", cpuBE, 1e-5)
+	if err := g.TopoSort(); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range kernels(g) {
+		var ops []string
+		for _, n := range k.Body.Nodes {
+			ops = append(ops, n.Op)
+		}
+		if slices.Contains(ops, "Exp") && slices.Contains(ops, "Add") {
+			t.Fatalf("kernel %v spans the MatMul: cycle", ops)
+		}
+	}
+	if got := strings.Join(kernelOps(g), "|"); got != "Add,Abs,Log" {
+		t.Errorf("kernels %s", got)
+	}
+}
+
+func TestCSEInsideKernel(t *testing.T) {
+	b := newGB(t)
+	x := b.input("x", 4, 4)
+	a := b.op("m1", "Mul", nil, b.op("e1", "Exp", nil, x), b.scalar(2))
+	c := b.op("m2", "Mul", nil, b.op("e2", "Exp", nil, x), b.scalar(2))
+	g := b.output(b.op("add", "Add", nil, a, c))
+	checkEquivalent(t, g, "--opt_level=2", cpuBE, 0)
+	if got := strings.Join(kernelOps(g), "|"); got != "Exp,Mul,Add" {
+		t.Errorf("kernel %s", got)
+	}
+}
+
+func TestOptLevel3Backends(t *testing.T) {
+	mk := func() *ir.Graph {
+		b := newGB(t)
+		x := b.input("x", 4, 4)
+		y1 := b.op("a1", "Add", nil, b.op("m1", "Mul", nil, x, b.scalar(2)), b.scalar(1))
+		y2 := b.op("a2", "Sub", nil, b.op("m2", "Mul", nil, x, b.scalar(3)), b.scalar(1))
+		return b.output(y1, y2)
+	}
+	g := mk()
+	res := run(t, g, "--opt_level=3", cpuBE)
+	for _, name := range []string{"reduce_stitch", "parallel_fusion"} {
+		i := slices.IndexFunc(res.Passes, func(p PassRecord) bool { return p.Name == name })
+		if i < 0 || res.Passes[i].Ran || res.Passes[i].Note != "not applicable on CPU" {
+			t.Errorf("%s on CPU: %+v", name, res.Passes[i])
+		}
+	}
+	gpu := akgcfg.Backend{Device: akgcfg.GPU}
+	g = mk()
+	res = run(t, g, "--opt_level=3", gpu)
+	ks := kernels(g)
+	if len(ks) != 2 {
+		t.Fatalf("GPU kernels %v", kernelOps(g))
+	}
+	g0, g1 := ks[0].Attrs.String(AttrParallelGroup, ""), ks[1].Attrs.String(AttrParallelGroup, "")
+	if g0 == "" || g0 != g1 {
+		t.Errorf("parallel groups %q %q\n%s", g0, g1, res)
+	}
+}
+
+func TestStitchOnGPU(t *testing.T) {
+	b := newGB(t)
+	x := b.input("x", 64, 256)
+	sum := b.op("sum", "ReduceSum", ir.Attrs{"keepdims": ir.IntAttr(1)}, b.op("e", "Exp", nil, x), b.ints(1))
+	y := b.op("div", "RealDiv", nil, b.op("abs", "Abs", nil, x), sum)
+	g := b.output(y)
+	gpu := akgcfg.Backend{Device: akgcfg.GPU}
+	checkEquivalent(t, g, "--opt_level=3", gpu, 1e-5)
+	ks := kernels(g)
+	if len(ks) != 1 || len(ks[0].Attrs.Strings(AttrStitch)) != 1 {
+		t.Fatalf("want one stitched kernel: %v", kernelOps(g))
+	}
+}
+
+type fakeBuilder struct{ got []string }
+
+func (f *fakeBuilder) BuildKernels(nodes []*ir.Node) error {
+	for _, n := range nodes {
+		f.got = append(f.got, n.Attrs.String(AttrKernelName, ""))
+		n.Attrs["compiled"] = ir.IntAttr(1)
+	}
+	return nil
+}
+
+func TestKernelBuilderAndDump(t *testing.T) {
+	g := myOp(t)
+	dir := t.TempDir()
+	fb := &fakeBuilder{}
+	res, err := Run(g, flagsFor(t, "--opt_level=2 --dump_as_text", cpuBE), cpuBE, fb, Options{DumpDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fb.got) != 1 || !strings.HasPrefix(fb.got[0], "Fused_Mul_Pow_Sub_Mul_") || g.Nodes[0].Attrs.Int("compiled", 0) != 1 {
+		t.Errorf("builder saw %v", fb.got)
+	}
+	entries, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	for _, want := range []string{"0001_stage0_preprocess_0_empty_pass.txt", "before.dot", "after.dot"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("dump has no %s: %v", want, names)
+		}
+	}
+	if !slices.ContainsFunc(names, func(s string) bool { return strings.HasSuffix(s, "_stage3_split_2_graph_kernel_splitter.txt") }) {
+		t.Errorf("no splitter dump: %v", names)
+	}
+	after, _ := os.ReadFile(filepath.Join(dir, "after.dot"))
+	if !strings.Contains(string(after), "subgraph cluster_") || !strings.Contains(string(after), "Mul → Pow → Sub → Mul") {
+		t.Errorf("after.dot:\n%s", after)
+	}
+	// Without a builder the build stage reports it.
+	g = myOp(t)
+	res = run(t, g, "--opt_level=2", cpuBE)
+	i := slices.IndexFunc(res.Passes, func(p PassRecord) bool { return p.Name == "akg_kernel_builder" })
+	if !strings.Contains(res.Passes[i].Note, "no kernel builder") {
+		t.Errorf("build note %q", res.Passes[i].Note)
+	}
+}
+
+func TestShapeOpsInKernel(t *testing.T) {
+	// A Reshape between elementwise ops is fused by the reshape pattern.
+	b := newGB(t)
+	x := b.input("x", 4, 6)
+	e := b.op("exp", "Exp", nil, x)
+	r := b.op("rs", "Reshape", nil, e, b.ints(2, 12))
+	g := b.output(b.op("mul", "Mul", nil, r, b.scalar(2)))
+	checkEquivalent(t, g, "--opt_level=2", cpuBE, 0)
+	if got := strings.Join(kernelOps(g), "|"); got != "Exp,Reshape,Mul" {
+		t.Errorf("kernels %s\n%s", got, dumpText(g))
+	}
+}
+
+func TestOpCombinerLevel3(t *testing.T) {
+	b := newGB(t)
+	x := b.input("x", 2, 4)
+	y1 := b.op("mm1", "MatMul", nil, x, b.weights(4, 3))
+	y2 := b.op("mm2", "MatMul", nil, x, b.weights(4, 5))
+	g := b.output(y1, y2)
+	checkEquivalent(t, g, "--opt_level=3", cpuBE, 1e-6)
+	if got := topOps(g); !slices.Equal(got, []string{"MatMul", "Split"}) {
+		t.Errorf("ops %v", got)
+	}
+}
+
+func TestDumpEnv(t *testing.T) {
+	t.Setenv(DumpEnv, "on")
+	dir := t.TempDir()
+	g := myNet(t)
+	if _, err := Run(g, flagsFor(t, "--opt_level=2", cpuBE), cpuBE, nil, Options{DumpDir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "0005_stage1_cluster_4_graph_kernel_cluster.txt"))
+	if err != nil {
+		entries, _ := os.ReadDir(dir)
+		t.Fatalf("%v (dir has %d files)", err, len(entries))
+	}
+	if !strings.Contains(string(data), "GraphKernel(") {
+		t.Errorf("cluster dump:\n%s", data)
+	}
+}

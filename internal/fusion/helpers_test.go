@@ -1,0 +1,285 @@
+package fusion
+
+import (
+	"fmt"
+	"math"
+	"math/rand"
+	"strings"
+	"testing"
+
+	"gkconv/internal/akgcfg"
+	"gkconv/internal/ir"
+	"gkconv/internal/runtime/kernel"
+
+	_ "gkconv/internal/runtime/ops/elementwise"
+	_ "gkconv/internal/runtime/ops/nn"
+	_ "gkconv/internal/runtime/ops/tensorops"
+)
+
+// gb builds test graphs: every node is typed by ir.InferNode.
+type gb struct {
+	t *testing.T
+	g *ir.Graph
+	n int
+}
+
+func newGB(t *testing.T) *gb { return &gb{t: t, g: ir.NewGraph("test")} }
+
+func (b *gb) input(name string, shape ...int64) *ir.Value {
+	v := &ir.Value{Name: name, DType: ir.Float32, Shape: shape}
+	b.g.Inputs = append(b.g.Inputs, v)
+	return v
+}
+
+func (b *gb) scalar(v float32) *ir.Value {
+	b.n++
+	return b.g.AddConst(fmt.Sprintf("c%d", b.n), ir.Float32Tensor([]int64{}, v))
+}
+
+func (b *gb) ints(vals ...int64) *ir.Value {
+	b.n++
+	return b.g.AddConst(fmt.Sprintf("i%d", b.n), ir.Int64Tensor([]int64{int64(len(vals))}, vals...))
+}
+
+func (b *gb) weights(shape ...int64) *ir.Value {
+	b.n++
+	t := ir.NewTensor(ir.Float32, shape)
+	for i := range t.F32() {
+		t.F32()[i] = float32(i%7)*0.25 + 0.5
+	}
+	return b.g.AddConst(fmt.Sprintf("w%d", b.n), t)
+}
+
+func (b *gb) op(name, op string, attrs ir.Attrs, ins ...*ir.Value) *ir.Value {
+	return b.opN(name, op, 1, attrs, ins...)[0]
+}
+
+func (b *gb) opN(name, op string, nout int, attrs ir.Attrs, ins ...*ir.Value) []*ir.Value {
+	var outs []string
+	for i := 0; i < nout; i++ {
+		outs = append(outs, fmt.Sprintf("%s_out%d", name, i))
+	}
+	n := b.g.AddNode(name, op, ins, outs...)
+	for k, v := range attrs {
+		n.Attrs[k] = v
+	}
+	if err := ir.InferNode(n); err != nil {
+		b.t.Fatalf("infer %s: %v", name, err)
+	}
+	return n.Outputs
+}
+
+func (b *gb) output(vs ...*ir.Value) *ir.Graph {
+	b.g.Outputs = append(b.g.Outputs, vs...)
+	if err := b.g.Validate(); err != nil {
+		b.t.Fatal(err)
+	}
+	return b.g
+}
+
+func flagsFor(t *testing.T, s string, be akgcfg.Backend) *akgcfg.Flags {
+	t.Helper()
+	f, _, err := akgcfg.ParseFlags(s, "test")
+	if err != nil {
+		t.Fatalf("flags %q: %v", s, err)
+	}
+	f.Resolve(be)
+	return f
+}
+
+var cpuBE = akgcfg.Backend{Device: akgcfg.CPU}
+
+// run fuses g with flags s on be and checks the result is a valid graph.
+func run(t *testing.T, g *ir.Graph, s string, be akgcfg.Backend) *Result {
+	t.Helper()
+	res, err := Run(g, flagsFor(t, s, be), be, nil, Options{})
+	if err != nil {
+		t.Fatalf("Run(%q): %v\n%s", s, err, dumpText(g))
+	}
+	if err := g.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func dumpText(g *ir.Graph) string {
+	var sb strings.Builder
+	_ = WriteIR(&sb, g)
+	return sb.String()
+}
+
+// kernelOps lists the body ops of every kernel, one string per kernel.
+func kernelOps(g *ir.Graph) []string {
+	var out []string
+	for _, k := range kernels(g) {
+		var ops []string
+		for _, n := range k.Body.Nodes {
+			ops = append(ops, n.Op)
+		}
+		out = append(out, strings.Join(ops, ","))
+	}
+	return out
+}
+
+func topOps(g *ir.Graph) []string {
+	var out []string
+	for _, n := range g.Nodes {
+		out = append(out, n.Op)
+	}
+	return out
+}
+
+// cloneGraph deep-copies the top level (kernels' bodies are not shared by
+// the passes before Run), so a graph can be run fused and unfused.
+func cloneGraph(g *ir.Graph) *ir.Graph {
+	c := ir.NewGraph(g.Name)
+	vm := map[*ir.Value]*ir.Value{}
+	cp := func(v *ir.Value) *ir.Value {
+		if v == nil {
+			return nil
+		}
+		if m, ok := vm[v]; ok {
+			return m
+		}
+		m := &ir.Value{Name: v.Name, DType: v.DType, Shape: append([]int64(nil), v.Shape...), Const: v.Const}
+		vm[v] = m
+		return m
+	}
+	for _, v := range g.Inputs {
+		c.Inputs = append(c.Inputs, cp(v))
+	}
+	for _, v := range g.Consts {
+		c.Consts = append(c.Consts, cp(v))
+	}
+	for _, n := range g.Nodes {
+		m := &ir.Node{Name: n.Name, Op: n.Op, Attrs: cloneAttrs(n.Attrs), Provenance: n.Provenance, Body: n.Body}
+		for _, in := range n.Inputs {
+			m.Inputs = append(m.Inputs, cp(in))
+		}
+		for i, o := range n.Outputs {
+			mo := cp(o)
+			mo.Producer, mo.OutIndex = m, i
+			m.Outputs = append(m.Outputs, mo)
+		}
+		c.Nodes = append(c.Nodes, m)
+	}
+	for _, o := range g.Outputs {
+		c.Outputs = append(c.Outputs, cp(o))
+	}
+	return c
+}
+
+// execute runs g on the runtime's op library; GraphKernel nodes run their
+// bodies, so fused graphs are checked to be executable.
+func execute(t *testing.T, g *ir.Graph, inputs map[string]*ir.Tensor) []*ir.Tensor {
+	t.Helper()
+	env := map[*ir.Value]*ir.Tensor{}
+	for _, v := range g.Inputs {
+		env[v] = inputs[v.Name]
+	}
+	return execGraph(t, g, env)
+}
+
+func execGraph(t *testing.T, g *ir.Graph, env map[*ir.Value]*ir.Tensor) []*ir.Tensor {
+	t.Helper()
+	get := func(v *ir.Value) *ir.Tensor {
+		if v == nil {
+			return nil
+		}
+		if v.Const != nil {
+			return v.Const
+		}
+		x, ok := env[v]
+		if !ok {
+			t.Fatalf("value %s has no data", v.Name)
+		}
+		return x
+	}
+	for _, n := range g.Nodes {
+		var in []*ir.Tensor
+		for _, v := range n.Inputs {
+			in = append(in, get(v))
+		}
+		if n.Op == OpGraphKernel {
+			sub := map[*ir.Value]*ir.Tensor{}
+			for i, bi := range n.Body.Inputs {
+				sub[bi] = in[i]
+			}
+			outs := execGraph(t, n.Body, sub)
+			for i, o := range n.Outputs {
+				env[o] = outs[i]
+			}
+			continue
+		}
+		f, ok := kernel.Lookup(n.Op)
+		if !ok {
+			t.Fatalf("node %s: runtime has no op %s", n.Name, n.Op)
+		}
+		// Shapes may depend on data (Shape -> Reshape): infer them on a copy
+		// whose inputs carry the run-time tensors.
+		tmp := &ir.Node{Name: n.Name, Op: n.Op, Attrs: n.Attrs}
+		for i, v := range n.Inputs {
+			if v == nil {
+				tmp.Inputs = append(tmp.Inputs, nil)
+				continue
+			}
+			tmp.Inputs = append(tmp.Inputs, &ir.Value{Name: v.Name, DType: in[i].DType, Shape: in[i].Shape, Const: in[i]})
+		}
+		for range n.Outputs {
+			tmp.Outputs = append(tmp.Outputs, &ir.Value{Producer: tmp})
+		}
+		if err := ir.InferNode(tmp); err != nil {
+			t.Fatalf("node %s: %v", n.Name, err)
+		}
+		var out []*ir.Tensor
+		for _, o := range tmp.Outputs {
+			out = append(out, ir.NewTensor(o.DType, o.Shape))
+		}
+		if err := f(&kernel.Ctx{Threads: 1}, n, in, out); err != nil {
+			t.Fatalf("node %s: %v", n.Name, err)
+		}
+		for i, o := range n.Outputs {
+			env[o] = out[i]
+		}
+	}
+	var res []*ir.Tensor
+	for _, o := range g.Outputs {
+		res = append(res, get(o))
+	}
+	return res
+}
+
+func randInputs(g *ir.Graph, seed int64) map[string]*ir.Tensor {
+	r := rand.New(rand.NewSource(seed))
+	m := map[string]*ir.Tensor{}
+	for _, v := range g.Inputs {
+		t := ir.NewTensor(v.DType, v.Shape)
+		for i := range t.F32() {
+			t.F32()[i] = float32(r.NormFloat64())
+		}
+		m[v.Name] = t
+	}
+	return m
+}
+
+// checkEquivalent runs g before and after fusion and compares outputs.
+func checkEquivalent(t *testing.T, g *ir.Graph, flags string, be akgcfg.Backend, tol float64) *Result {
+	t.Helper()
+	ref := cloneGraph(g)
+	in := randInputs(g, 1)
+	want := execute(t, ref, in)
+	res := run(t, g, flags, be)
+	got := execute(t, g, in)
+	for i := range want {
+		w, gt := want[i].F32(), got[i].F32()
+		if len(w) != len(gt) {
+			t.Fatalf("output %d: %d vs %d elements", i, len(w), len(gt))
+		}
+		for j := range w {
+			if d := math.Abs(float64(w[j] - gt[j])); d > tol*(1+math.Abs(float64(w[j]))) || math.IsNaN(float64(gt[j])) != math.IsNaN(float64(w[j])) {
+				t.Fatalf("output %d[%d]: fused %g, unfused %g\n%s", i, j, gt[j], w[j], dumpText(g))
+			}
+		}
+	}
+	return res
+}

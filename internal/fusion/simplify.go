@@ -1,0 +1,464 @@
+package fusion
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+
+	"gkconv/internal/akgcfg"
+	"gkconv/internal/ir"
+)
+
+// rewriter edits one kernel body.
+type rewriter struct {
+	b     *ir.Graph
+	users map[*ir.Value][]*ir.Node
+	isOut map[*ir.Value]bool
+	seq   int
+	names map[string]bool
+}
+
+func newRewriter(b *ir.Graph) *rewriter {
+	r := &rewriter{b: b, names: map[string]bool{}}
+	for _, n := range b.Nodes {
+		r.names[n.Name] = true
+		for _, o := range n.Outputs {
+			r.names[o.Name] = true
+		}
+	}
+	for _, v := range b.Consts {
+		r.names[v.Name] = true
+	}
+	for _, v := range b.Inputs {
+		r.names[v.Name] = true
+	}
+	r.refresh()
+	return r
+}
+
+func (r *rewriter) refresh() {
+	r.users = r.b.Consumers()
+	r.isOut = map[*ir.Value]bool{}
+	for _, o := range r.b.Outputs {
+		r.isOut[o] = true
+	}
+}
+
+func (r *rewriter) unique(base string) string {
+	name := base
+	for i := 1; r.names[name]; i++ {
+		name = base + "_" + strconv.Itoa(i)
+	}
+	r.names[name] = true
+	return name
+}
+
+// emit adds a typed node (appended; the body is re-sorted after a rewrite).
+func (r *rewriter) emit(like *ir.Node, op string, attrs ir.Attrs, ins ...*ir.Value) *ir.Value {
+	r.seq++
+	n := &ir.Node{Name: r.unique(fmt.Sprintf("%s/s%d_%s", like.Name, r.seq, op)), Op: op, Inputs: ins,
+		Attrs: cloneAttrs(attrs), Provenance: append([]string(nil), like.Provenance...)}
+	if like.Attrs.Has(AttrExpandFrom) {
+		n.Attrs[AttrExpandFrom] = like.Attrs[AttrExpandFrom]
+	}
+	n.Outputs = []*ir.Value{{Name: n.Name, Producer: n}}
+	if ir.InferNode(n) != nil {
+		return nil
+	}
+	r.b.Nodes = append(r.b.Nodes, n)
+	return n.Outputs[0]
+}
+
+func (r *rewriter) constant(name string, t *ir.Tensor) *ir.Value {
+	v := &ir.Value{Name: r.unique(name), DType: t.DType, Shape: append([]int64{}, t.Shape...), Const: t}
+	r.b.Consts = append(r.b.Consts, v)
+	return v
+}
+
+// soleUse: v is read only by n and is not a body output (OutsideRely).
+func (r *rewriter) soleUse(v *ir.Value, n *ir.Node) bool {
+	if v == nil || v.Producer == nil || r.isOut[v] {
+		return false
+	}
+	for _, u := range r.users[v] {
+		if u != n {
+			return false
+		}
+	}
+	return true
+}
+
+// replace points every use of old to nv.
+func (r *rewriter) replace(old, nv *ir.Value) {
+	r.b.ReplaceUses(old, nv)
+}
+
+func prod(v *ir.Value, op string) *ir.Node {
+	if v == nil || v.Producer == nil || v.Producer.Op != op {
+		return nil
+	}
+	return v.Producer
+}
+
+func isScalarConst(v *ir.Value) bool {
+	return v != nil && v.Const != nil && v.Const.NumElements() == 1 && v.DType.IsFloat()
+}
+
+func constIs(v *ir.Value, x float64) bool {
+	if !isScalarConst(v) {
+		return false
+	}
+	f, ok := constScalar(v)
+	return ok && f == x
+}
+
+// simplifyRule is one arithmetic_simplify expression; ids are MindSpore's
+// (arithmetic_simplify.cc) where it has the rule, 67+ for this converter's.
+type simplifyRule struct {
+	id    int
+	expr  string
+	exact bool // result is bitwise identical, so exact_precision_mode keeps it
+	op    string
+	apply func(r *rewriter, n *ir.Node) *ir.Value
+}
+
+// operands of a commutative binary op: (x, c) with c matching pred.
+func commOperand(n *ir.Node, pred func(*ir.Value) bool) (*ir.Value, *ir.Value) {
+	if len(n.Inputs) != 2 {
+		return nil, nil
+	}
+	if pred(n.Inputs[1]) {
+		return n.Inputs[0], n.Inputs[1]
+	}
+	if pred(n.Inputs[0]) {
+		return n.Inputs[1], n.Inputs[0]
+	}
+	return nil, nil
+}
+
+// keepsShape: returning x for n's output must not change dtype or shape.
+func keepsShape(x *ir.Value, n *ir.Node) *ir.Value {
+	if x == nil || x.DType != n.Outputs[0].DType || !sameShape(x.Shape, n.Outputs[0].Shape) {
+		return nil
+	}
+	return x
+}
+
+var simplifyRules = []simplifyRule{
+	{1, "Add(A,0)=A", true, "Add", func(r *rewriter, n *ir.Node) *ir.Value {
+		x, _ := commOperand(n, func(v *ir.Value) bool { return constIs(v, 0) })
+		return keepsShape(x, n)
+	}},
+	{3, "Add(Add(A,const1),const2)=Add(A,Add(const1,const2))", false, "Add", func(r *rewriter, n *ir.Node) *ir.Value {
+		inner, c2 := commOperand(n, isScalarConst)
+		if in := prod(inner, "Add"); in != nil && r.soleUse(inner, n) {
+			if a, c1 := commOperand(in, isScalarConst); a != nil {
+				return r.emit(n, "Add", nil, a, r.emit(n, "Add", nil, c1, c2))
+			}
+		}
+		return nil
+	}},
+	{7, "Sub(A,0)=A", true, "Sub", func(r *rewriter, n *ir.Node) *ir.Value {
+		if constIs(n.Input(1), 0) {
+			return keepsShape(n.Inputs[0], n)
+		}
+		return nil
+	}},
+	{8, "Sub(A,const1)=Add(A,Neg(const1))", true, "Sub", func(r *rewriter, n *ir.Node) *ir.Value {
+		if isScalarConst(n.Input(1)) && !isScalarConst(n.Input(0)) {
+			return r.emit(n, "Add", nil, n.Inputs[0], r.emit(n, "Neg", nil, n.Inputs[1]))
+		}
+		return nil
+	}},
+	{11, "Log(Exp(A))=A", false, "Log", func(r *rewriter, n *ir.Node) *ir.Value {
+		if e := prod(n.Input(0), "Exp"); e != nil {
+			return keepsShape(e.Inputs[0], n)
+		}
+		return nil
+	}},
+	{15, "Pow(A,1)=A", true, "Pow", func(r *rewriter, n *ir.Node) *ir.Value {
+		if constIs(n.Input(1), 1) {
+			return keepsShape(n.Inputs[0], n)
+		}
+		return nil
+	}},
+	{17, "Pow(A,2)=Mul(A,A)", true, "Pow", func(r *rewriter, n *ir.Node) *ir.Value {
+		if constIs(n.Input(1), 2) {
+			return r.emit(n, "Mul", nil, n.Inputs[0], n.Inputs[0])
+		}
+		return nil
+	}},
+	{18, "Pow(A,-1)=Reciprocal(A)", true, "Pow", func(r *rewriter, n *ir.Node) *ir.Value {
+		if constIs(n.Input(1), -1) {
+			return r.emit(n, "Reciprocal", nil, n.Inputs[0])
+		}
+		return nil
+	}},
+	{23, "Select(A,B,B)=B", true, "Select", func(r *rewriter, n *ir.Node) *ir.Value {
+		if len(n.Inputs) == 3 && n.Inputs[1] == n.Inputs[2] {
+			return keepsShape(n.Inputs[1], n)
+		}
+		return nil
+	}},
+	{24, "Neg(Neg(A))=A", true, "Neg", func(r *rewriter, n *ir.Node) *ir.Value {
+		if in := prod(n.Input(0), "Neg"); in != nil {
+			return keepsShape(in.Inputs[0], n)
+		}
+		return nil
+	}},
+	{26, "Mul(Mul(A,const1),const2)=Mul(A,Mul(const1,const2))", false, "Mul", func(r *rewriter, n *ir.Node) *ir.Value {
+		inner, c2 := commOperand(n, isScalarConst)
+		if in := prod(inner, "Mul"); in != nil && r.soleUse(inner, n) {
+			if a, c1 := commOperand(in, isScalarConst); a != nil {
+				return r.emit(n, "Mul", nil, a, r.emit(n, "Mul", nil, c1, c2))
+			}
+		}
+		return nil
+	}},
+	{27, "Mul(Exp(A),Exp(B))=Exp(Add(A,B))", false, "Mul", func(r *rewriter, n *ir.Node) *ir.Value {
+		a, b := prod(n.Input(0), "Exp"), prod(n.Input(1), "Exp")
+		if a != nil && b != nil && r.soleUse(n.Inputs[0], n) && r.soleUse(n.Inputs[1], n) {
+			return r.emit(n, "Exp", nil, r.emit(n, "Add", nil, a.Inputs[0], b.Inputs[0]))
+		}
+		return nil
+	}},
+	{30, "Mul(Sqrt(A),Sqrt(A))=A", false, "Mul", func(r *rewriter, n *ir.Node) *ir.Value {
+		if s := prod(n.Input(0), "Sqrt"); s != nil && n.Inputs[0] == n.Inputs[1] {
+			return keepsShape(s.Inputs[0], n)
+		}
+		return nil
+	}},
+	{34, "Mul(Rsqrt(A),Rsqrt(A))=Reciprocal(A)", false, "Mul", func(r *rewriter, n *ir.Node) *ir.Value {
+		if s := prod(n.Input(0), "Rsqrt"); s != nil && n.Inputs[0] == n.Inputs[1] && r.soleUse(n.Inputs[0], n) {
+			return r.emit(n, "Reciprocal", nil, s.Inputs[0])
+		}
+		return nil
+	}},
+	{43, "RealDiv(A,1)=A", true, "RealDiv", func(r *rewriter, n *ir.Node) *ir.Value {
+		if constIs(n.Input(1), 1) {
+			return keepsShape(n.Inputs[0], n)
+		}
+		return nil
+	}},
+	{48, "RealDiv(A,Sqrt(B))=Mul(A,Rsqrt(B))", false, "RealDiv", func(r *rewriter, n *ir.Node) *ir.Value {
+		if s := prod(n.Input(1), "Sqrt"); s != nil && r.soleUse(n.Inputs[1], n) {
+			return r.emit(n, "Mul", nil, n.Inputs[0], r.emit(n, "Rsqrt", nil, s.Inputs[0]))
+		}
+		return nil
+	}},
+	{50, "RealDiv(A,const1)=Mul(A,Reciprocal(const1))", false, "RealDiv", func(r *rewriter, n *ir.Node) *ir.Value {
+		if isScalarConst(n.Input(1)) && !isScalarConst(n.Input(0)) {
+			return r.emit(n, "Mul", nil, n.Inputs[0], r.emit(n, "Reciprocal", nil, n.Inputs[1]))
+		}
+		return nil
+	}},
+	{60, "ReduceSum(Mul(A,const1),B)=Mul(ReduceSum(A,B),const1)", false, "ReduceSum", func(r *rewriter, n *ir.Node) *ir.Value {
+		if m := prod(n.Input(0), "Mul"); m != nil && r.soleUse(n.Inputs[0], n) {
+			if a, c := commOperand(m, isScalarConst); a != nil {
+				return r.emit(n, "Mul", nil, r.emit(n, "ReduceSum", n.Attrs, a, n.Input(1)), c)
+			}
+		}
+		return nil
+	}},
+	{66, "Reshape(Reshape(A,B),C)=Reshape(A,C)", true, "Reshape", func(r *rewriter, n *ir.Node) *ir.Value {
+		if in := prod(n.Input(0), "Reshape"); in != nil && r.soleUse(n.Inputs[0], n) {
+			return r.emit(n, "Reshape", n.Attrs, in.Inputs[0], n.Inputs[1])
+		}
+		return nil
+	}},
+	{67, "Mul(A,1)=A", true, "Mul", func(r *rewriter, n *ir.Node) *ir.Value {
+		x, _ := commOperand(n, func(v *ir.Value) bool { return constIs(v, 1) })
+		return keepsShape(x, n)
+	}},
+	{68, "Transpose(Transpose(A,B),C)=Transpose(A,D)", true, "Transpose", func(r *rewriter, n *ir.Node) *ir.Value {
+		in := prod(n.Input(0), "Transpose")
+		if in == nil || !r.soleUse(n.Inputs[0], n) {
+			return nil
+		}
+		p1, p2 := in.Attrs.Ints("perm", nil), n.Attrs.Ints("perm", nil)
+		if len(p1) == 0 || len(p1) != len(p2) {
+			return nil
+		}
+		comp := make([]int64, len(p2))
+		identity := true
+		for i, p := range p2 {
+			if p < 0 || int(p) >= len(p1) {
+				return nil
+			}
+			comp[i] = p1[p]
+			identity = identity && comp[i] == int64(i)
+		}
+		if identity {
+			return keepsShape(in.Inputs[0], n)
+		}
+		return r.emit(n, "Transpose", ir.Attrs{"perm": ir.IntsAttr(comp...)}, in.Inputs[0])
+	}},
+}
+
+// SimplifyRuleIDs lists the rule ids and expressions (for documentation).
+func SimplifyRuleIDs() map[int]string {
+	m := map[int]string{}
+	for _, r := range simplifyRules {
+		m[r.id] = r.expr
+	}
+	return m
+}
+
+// activeRules applies enable_simplify_exprs_only / disable_simplify_exprs
+// and exact_precision_mode.
+func activeRules(f *akgcfg.Flags) map[string][]simplifyRule {
+	out := map[string][]simplifyRule{}
+	for _, r := range simplifyRules {
+		id := strconv.Itoa(r.id)
+		if len(f.EnableSimplifyExprsOnly) > 0 {
+			if !slices.Contains(f.EnableSimplifyExprsOnly, id) {
+				continue
+			}
+		} else if slices.Contains(f.DisableSimplifyExprs, id) {
+			continue
+		}
+		if f.ExactPrecisionMode && !r.exact {
+			continue
+		}
+		out[r.op] = append(out[r.op], r)
+	}
+	return out
+}
+
+// foldable ops give the same result folded in float64 and rounded as
+// computed in float32/float16 (double rounding is innocuous for these).
+var foldable = map[string]bool{"Neg": true, "Add": true, "Sub": true, "Mul": true, "RealDiv": true, "Reciprocal": true, "Sqrt": true}
+
+// fold evaluates n when all its inputs are scalar float constants.
+func fold(n *ir.Node) (*ir.Tensor, bool) {
+	if !foldable[n.Op] || len(n.Outputs) != 1 || !n.Outputs[0].DType.IsFloat() || ir.NumElements(n.Outputs[0].Shape) != 1 {
+		return nil, false
+	}
+	var xs []float64
+	for _, in := range n.Inputs {
+		f, ok := constScalar(in)
+		if !ok || !isScalarConst(in) {
+			return nil, false
+		}
+		xs = append(xs, f)
+	}
+	var y float64
+	switch {
+	case n.Op == "Neg" && len(xs) == 1:
+		y = -xs[0]
+	case n.Op == "Reciprocal" && len(xs) == 1:
+		y = 1 / xs[0]
+	case n.Op == "Sqrt" && len(xs) == 1:
+		y = math.Sqrt(xs[0])
+	case len(xs) != 2:
+		return nil, false
+	case n.Op == "Add":
+		y = xs[0] + xs[1]
+	case n.Op == "Sub":
+		y = xs[0] - xs[1]
+	case n.Op == "Mul":
+		y = xs[0] * xs[1]
+	case n.Op == "RealDiv":
+		y = xs[0] / xs[1]
+	}
+	t := ir.NewTensor(n.Outputs[0].DType, n.Outputs[0].Shape)
+	t.PutFloat(0, y)
+	return t, true
+}
+
+// simplifyBody runs constant folding and the rules to a fixpoint; it
+// returns the number of rewrites.
+func simplifyBody(b *ir.Graph, rules map[string][]simplifyRule) int {
+	r := newRewriter(b)
+	total := 0
+	for iter := 0; iter < 1000; iter++ {
+		changed := false
+		for _, n := range b.Nodes {
+			if t, ok := fold(n); ok {
+				r.replace(n.Outputs[0], r.constant(n.Outputs[0].Name+"_folded", t))
+				changed = true
+				break
+			}
+		}
+		if !changed {
+			for i := len(b.Nodes) - 1; i >= 0 && !changed; i-- {
+				n := b.Nodes[i]
+				for _, rule := range rules[n.Op] {
+					if v := rule.apply(r, n); v != nil && keepsShape(v, n) != nil {
+						r.replace(n.Outputs[0], v)
+						changed = true
+						break
+					}
+				}
+			}
+		}
+		if !changed {
+			break
+		}
+		total++
+		_ = b.TopoSort()
+		b.RemoveDead()
+		r.refresh()
+	}
+	if total > 0 {
+		materializeOutputs(r)
+	}
+	return total
+}
+
+// materializeOutputs: a body output that became an input or constant is
+// recomputed by a node (Reshape/BroadcastTo), as ReorganizeEmptyGraph.
+func materializeOutputs(r *rewriter) {
+	for i, o := range r.b.Outputs {
+		if o.Producer != nil {
+			continue
+		}
+		like := &ir.Node{Name: r.b.Name + "/out" + strconv.Itoa(i)}
+		shape := r.constant("shape", ir.Int64Tensor([]int64{int64(len(o.Shape))}, o.Shape...))
+		op := "Reshape"
+		if o.Const != nil {
+			op = "BroadcastTo"
+		}
+		if v := r.emit(like, op, nil, o, shape); v != nil {
+			r.b.Outputs[i] = v
+		}
+	}
+}
+
+// pruneKernelInputs drops kernel inputs the body no longer reads.
+func pruneKernelInputs(k *ir.Node) {
+	used := map[*ir.Value]bool{}
+	for _, n := range k.Body.Nodes {
+		for _, v := range n.Inputs {
+			used[v] = true
+		}
+	}
+	for _, o := range k.Body.Outputs {
+		used[o] = true
+	}
+	var ins, outer []*ir.Value
+	for i, v := range k.Body.Inputs {
+		if used[v] {
+			ins = append(ins, v)
+			outer = append(outer, k.Inputs[i])
+		}
+	}
+	k.Body.Inputs, k.Inputs = ins, outer
+}
+
+// runArithmeticSimplify is arithmetic_simplify over every kernel body.
+func runArithmeticSimplify(st *state) (bool, string, error) {
+	rules := activeRules(st.flags)
+	total := 0
+	for _, k := range kernels(st.g) {
+		if c := simplifyBody(k.Body, rules); c > 0 {
+			total += c
+			pruneKernelInputs(k)
+		}
+	}
+	if total == 0 {
+		return false, "", nil
+	}
+	return true, fmt.Sprintf("%d rewrites", total), nil
+}

@@ -1,0 +1,726 @@
+package fusion
+
+import (
+	"sort"
+	"strings"
+
+	"gkconv/internal/akgcfg"
+	"gkconv/internal/ir"
+)
+
+// pattern is MindSpore's NodePattern, in its order (reference §4.2).
+type pattern int
+
+const (
+	patVirtual pattern = iota
+	patReshape
+	patElemwise
+	patBroadcast
+	patReduce
+	patOpaque
+)
+
+func (p pattern) String() string {
+	return [...]string{"VIRTUAL", "RESHAPE", "ELEMWISE", "BROADCAST", "REDUCE", "OPAQUE"}[p]
+}
+
+// opPattern maps an IR op to its split-model pattern: the IR table's
+// broadcasting binary ops are ELEMWISE in MindSpore (their edges decide
+// BROADCAST); BroadcastTo and Tile are BROADCAST.
+func opPattern(n *ir.Node) pattern {
+	switch n.Op {
+	case "BroadcastTo", "Tile":
+		return patBroadcast
+	case "Reshape", "Flatten", "Squeeze", "Unsqueeze":
+		return patReshape
+	}
+	info, ok := ir.LookupOp(n.Op)
+	if !ok {
+		return patOpaque
+	}
+	switch info.Pattern {
+	case ir.PatternElemwise, ir.PatternBroadcast:
+		return patElemwise
+	case ir.PatternReduce:
+		return patReduce
+	case ir.PatternReshape:
+		return patReshape
+	}
+	return patOpaque
+}
+
+type edgeRel int
+
+const (
+	relInjective edgeRel = iota
+	relBroadcast
+)
+
+type areaMode int
+
+const (
+	modeBasic areaMode = iota
+	modeComposite
+)
+
+type areaEdge struct {
+	a   *area
+	rel edgeRel
+}
+
+// area is a set of ops the split model may turn into one kernel.
+type area struct {
+	id       int
+	ops      []*ir.Node // ops[0] is the dominant op
+	pat      pattern
+	mode     areaMode
+	isOutput bool
+	inputs   []areaEdge
+	alive    bool
+}
+
+func (a *area) dom() *ir.Node { return a.ops[0] }
+
+func (a *area) computeSize() int64 {
+	if len(a.dom().Outputs) == 0 {
+		return 0
+	}
+	return ir.NumElements(a.dom().Outputs[0].Shape)
+}
+
+// shapeEqual compares shapes ignoring leading 1s of the longer one.
+func shapeEqual(a, b []int64) bool {
+	if len(a) < len(b) {
+		a, b = b, a
+	}
+	diff := len(a) - len(b)
+	for i := 0; i < diff; i++ {
+		if a[i] != 1 {
+			return false
+		}
+	}
+	for i := range b {
+		if a[i+diff] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// splitModel is MindSpore's SplitModel over a list of ops.
+type splitModel struct {
+	areas   []*area
+	byNode  map[*ir.Node]*area
+	reach   [][]bool
+	alive   map[int]bool
+	limit   int // composite_op_limit_size
+	fused   []*area
+	forward bool // direction of the last match
+}
+
+func newSplitModel(ops []*ir.Node, isOutput func(*ir.Node) bool, limit int) *splitModel {
+	m := &splitModel{byNode: map[*ir.Node]*area{}, alive: map[int]bool{}, limit: limit}
+	for _, n := range ops {
+		m.newArea(n, isOutput(n))
+	}
+	sz := len(m.areas)
+	m.reach = make([][]bool, sz)
+	for i := range m.reach {
+		m.reach[i] = make([]bool, sz)
+		m.reach[i][i] = true
+		m.alive[i] = true
+	}
+	for i := sz - 1; i >= 0; i-- {
+		for _, u := range m.users(m.areas[i]) {
+			m.link(i, u.a.id)
+		}
+	}
+	return m
+}
+
+func (m *splitModel) newArea(n *ir.Node, isOutput bool) {
+	a := &area{id: len(m.areas), ops: []*ir.Node{n}, isOutput: isOutput, alive: true}
+	init := opPattern(n)
+	a.pat = init
+	var ins []*ir.Value
+	for _, v := range n.Inputs {
+		if v != nil {
+			ins = append(ins, v)
+		}
+	}
+	for _, v := range ins {
+		rel := relInjective
+		if init == patElemwise && len(ins) > 1 && len(n.Outputs) > 0 && !shapeEqual(n.Outputs[0].Shape, v.Shape) {
+			rel = relBroadcast
+		}
+		if init == patElemwise && rel == relBroadcast {
+			a.pat = patBroadcast
+		}
+		if v.Producer != nil {
+			if pa, ok := m.byNode[v.Producer]; ok {
+				a.inputs = append(a.inputs, areaEdge{pa, rel})
+			}
+		}
+	}
+	// ELEMWISE again when every other input is a scalar constant: Add(x, 1).
+	if a.pat == patBroadcast && init == patElemwise {
+		scalars := 0
+		for _, v := range ins {
+			if v.Const != nil && v.Const.NumElements() == 1 {
+				scalars++
+			}
+		}
+		if scalars+1 == len(ins) {
+			a.pat = patElemwise
+			if len(a.inputs) > 0 {
+				a.inputs[0].rel = relInjective
+			}
+		}
+	}
+	if n.Attrs.Has(AttrExpandFrom) {
+		a.mode = modeComposite
+	}
+	a.inputs = uniqueEdges(a.inputs)
+	m.areas = append(m.areas, a)
+	m.byNode[n] = a
+}
+
+// uniqueEdges keeps one edge per area (the greater relation), by area id.
+func uniqueEdges(es []areaEdge) []areaEdge {
+	sort.SliceStable(es, func(i, j int) bool {
+		if es[i].a == es[j].a {
+			return es[i].rel > es[j].rel
+		}
+		return es[i].a.id < es[j].a.id
+	})
+	out := es[:0]
+	for i, e := range es {
+		if i > 0 && e.a == es[i-1].a {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func (m *splitModel) users(a *area) []areaEdge {
+	var us []areaEdge
+	for _, b := range m.areas {
+		if !b.alive || b == a {
+			continue
+		}
+		for _, e := range b.inputs {
+			if e.a == a {
+				us = append(us, areaEdge{b, e.rel})
+				break
+			}
+		}
+	}
+	return us
+}
+
+func (m *splitModel) reachable(a, b int) bool { return m.reach[a][b] }
+
+func (m *splitModel) link(from, to int) {
+	for suc := range m.alive {
+		if m.reach[to][suc] {
+			m.reach[from][suc] = true
+		}
+	}
+}
+
+func (m *splitModel) fuseReach(target, other int) {
+	for suc := range m.alive {
+		if m.reach[other][suc] && !m.reach[target][suc] {
+			for pre := range m.alive {
+				if m.reach[pre][target] {
+					m.reach[pre][suc] = true
+				}
+			}
+		}
+	}
+	for pre := range m.alive {
+		if m.reach[pre][other] && !m.reach[pre][target] {
+			for suc := range m.alive {
+				if m.reach[target][suc] {
+					m.reach[pre][suc] = true
+				}
+			}
+		}
+	}
+	delete(m.alive, other)
+}
+
+// hasCircle: fusing a and b (one an input of the other) would make a cycle
+// iff the producer reaches another input of the consumer.
+func (m *splitModel) hasCircle(a, b *area) bool {
+	if m.reachable(a.id, b.id) {
+		for _, e := range b.inputs {
+			if e.a != a && m.reachable(a.id, e.a.id) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, e := range a.inputs {
+		if e.a != b && m.reachable(b.id, e.a.id) {
+			return true
+		}
+	}
+	return false
+}
+
+// fuseInput merges input area in into a (Area::FuseInput).
+func (m *splitModel) fuseInput(a, in *area) {
+	at := -1
+	for i, e := range a.inputs {
+		if e.a == in {
+			at = i
+			break
+		}
+	}
+	if at < 0 {
+		return
+	}
+	rel := a.inputs[at].rel
+	if in.isOutput {
+		a.isOutput = true
+	}
+	if a.pat < in.pat {
+		a.ops = append(append([]*ir.Node{}, in.ops...), a.ops...)
+	} else {
+		a.ops = append(a.ops, in.ops...)
+	}
+	if in.pat > a.pat {
+		a.pat = in.pat
+	}
+	if a.pat == patElemwise && rel == relBroadcast {
+		a.pat = patBroadcast
+	}
+	ins := append([]areaEdge{}, a.inputs[:at]...)
+	ins = append(ins, a.inputs[at+1:]...)
+	ins = append(ins, in.inputs...)
+	a.inputs = uniqueEdges(ins)
+	for _, b := range m.areas {
+		if !b.alive || b == a || b == in {
+			continue
+		}
+		changed := false
+		for i := range b.inputs {
+			if b.inputs[i].a == in {
+				b.inputs[i].a = a
+				changed = true
+			}
+		}
+		if changed {
+			b.inputs = uniqueEdges(b.inputs)
+		}
+	}
+	for _, o := range in.ops {
+		m.byNode[o] = a
+	}
+	in.alive = false
+	in.ops = nil
+	in.inputs = nil
+}
+
+func (m *splitModel) limitAreaSize(dom *area) {
+	total := len(dom.ops)
+	for _, a := range m.fused {
+		total += len(a.ops)
+	}
+	if total <= m.limit {
+		return
+	}
+	sort.SliceStable(m.fused, func(i, j int) bool { return len(m.fused[i].ops) < len(m.fused[j].ops) })
+	cur := len(dom.ops)
+	for i, a := range m.fused {
+		cur += len(a.ops)
+		if cur > m.limit {
+			m.fused = m.fused[:i]
+			return
+		}
+	}
+}
+
+func (m *splitModel) fuseAreas(dom *area, areas []*area, forward bool) {
+	target := dom
+	for _, a := range areas {
+		if !forward { // the user always absorbs its producer
+			target, a = a, target
+		}
+		m.fuseInput(target, a)
+		m.fuseReach(target.id, a.id)
+	}
+	if target.pat > patReshape {
+		target.mode = modeComposite
+	}
+}
+
+// fusePattern is one rule of the split model.
+type fusePattern struct {
+	name string
+	// match fills m.fused and m.forward for dom; it includes the Check.
+	match func(m *splitModel, dom *area) bool
+}
+
+func (m *splitModel) runPattern(p fusePattern) {
+	for i := 0; i < len(m.areas); {
+		a := m.areas[i]
+		if !a.alive {
+			i++
+			continue
+		}
+		m.fused, m.forward = nil, true
+		if p.match(m, a) {
+			m.limitAreaSize(a)
+			if len(m.fused) > 0 {
+				m.fuseAreas(a, m.fused, m.forward)
+				continue // re-visit the same area
+			}
+		}
+		i++
+	}
+}
+
+// run applies the patterns in order and returns the live areas.
+func (m *splitModel) run(patterns []fusePattern) []*area {
+	for _, p := range patterns {
+		m.runPattern(p)
+	}
+	var out []*area
+	for _, a := range m.areas {
+		if a.alive {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// Split-model patterns.
+
+func virtualPattern() fusePattern {
+	return fusePattern{"bind_virtual_node", func(m *splitModel, dom *area) bool {
+		if dom.pat != patVirtual {
+			return false
+		}
+		for _, e := range dom.inputs {
+			m.fused = append(m.fused, e.a)
+		}
+		return true
+	}}
+}
+
+func reshapePattern() fusePattern {
+	return fusePattern{"reshape", func(m *splitModel, dom *area) bool {
+		if dom.pat != patReshape {
+			return false
+		}
+		var min *area
+		for _, u := range m.users(dom) {
+			if u.a.pat <= patBroadcast && !m.hasCircle(dom, u.a) && (min == nil || u.a.pat < min.pat) {
+				min, m.forward = u.a, false
+			}
+		}
+		for _, e := range dom.inputs {
+			if e.a.pat <= patBroadcast && !m.hasCircle(e.a, dom) && (min == nil || e.a.pat < min.pat) {
+				min, m.forward = e.a, true
+			}
+		}
+		if min == nil {
+			return false
+		}
+		m.fused = append(m.fused, min)
+		return true
+	}}
+}
+
+func isolateReshapePattern() fusePattern {
+	return fusePattern{"isolate_reshape", func(m *splitModel, dom *area) bool {
+		if dom.pat != patReshape || len(dom.ops) != 1 {
+			return false
+		}
+		for _, u := range m.users(dom) {
+			if u.a.mode == modeComposite && !m.hasCircle(dom, u.a) {
+				m.fused, m.forward = append(m.fused, u.a), false
+				return true
+			}
+		}
+		for _, e := range dom.inputs {
+			if e.a.mode == modeComposite && !m.hasCircle(e.a, dom) {
+				m.fused, m.forward = append(m.fused, e.a), true
+				return true
+			}
+		}
+		return false
+	}}
+}
+
+func suffix(width bool) string {
+	if width {
+		return "_width"
+	}
+	return "_depth"
+}
+
+// elemwiseFwd is Lite CPU/GPU's elemwise_fwd: an ELEMWISE dom absorbs
+// ELEMWISE inputs over injective edges of equal size.
+func elemwiseFwdPattern(width bool) fusePattern {
+	return fusePattern{"elemwise_fwd" + suffix(width), func(m *splitModel, dom *area) bool {
+		if dom.pat != patElemwise || (!width && len(dom.inputs) != 1) {
+			return false
+		}
+		for _, e := range dom.inputs {
+			if !width && len(m.users(e.a)) != 1 {
+				continue
+			}
+			if e.a.pat <= patElemwise && e.rel == relInjective {
+				if width && m.hasCircle(e.a, dom) {
+					continue
+				}
+				if e.a.computeSize() == dom.computeSize() {
+					m.fused = append(m.fused, e.a)
+				}
+			}
+		}
+		return len(m.fused) > 0
+	}}
+}
+
+func elemwiseBroadcastFwdPattern(width bool) fusePattern {
+	return fusePattern{"elemwise_broadcast_fwd" + suffix(width), func(m *splitModel, dom *area) bool {
+		if (dom.pat != patElemwise && dom.pat != patBroadcast) || (!width && len(dom.inputs) != 1) {
+			return false
+		}
+		for _, e := range dom.inputs {
+			if !width && len(m.users(e.a)) != 1 {
+				continue
+			}
+			if e.a.pat <= patBroadcast && e.rel == relInjective {
+				if width && m.hasCircle(e.a, dom) {
+					continue
+				}
+				if e.a.computeSize() == dom.computeSize() {
+					m.fused = append(m.fused, e.a)
+				}
+			}
+		}
+		return len(m.fused) > 0
+	}}
+}
+
+func reduceFwdPattern(width bool, limit int) fusePattern {
+	return fusePattern{"reduce_fwd" + suffix(width), func(m *splitModel, dom *area) bool {
+		if dom.pat != patReduce || (!width && len(dom.inputs) != 1) {
+			return false
+		}
+		for _, e := range dom.inputs {
+			if !width && len(m.users(e.a)) != 1 {
+				continue
+			}
+			if len(e.a.ops) > limit {
+				continue
+			}
+			if e.a.pat <= patElemwise && e.rel == relInjective {
+				if width && m.hasCircle(e.a, dom) {
+					continue
+				}
+				m.fused = append(m.fused, e.a)
+			}
+		}
+		return len(m.fused) > 0
+	}}
+}
+
+// elemwiseBroadcastBwd: a non-output ELEMWISE/BROADCAST area fuses into ALL
+// of its users or none.
+func elemwiseBroadcastBwdPattern(width bool, limit int) fusePattern {
+	return fusePattern{"elemwise_broadcast_bwd" + suffix(width), func(m *splitModel, dom *area) bool {
+		if (dom.pat != patElemwise && dom.pat != patBroadcast) || dom.isOutput {
+			return false
+		}
+		users := m.users(dom)
+		if (!width && len(users) > 1) || len(dom.ops) > limit {
+			return false
+		}
+		m.forward = false
+		for _, u := range users {
+			a := u.a
+			if !width && len(a.inputs) != 1 {
+				m.fused = nil
+				return false
+			}
+			if a.pat > patReduce {
+				m.fused = nil
+				return false
+			}
+			if width {
+				if len(m.fused) > 0 && m.fused[0].computeSize() != a.computeSize() {
+					m.fused = nil
+					return false
+				}
+				if m.hasCircle(dom, a) {
+					continue
+				}
+			}
+			if a.pat == patReduce {
+				if dom.pat == patElemwise && u.rel == relInjective {
+					m.fused = append(m.fused, a)
+				} else {
+					m.fused = nil
+					return false
+				}
+			} else {
+				m.fused = append(m.fused, a)
+			}
+		}
+		if len(m.fused) != len(users) {
+			m.fused = nil
+			return false
+		}
+		return len(m.fused) > 0
+	}}
+}
+
+// convPattern (Lite CPU): Conv2D absorbs elementwise users of its shape.
+func convPattern() fusePattern {
+	return fusePattern{"conv", func(m *splitModel, dom *area) bool {
+		if dom.dom().Op != "Conv2D" {
+			return false
+		}
+		m.forward = false
+		for _, u := range m.users(dom) {
+			if m.hasCircle(dom, u.a) {
+				continue
+			}
+			if u.a.pat < patBroadcast || (u.a.pat == patBroadcast && sameShape(u.a.dom().Outputs[0].Shape, dom.dom().Outputs[0].Shape)) {
+				m.fused = append(m.fused, u.a)
+			}
+		}
+		return len(m.fused) > 0
+	}}
+}
+
+// matmulPattern (Ascend AKG): MatMul absorbs Add/Cast users.
+func matmulPattern() fusePattern {
+	return fusePattern{"matmul_depth", func(m *splitModel, dom *area) bool {
+		if dom.dom().Op != "MatMul" {
+			return false
+		}
+		m.forward = false
+		for _, u := range m.users(dom) {
+			if op := u.a.dom().Op; (op == "Add" || op == "Cast") && !m.hasCircle(dom, u.a) {
+				m.fused = append(m.fused, u.a)
+			}
+		}
+		return len(m.fused) > 0
+	}}
+}
+
+// expansionKey identifies the expansion an op came from ("" = none).
+func expansionKey(n *ir.Node) string {
+	if !n.Attrs.Has(AttrExpandFrom) {
+		return ""
+	}
+	return n.Attrs.String(AttrExpandFrom, "") + "\x00" + strings.Join(n.Provenance, "\x00")
+}
+
+// expandedOpPattern is this converter's addition, run last: the areas of
+// one expanded op (LayerNorm, Softmax, ...) that the MindSpore patterns left
+// apart across a reduction are joined again when no cycle results, so an
+// expander yields one kernel as in MindSpore's GraphKernelExpander.
+// disable_fusion_pattern=expanded_op turns it off.
+func expandedOpPattern() fusePattern {
+	return fusePattern{"expanded_op", func(m *splitModel, dom *area) bool {
+		keys := map[string]bool{}
+		for _, o := range dom.ops {
+			if k := expansionKey(o); k != "" {
+				keys[k] = true
+			}
+		}
+		if len(keys) == 0 {
+			return false
+		}
+		shares := func(a *area) bool {
+			for _, o := range a.ops {
+				if keys[expansionKey(o)] {
+					return true
+				}
+			}
+			return false
+		}
+		for _, e := range dom.inputs {
+			if shares(e.a) && !m.hasCircle(e.a, dom) {
+				m.fused, m.forward = append(m.fused, e.a), true
+				return true
+			}
+		}
+		for _, u := range m.users(dom) {
+			if shares(u.a) && !m.hasCircle(dom, u.a) {
+				m.fused, m.forward = append(m.fused, u.a), false
+				return true
+			}
+		}
+		return false
+	}}
+}
+
+// backendPatterns is the pattern order of each backend (reference §4.2,
+// converter_lite's split_model_{cpu,gpu,ascend}).
+func backendPatterns(be akgcfg.Backend, reduceDepth int) []fusePattern {
+	switch be.Device {
+	case akgcfg.Ascend:
+		ps := []fusePattern{virtualPattern()}
+		if !be.Is910B() {
+			ps = append(ps, matmulPattern())
+		}
+		return append(ps,
+			elemwiseBroadcastFwdPattern(false), elemwiseBroadcastFwdPattern(true),
+			reduceFwdPattern(false, reduceDepth), reduceFwdPattern(true, reduceDepth),
+			elemwiseBroadcastBwdPattern(false, 6), elemwiseBroadcastBwdPattern(true, 6),
+			isolateReshapePattern(), expandedOpPattern())
+	default:
+		ps := []fusePattern{virtualPattern(), reshapePattern(), elemwiseFwdPattern(false), elemwiseFwdPattern(true)}
+		if be.Device == akgcfg.CPU {
+			ps = append(ps, convPattern())
+		}
+		return append(ps,
+			elemwiseBroadcastFwdPattern(false), elemwiseBroadcastFwdPattern(true),
+			reduceFwdPattern(false, reduceDepth), reduceFwdPattern(true, reduceDepth),
+			elemwiseBroadcastBwdPattern(false, 20), elemwiseBroadcastBwdPattern(true, 20),
+			isolateReshapePattern(), expandedOpPattern())
+	}
+}
+
+// enabledPatterns applies enable_fusion_pattern_only and
+// disable_fusion_pattern (substring matches on pattern names).
+func enabledPatterns(ps []fusePattern, f *akgcfg.Flags) []fusePattern {
+	contains := func(list []string, name string) bool {
+		for _, s := range list {
+			if s != "" && strings.Contains(name, s) {
+				return true
+			}
+		}
+		return false
+	}
+	var out []fusePattern
+	for _, p := range ps {
+		if len(f.EnableFusionPatternOnly) > 0 && !contains(f.EnableFusionPatternOnly, p.name) {
+			continue
+		}
+		if contains(f.DisableFusionPattern, p.name) {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// PatternNames lists the split-model patterns of a backend, in order.
+func PatternNames(be akgcfg.Backend) []string {
+	var out []string
+	for _, p := range backendPatterns(be, 20) {
+		out = append(out, p.name)
+	}
+	return out
+}
