@@ -176,6 +176,10 @@ func unaryExpr(n *ir.Node, a string, inDT, outDT ir.DType) (string, error) {
 		ct = computeType(inDT)
 	}
 	f := func(name string) string { return mathFn(name, ct) + "(" + a + ")" }
+	exp := "GK_EXPF"
+	if ct == "double" {
+		exp = "exp"
+	}
 	lit := func(v float64) string { return literal(outDT, v) }
 	alpha := func(def float64) string { return lit(n.Attrs.Float("alpha", def)) }
 	isFloat := outDT.IsFloat()
@@ -224,8 +228,10 @@ func unaryExpr(n *ir.Node, a string, inDT, outDT ir.DType) (string, error) {
 		return "", fmt.Errorf("op %s on %s is not supported by the C generator", n.Op, outDT)
 	}
 	switch n.Op {
-	case "Exp", "Log", "Sqrt", "Tanh", "Erf", "Sin", "Cos", "Tan", "Sinh", "Cosh", "Floor", "Ceil":
-		return f(map[string]string{"Exp": "exp", "Log": "log", "Sqrt": "sqrt", "Tanh": "tanh", "Erf": "erf",
+	case "Exp":
+		return exp + "(" + a + ")", nil
+	case "Log", "Sqrt", "Tanh", "Erf", "Sin", "Cos", "Tan", "Sinh", "Cosh", "Floor", "Ceil":
+		return f(map[string]string{"Log": "log", "Sqrt": "sqrt", "Tanh": "tanh", "Erf": "erf",
 			"Sin": "sin", "Cos": "cos", "Tan": "tan", "Sinh": "sinh", "Cosh": "cosh", "Floor": "floor", "Ceil": "ceil"}[n.Op]), nil
 	case "ACos", "Asin", "Atan", "Acosh", "Asinh", "Atanh":
 		return f(map[string]string{"ACos": "acos", "Asin": "asin", "Atan": "atan", "Acosh": "acosh",
@@ -237,7 +243,7 @@ func unaryExpr(n *ir.Node, a string, inDT, outDT ir.DType) (string, error) {
 	case "Reciprocal":
 		return fmt.Sprintf("(%s / %s)", lit(1), a), nil
 	case "Sigmoid":
-		return fmt.Sprintf("(%s / (%s + %s(-%s)))", lit(1), lit(1), mathFn("exp", ct), a), nil
+		return fmt.Sprintf("(%s / (%s + %s(-%s)))", lit(1), lit(1), exp, a), nil
 	case "Softplus":
 		// log(1+e^x) without overflow: x + log1p(e^-x) for x > 0.
 		return fmt.Sprintf("(%s > 0 ? %s + %s(%s(-%s)) : %s(%s(%s)))", a, a, mathFn("log1p", ct), mathFn("exp", ct), a,

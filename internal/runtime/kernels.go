@@ -4,21 +4,112 @@ import (
 	"fmt"
 
 	"gkconv/internal/ir"
+	"gkconv/internal/kernels/cpu"
 	"gkconv/internal/runtime/kernel"
 )
 
-// graphKernelFunc binds a fused GraphKernel node to its embedded binary.
-// Until the fused-kernel loader lands, such nodes run their Body subgraph
-// with the op library, which gives the same numbers.
+// Attribute names written by internal/kernels (kept as literals so the
+// runtime does not depend on the converter's kernel builder).
+const (
+	gkAttrKernelName = "kernel_name"
+	gkAttrSO         = "kernel_so"
+	gkAttrSOHash     = "kernel_so_sha256"
+	gkAttrArch       = "arch"
+	gkAttrFeature    = "feature"
+	gkAttrCPUFlags   = "cpu_flags"
+	gkAttrStatus     = "kernel_status"
+)
+
+// graphKernelFunc binds a fused GraphKernel node to its embedded shared
+// object: verified by sha256, checked against this CPU, loaded once per
+// process per hash, called through the AKG CPU ABI. A node without an object
+// runs its Body with the op library only when marked
+// kernel_status=interpreted; otherwise it is refused.
 func graphKernelFunc(n *ir.Node) (kernel.Func, bool) {
-	if n.Body == nil {
-		return nil, false
+	f, err := bindGraphKernel(n)
+	if err != nil {
+		// The session reports missing kernels by node; the error text is the
+		// reason, carried in a func that fails at run time as well.
+		return func(*kernel.Ctx, *ir.Node, []*ir.Tensor, []*ir.Tensor) error { return err }, true
 	}
+	return f, true
+}
+
+// bindGraphKernel returns the node's kernel func or why it cannot run.
+func bindGraphKernel(n *ir.Node) (kernel.Func, error) {
+	a, ok := n.Attrs[gkAttrSO]
+	if !ok || a.Kind != ir.AttrBytes || len(a.B) == 0 {
+		if n.Attrs.String(gkAttrStatus, "") == "interpreted" && n.Body != nil {
+			return interpretedFunc(n)
+		}
+		return nil, fmt.Errorf("GraphKernel node %s has no compiled kernel (kernel_so) and is not marked kernel_status=interpreted", n.Name)
+	}
+	sym := n.Attrs.String(gkAttrKernelName, "")
+	if sym == "" {
+		return nil, fmt.Errorf("GraphKernel node %s: no kernel_name", n.Name)
+	}
+	if err := cpu.CheckHost(n.Attrs.String(gkAttrArch, ""), n.Attrs.String(gkAttrFeature, ""), n.Attrs.String(gkAttrCPUFlags, "")); err != nil {
+		return nil, fmt.Errorf("GraphKernel node %s (%s): %w", n.Name, sym, err)
+	}
+	k, err := cpu.Load(a.B, n.Attrs.String(gkAttrSOHash, ""), sym)
+	if err != nil {
+		return nil, fmt.Errorf("GraphKernel node %s: %w", n.Name, err)
+	}
+	nin, nout := len(n.Inputs), len(n.Outputs)
+	return func(ctx *kernel.Ctx, _ *ir.Node, in []*ir.Tensor, out []*ir.Tensor) error {
+		if len(in) != nin || len(out) != nout {
+			return fmt.Errorf("kernel %s: %d inputs/%d outputs given, want %d/%d", sym, len(in), len(out), nin, nout)
+		}
+		bufs := make([][]byte, 0, nin+nout)
+		for i, t := range in {
+			if t == nil {
+				return fmt.Errorf("kernel %s: input %d is missing", sym, i)
+			}
+			if err := checkKernelTensor(n.Inputs[i], t); err != nil {
+				return fmt.Errorf("kernel %s: input %d: %w", sym, i, err)
+			}
+			bufs = append(bufs, t.Data)
+		}
+		for i, t := range out {
+			if err := checkKernelTensor(n.Outputs[i], t); err != nil {
+				return fmt.Errorf("kernel %s: output %d: %w", sym, i, err)
+			}
+			bufs = append(bufs, t.Data)
+		}
+		threads := 1
+		if ctx != nil && ctx.Threads > 0 {
+			threads = ctx.Threads
+		}
+		k.Call(threads, bufs)
+		return nil
+	}, nil
+}
+
+// checkKernelTensor: the compiled code has the shapes baked in, so a tensor
+// of another size would be read or written out of bounds.
+func checkKernelTensor(v *ir.Value, t *ir.Tensor) error {
+	if v == nil || t == nil {
+		return fmt.Errorf("missing tensor")
+	}
+	if t.DType != v.DType {
+		return fmt.Errorf("dtype %s, kernel built for %s", t.DType, v.DType)
+	}
+	if n := ir.NumElements(v.Shape); n < 0 || int64(len(t.Data)) != n*int64(v.DType.Size()) {
+		return fmt.Errorf("shape %v (%d bytes), kernel built for %v", t.Shape, len(t.Data), v.Shape)
+	}
+	return nil
+}
+
+// interpretedFunc runs the Body subgraph with the op library.
+func interpretedFunc(n *ir.Node) (kernel.Func, error) {
 	sub, err := NewSession(n.Body, Options{Threads: 1})
 	if err != nil {
-		return nil, false
+		return nil, fmt.Errorf("GraphKernel node %s (interpreted): %w", n.Name, err)
 	}
 	return func(ctx *kernel.Ctx, _ *ir.Node, in []*ir.Tensor, out []*ir.Tensor) error {
+		if ctx != nil {
+			sub.ctx.Threads = ctx.Threads
+		}
 		res, err := sub.Run(in)
 		if err != nil {
 			return err
@@ -30,5 +121,5 @@ func graphKernelFunc(n *ir.Node) (kernel.Func, bool) {
 			copy(out[i].Data, res[i].Data)
 		}
 		return nil
-	}, true
+	}, nil
 }

@@ -1,0 +1,127 @@
+package runtime
+
+import (
+	"math"
+	"math/rand"
+	"strings"
+	"testing"
+
+	"gkconv/internal/ir"
+	"gkconv/internal/kernels"
+	"gkconv/internal/kernels/cpu"
+)
+
+// gkModel is a graph with one GraphKernel node: y = LayerNorm-ish(x)*2 + Exp(x)
+// over [rows, cols], plus the same body for reference runs.
+func gkModel(t *testing.T, rows, cols int64) (*ir.Graph, *ir.Node) {
+	body := ir.NewGraph("body")
+	x := &ir.Value{Name: "bx", DType: ir.Float32, Shape: []int64{rows, cols}}
+	body.Inputs = []*ir.Value{x}
+	axes := body.AddConst("axes", ir.Int64Tensor([]int64{1}, -1))
+	two := body.AddConst("two", ir.Float32Tensor(nil, 2))
+	add := func(op string, ins ...*ir.Value) *ir.Value {
+		n := body.AddNode(op+"_"+string(rune('a'+len(body.Nodes))), op, ins, "v"+string(rune('a'+len(body.Nodes))))
+		if err := ir.InferNode(n); err != nil {
+			t.Fatal(err)
+		}
+		return n.Outputs[0]
+	}
+	mean := add("ReduceMean", x, axes)
+	d := add("Sub", x, mean)
+	y := add("Add", add("Mul", d, two), add("Exp", x))
+	body.Outputs = []*ir.Value{y}
+
+	g := ir.NewGraph("model")
+	gx := &ir.Value{Name: "x", DType: ir.Float32, Shape: []int64{rows, cols}}
+	g.Inputs = []*ir.Value{gx}
+	n := g.AddNode("fused0", "GraphKernel", []*ir.Value{gx}, "y")
+	n.Body = body
+	n.Outputs[0].DType, n.Outputs[0].Shape = ir.Float32, []int64{rows, cols}
+	relu := g.AddNode("relu", "ReLU", []*ir.Value{n.Outputs[0]}, "out")
+	if err := ir.InferNode(relu); err != nil {
+		t.Fatal(err)
+	}
+	g.Outputs = []*ir.Value{relu.Outputs[0]}
+	return g, n
+}
+
+func runModel(t *testing.T, g *ir.Graph, threads int, x *ir.Tensor) ([]float32, error) {
+	s, err := NewSession(g, Options{Threads: threads})
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.Run([]*ir.Tensor{x})
+	if err != nil {
+		return nil, err
+	}
+	return out[0].F32(), nil
+}
+
+func randInput(rows, cols int64) *ir.Tensor {
+	x := ir.NewTensor(ir.Float32, []int64{rows, cols})
+	r := rand.New(rand.NewSource(1))
+	for i := range x.F32() {
+		x.F32()[i] = float32(r.Float64()*4 - 2)
+	}
+	return x
+}
+
+func TestGraphKernelCompiledMatchesInterpreted(t *testing.T) {
+	if !cpu.Available {
+		t.Skip("built without cgo")
+	}
+	g, n := gkModel(t, 96, 500)
+	x := randInput(96, 500)
+	n.Attrs["kernel_status"] = ir.StringAttr("interpreted")
+	want, err := runModel(t, g, 1, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := kernels.NewBuilder(kernels.Options{CacheDir: t.TempDir()}).BuildKernels([]*ir.Node{n}); err != nil {
+		t.Fatal(err)
+	}
+	for _, threads := range []int{1, 2} {
+		got, err := runModel(t, g, threads, x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range want {
+			if d := math.Abs(float64(got[i] - want[i])); d > 1e-5*math.Max(1, math.Abs(float64(want[i]))) {
+				t.Fatalf("threads %d: out[%d] = %g, interpreted %g", threads, i, got[i], want[i])
+			}
+		}
+	}
+}
+
+func TestGraphKernelRefusals(t *testing.T) {
+	if !cpu.Available {
+		t.Skip("built without cgo")
+	}
+	x := randInput(4, 8)
+	// Unbuilt and unmarked: refused.
+	g, n := gkModel(t, 4, 8)
+	if _, err := runModel(t, g, 1, x); err == nil || !strings.Contains(err.Error(), "kernel_status=interpreted") {
+		t.Fatalf("unbuilt kernel: err = %v", err)
+	}
+	if err := kernels.NewBuilder(kernels.Options{CacheDir: t.TempDir()}).BuildKernels([]*ir.Node{n}); err != nil {
+		t.Fatal(err)
+	}
+	// Tampered object: refused by hash.
+	good := n.Attrs["kernel_so"]
+	bad := append([]byte(nil), good.B...)
+	bad[len(bad)-100] ^= 1
+	n.Attrs["kernel_so"] = ir.BytesAttr(bad)
+	if _, err := runModel(t, g, 1, x); err == nil || !strings.Contains(err.Error(), "sha256") {
+		t.Fatalf("tampered kernel: err = %v", err)
+	}
+	n.Attrs["kernel_so"] = good
+	// An ISA extension this host lacks: refused with the flag named.
+	n.Attrs["cpu_flags"] = ir.StringAttr(n.Attrs.String("cpu_flags", "") + ",gkconv_imaginary_isa")
+	if _, err := runModel(t, g, 1, x); err == nil || !strings.Contains(err.Error(), "gkconv_imaginary_isa") {
+		t.Fatalf("missing ISA: err = %v", err)
+	}
+	n.Attrs["arch"] = ir.StringAttr("riscv64")
+	if _, err := runModel(t, g, 1, x); err == nil || !strings.Contains(err.Error(), "riscv64") {
+		t.Fatalf("wrong arch: err = %v", err)
+	}
+}
