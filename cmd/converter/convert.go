@@ -23,6 +23,7 @@ type convertFlags struct {
 	fmk, modelFile, outputFile, configFile, optimize string
 	inputShape, saveType, fp16, device               string
 	inputDataFormat, weightFile, reportFile          string
+	kernelCacheDir, dumpDir                          string
 }
 
 func newConvertCmd() *cobra.Command {
@@ -65,6 +66,8 @@ The last line printed is "CONVERT RESULT SUCCESS:0" or "CONVERT RESULT FAILED:<c
 	fl.StringVar(&f.inputDataFormat, "inputDataFormat", "NCHW", "NCHW | NHWC (4-D inputs)")
 	fl.StringVar(&f.weightFile, "weightFile", "", "Caffe weights (not used for ONNX or MINDIR)")
 	fl.StringVar(&f.reportFile, "reportFile", "", "write a JSON report of the conversion to this path")
+	fl.StringVar(&f.kernelCacheDir, "kernelCacheDir", "", "compiled-kernel cache (default $GKCONV_KERNEL_CACHE or the user cache dir)")
+	fl.StringVar(&f.dumpDir, "dumpDir", "", "write IR dumps, DOT/SVG graphs and kernel sources here (default graph_kernel_dump/ when dump_as_text=true)")
 	return cmd
 }
 
@@ -262,7 +265,8 @@ func convert(cmd *cobra.Command, f *convertFlags) (err error) {
 	}
 
 	// Fusion.
-	if err := runFusion(g, cfg, backend, strings.HasPrefix(f.optimize, "none") && f.device == "", rep); err != nil {
+	fo := fusionOptions{kernelCacheDir: f.kernelCacheDir, dumpDir: f.dumpDir}
+	if err := runFusion(g, cfg, backend, strings.HasPrefix(f.optimize, "none") && f.device == "", fo, rep); err != nil {
 		return err
 	}
 	rep.Graph.NodesAfter = len(g.Nodes)

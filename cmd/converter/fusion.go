@@ -1,19 +1,120 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
 	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
 
 	"gkconv/internal/akgcfg"
+	"gkconv/internal/fusion"
 	"gkconv/internal/ir"
+	"gkconv/internal/kernels"
 )
 
-// runFusion runs graph-kernel fusion when the config enables it.
-func runFusion(g *ir.Graph, cfg *akgcfg.Config, backend akgcfg.Backend, disabled bool, rep *report) error {
-	if disabled || cfg == nil || !cfg.FusionEnabled() {
+// fusionOptions are the converter flags that steer kernel building.
+type fusionOptions struct {
+	kernelCacheDir string
+	dumpDir        string
+}
+
+// runFusion runs graph-kernel fusion when the config enables it, builds a
+// kernel per fused subgraph and records passes and kernels in the report.
+func runFusion(g *ir.Graph, cfg *akgcfg.Config, backend akgcfg.Backend, disabled bool, fo fusionOptions, rep *report) error {
+	if disabled {
+		rep.Warnings = appendNote(rep.Warnings, "--optimize=none: graph kernel fusion skipped")
 		return nil
 	}
-	msg := "graph kernel fusion is not implemented in this version yet: the model is written unfused (see README status)"
-	slog.Warn(msg)
-	rep.Warnings = append(rep.Warnings, msg)
+	if cfg == nil || !cfg.FusionEnabled() {
+		return nil
+	}
+	flags := cfg.Flags
+	var builder fusion.KernelBuilder
+	switch backend.Device {
+	case akgcfg.CPU:
+		builder = kernels.NewBuilder(kernels.Options{
+			CC:       os.Getenv("CC"),
+			MArch:    kernels.MArchFor(flags.CPUArch, flags.CPUFeature, flags.CPUType),
+			CacheDir: fo.kernelCacheDir,
+			Arch:     flags.CPUArch,
+			Feature:  flags.CPUFeature,
+		})
+	default:
+		return failf(retNotSupport, "graph kernel fusion for %s is not implemented yet (only CPU kernels are built); use --optimize=general or none", backend)
+	}
+	dump := fo.dumpDir
+	if dump == "" && (flags.DumpAsText || os.Getenv(fusion.DumpEnv) == "on") {
+		dump = "graph_kernel_dump"
+	}
+	if dump != "" {
+		if err := os.MkdirAll(dump, 0o755); err != nil {
+			return failf(retError, "dump folder: %v", err)
+		}
+	}
+	res, err := fusion.Run(g, flags, backend, builder, fusion.Options{DumpDir: dump})
+	if err != nil {
+		return failf(retError, "graph kernel fusion: %v", err)
+	}
+	for _, p := range res.Passes {
+		rep.Passes = append(rep.Passes, reportPass{Stage: p.Stage, Name: p.Name, Level: p.Level, Ran: p.Ran, Changed: p.Changed, Note: p.Note})
+	}
+	byNode := map[string]fusion.KernelRecord{}
+	for _, k := range res.Kernels {
+		byNode[k.Node] = k
+	}
+	for _, n := range g.Nodes {
+		if n.Op != fusion.OpGraphKernel {
+			continue
+		}
+		k := byNode[n.Name]
+		rk := reportKernel{
+			Name:         n.Attrs.String("kernel_name", n.Name),
+			Target:       n.Attrs.String("process", "cpu"),
+			Ops:          k.Ops,
+			SourceNodes:  n.Provenance,
+			Pattern:      k.Pattern,
+			BinaryFormat: "so",
+		}
+		if so := n.Attrs["kernel_so"]; so.Kind == ir.AttrBytes {
+			rk.BinaryBytes = len(so.B)
+			sum := sha256.Sum256(so.B)
+			rk.BinarySHA256 = hex.EncodeToString(sum[:])
+		}
+		if info, err := kernels.InfoJSON(n); err == nil {
+			rk.Info = json.RawMessage(info)
+			if dump != "" {
+				os.WriteFile(filepath.Join(dump, rk.Name+".info"), info, 0o644)
+				os.WriteFile(filepath.Join(dump, rk.Name+".c"), []byte(n.Attrs.String("kernel_source", "")), 0o644)
+			}
+		}
+		rep.Kernels = append(rep.Kernels, rk)
+	}
+	if dump != "" {
+		renderSVG(dump)
+	}
+	slog.Info("graph kernel fusion", "kernels", len(rep.Kernels), "nodes_before", res.NodesBefore, "nodes_after", res.NodesAfter)
 	return nil
 }
+
+// renderSVG turns the DOT dumps into SVG when Graphviz is installed.
+func renderSVG(dir string) {
+	dot, err := exec.LookPath("dot")
+	if err != nil {
+		return
+	}
+	for _, name := range []string{"before", "after"} {
+		src := filepath.Join(dir, name+".dot")
+		if _, err := os.Stat(src); err != nil {
+			continue
+		}
+		if out, err := exec.Command(dot, "-Tsvg", "-o", filepath.Join(dir, name+".svg"), src).CombinedOutput(); err != nil {
+			slog.Warn("dot -Tsvg failed", "file", src, "error", fmt.Sprint(err, string(out)))
+		}
+	}
+}
+
+func appendNote(list []string, s string) []string { return append(list, s) }

@@ -354,6 +354,10 @@ func runUpdateKernelInfo(st *state) (bool, string, error) {
 				return false, "", fmt.Errorf("kernel %s: output %s is %s%v, body gives %s%v", k.Name, o.Name, o.DType, o.Shape, bo.DType, bo.Shape)
 			}
 		}
+		if k.Attrs.Has("kernel_so") || k.Attrs.Has("kernel_ptx") || k.Attrs.Has("kernel_info") {
+			// A built kernel's name is its compiled symbol: keep it.
+			continue
+		}
 		finalizeKernel(k)
 	}
 	return false, "", nil

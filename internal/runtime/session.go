@@ -4,6 +4,7 @@
 package runtime
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -54,8 +55,18 @@ func NewSession(g *ir.Graph, opts Options) (*Session, error) {
 	}
 	s := &Session{g: g, ctx: ctx, index: map[*ir.Value]int{}, pool: newPool(), prof: opts.Profile}
 	var missing []string
+	var refused []error
 	for _, n := range g.Nodes {
-		f, ok := lookupKernel(n)
+		if n.Op == "GraphKernel" {
+			// Fused kernels are checked now (hash, ISA), not at the first run.
+			f, err := bindGraphKernel(n)
+			if err != nil {
+				refused = append(refused, fmt.Errorf("fused kernel %s: %w", n.Name, err))
+			}
+			s.funcs = append(s.funcs, f)
+			continue
+		}
+		f, ok := kernel.Lookup(n.Op)
 		if !ok {
 			missing = append(missing, fmt.Sprintf("%s: %s", n.Name, n.Op))
 		}
@@ -63,6 +74,9 @@ func NewSession(g *ir.Graph, opts Options) (*Session, error) {
 	}
 	if len(missing) > 0 {
 		return nil, &UnsupportedOpsError{Nodes: missing}
+	}
+	if len(refused) > 0 {
+		return nil, errors.Join(refused...)
 	}
 	id := func(v *ir.Value) int {
 		if i, ok := s.index[v]; ok {
@@ -100,15 +114,6 @@ func NewSession(g *ir.Graph, opts Options) (*Session, error) {
 	}
 	s.times = make([]time.Duration, len(g.Nodes))
 	return s, nil
-}
-
-// lookupKernel finds the op's implementation; GraphKernel nodes are bound by
-// the fused-kernel loader (kernels.go).
-func lookupKernel(n *ir.Node) (kernel.Func, bool) {
-	if n.Op == "GraphKernel" {
-		return graphKernelFunc(n)
-	}
-	return kernel.Lookup(n.Op)
 }
 
 // aliasOps produce an output with exactly the input's bytes; the executor

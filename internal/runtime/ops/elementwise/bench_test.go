@@ -76,3 +76,12 @@ func BenchmarkReduceMeanLast(b *testing.B) {
 func BenchmarkReduceMeanSpatial(b *testing.B) { // global average pool form
 	bench(b, "ReduceMean", nil, []*ir.Tensor{randF32(1, 256, 64, 64), ir.Int64Tensor([]int64{2}, 2, 3)}, randF32(1, 256, 1, 1))
 }
+
+func BenchmarkClip(b *testing.B) { // ReLU6 as Clip(x, 0, 6)
+	x := randF32(benchN)
+	bench(b, "Clip", nil, []*ir.Tensor{x, ir.Float32Tensor(nil, 0), ir.Float32Tensor(nil, 6)}, randF32(benchN))
+}
+func BenchmarkClipInPlace(b *testing.B) {
+	x := randF32(benchN)
+	bench(b, "Clip", nil, []*ir.Tensor{x, ir.Float32Tensor(nil, 0), ir.Float32Tensor(nil, 6)}, x)
+}

@@ -375,7 +375,11 @@ func clip(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	}
 	switch x.DType {
 	case ir.Float32:
-		clipT(ctx, y.F32(), x.F32(), bound(lo, float32(math.Inf(-1))), bound(hi, float32(math.Inf(1))))
+		// C fast path: the Go loop's data-dependent branches mispredict on
+		// activations (ReLU6 is the hot case).
+		d, s := y.F32(), x.F32()
+		l, h := bound(lo, float32(math.Inf(-1))), bound(hi, float32(math.Inf(1)))
+		kernel.ParallelFor(ctx, len(d), grain, func(a, b int) { f32Clip(d[a:b], s[a:b], l, h) })
 	case ir.Float64:
 		clipT(ctx, y.F64(), x.F64(), bound(lo, math.Inf(-1)), bound(hi, math.Inf(1)))
 	case ir.Float16, ir.BFloat16:

@@ -94,3 +94,23 @@ func BenchmarkMatMul128x768x768(b *testing.B) {
 	y := ir.NewTensor(ir.Float32, []int64{128, 768})
 	benchOp(b, matMul, &ir.Node{Name: "bench", Op: "MatMul", Attrs: ir.Attrs{}}, []*ir.Tensor{a, w}, y, 2*128*768*768)
 }
+
+// resnet50's stem max pool: 3x3 stride 2 pad 1 on 64x112x112.
+func BenchmarkMaxPool3x3s2(b *testing.B) {
+	rng := rand.New(rand.NewSource(1))
+	x := randTensor(rng, 1, 64, 112, 112)
+	y := ir.NewTensor(ir.Float32, []int64{1, 64, 56, 56})
+	n := &ir.Node{Name: "bench", Op: "MaxPool", Attrs: ir.Attrs{"kernel_shape": ir.IntsAttr(3, 3),
+		"strides": ir.IntsAttr(2, 2), "pads": ir.IntsAttr(1, 1, 1, 1)}}
+	benchOp(b, maxPool, n, []*ir.Tensor{x}, y, 9*64*56*56)
+}
+
+// resnet50's stem: 7x7 stride 2 pad 3, 3 -> 64 channels on 224x224.
+func BenchmarkConv7x7s2(b *testing.B) {
+	rng := rand.New(rand.NewSource(1))
+	x, w, bias := randTensor(rng, 1, 3, 224, 224), randTensor(rng, 64, 3, 7, 7), randTensor(rng, 64)
+	y := ir.NewTensor(ir.Float32, []int64{1, 64, 112, 112})
+	n := convNode(1, 3, 3, 3, 3)
+	n.Attrs["strides"] = ir.IntsAttr(2, 2)
+	benchOp(b, conv, n, []*ir.Tensor{x, w, bias}, y, 2*64*3*49*112*112)
+}

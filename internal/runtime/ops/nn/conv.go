@@ -69,7 +69,7 @@ func convF32(ctx *kernel.Ctx, g *geom, nb, c, m, group int, x, w, b, y []float32
 		padH := (g.out[1]-1)*g.s[1] + (g.k[1]-1)*g.d[1] + 1
 		padW := (g.out[2]-1)*g.s[2] + (g.k[2]-1)*g.d[2] + 1
 		kernel.ParallelFor(ctx, nb*c, 4, func(s, e int) {
-			pp := getF32(padH * padW)
+			pp := getF32(max(padH*padW, g.in[2]+48)) // padded plane, or the zero row of the AVX-512 3x3 path
 			defer putF32(pp)
 			pad := *pp
 			C.dwconv_f32(cf(x[s*inVol:]), cf(w), cf(b), cf(y[s*outVol:]), C.int(e-s), C.int(c),
@@ -98,13 +98,7 @@ func convF32(ctx *kernel.Ctx, g *geom, nb, c, m, group int, x, w, b, y []float32
 			}
 			beta := float32(0)
 			if b != nil {
-				for j := 0; j < mg; j++ {
-					bv := b[gi*mg+j]
-					row := yg[j*outVol : (j+1)*outVol]
-					for i := range row {
-						row[i] = bv
-					}
-				}
+				C.fill_rows_f32(cf(yg), cf(b[gi*mg:]), C.int(mg), C.long(outVol))
 				beta = 1
 			}
 			sgemm(false, false, mg, outVol, kk, 1, w[gi*mg*kk:], kk, src, outVol, beta, yg, outVol)

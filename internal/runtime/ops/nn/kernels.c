@@ -3,6 +3,7 @@
 // build AVX-512, AVX2 and baseline versions and pick one at load time, so
 // the binary still runs on CPUs without AVX-512.
 #include <string.h>
+#include <immintrin.h>
 #include "kernels.h"
 
 #define CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
@@ -38,6 +39,8 @@ CLONES void im2col_f32(const float *x, float *col, int C, int D, int H, int W,
                     for (int ow = 0; ow < lo; ow++) d[ow] = 0;
                     if (SW == 1) {
                         memcpy(d + lo, src + lo, sizeof(float) * (hi - lo));
+                    } else if (SW == 2) { // constant stride: gcc vectorises it with permutes
+                        for (int ow = lo; ow < hi; ow++) d[ow] = src[2 * ow];
                     } else {
                         for (int ow = lo; ow < hi; ow++) d[ow] = src[ow * SW];
                     }
@@ -110,12 +113,101 @@ static inline void dw3x3_row(float *restrict o, const float *restrict r0, const 
     }
 }
 
+// colmask selects the lanes l of a 16-float load at column c whose column
+// c+l lies in [0, W); masked-off lanes are not read (no fault) and load as 0.
+__attribute__((target("avx512f"))) static inline __mmask16 colmask(int c, int W) {
+    unsigned m = 0xFFFF;
+    if (c < 0) m = c <= -16 ? 0 : m & (0xFFFFu << -c);
+    if (c + 16 > W) m = W - c <= 0 ? 0 : m & ((1u << (W - c)) - 1);
+    return (__mmask16)m;
+}
+
+#define AVX512 __attribute__((target("avx512f")))
+#define AINLINE __attribute__((always_inline)) inline
+
+#define LDM(r, c, W) _mm512_maskz_loadu_ps(colmask((c), (W)), (const char *)(r) + 4L * (c))
+#define LDU(r, c) _mm512_loadu_ps((const char *)(r) + 4L * (c))
+
+// dw3_plane_avx512 is one 3x3 depthwise plane (dilation 1, stride S in
+// {1, 2}) with AVX-512, 16 output columns at a time, reading x directly:
+// padding taps are masked-off loads (they read nothing and load as 0) or the
+// zero row z (W floats), so no padded copy is made. Stride 2 loads 32
+// consecutive columns and keeps the even (odd) ones with one permute instead
+// of a strided load. Column offsets may be negative, hence char arithmetic.
+#define DW3_PLANE(NAME, S)                                                                          \
+AVX512 static void NAME(const float *xc, const float *wc, float b, float *yc, int H, int W,          \
+                        int PH, int PW, int OH, int OW, const float *z) {                           \
+    const __m512 k0 = _mm512_set1_ps(wc[0]), k1 = _mm512_set1_ps(wc[1]), k2 = _mm512_set1_ps(wc[2]); \
+    const __m512 k3 = _mm512_set1_ps(wc[3]), k4 = _mm512_set1_ps(wc[4]), k5 = _mm512_set1_ps(wc[5]); \
+    const __m512 k6 = _mm512_set1_ps(wc[6]), k7 = _mm512_set1_ps(wc[7]), k8 = _mm512_set1_ps(wc[8]); \
+    const __m512 bias = _mm512_set1_ps(b);                                                          \
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30); \
+    const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31); \
+    (void)even; (void)odd;                                                                          \
+    for (int oh = 0; oh < OH; oh++) {                                                               \
+        const int ih = oh * S - PH;                                                                 \
+        const float *r0 = ih >= 0 && ih < H ? xc + (long)ih * W : z;                                \
+        const float *r1 = ih + 1 >= 0 && ih + 1 < H ? xc + (long)(ih + 1) * W : z;                  \
+        const float *r2 = ih + 2 >= 0 && ih + 2 < H ? xc + (long)(ih + 2) * W : z;                  \
+        float *o = yc + (long)oh * OW;                                                              \
+        for (int i = 0; i < OW; i += 16) {                                                          \
+            const int c = i * S - PW;                                                               \
+            __m512 a0, a1, a2;                                                                      \
+            if (c >= 0 && c + (S == 1 ? 18 : 34) <= W) {                                            \
+                DW3_TAPS(S, LDU(r0, c + 0), LDU(r0, c + 1), LDU(r0, c + 2), LDU(r0, c + 16), LDU(r0, c + 18), \
+                         LDU(r1, c + 0), LDU(r1, c + 1), LDU(r1, c + 2), LDU(r1, c + 16), LDU(r1, c + 18), \
+                         LDU(r2, c + 0), LDU(r2, c + 1), LDU(r2, c + 2), LDU(r2, c + 16), LDU(r2, c + 18)) \
+            } else {                                                                                \
+                DW3_TAPS(S, LDM(r0, c + 0, W), LDM(r0, c + 1, W), LDM(r0, c + 2, W), LDM(r0, c + 16, W), LDM(r0, c + 18, W), \
+                         LDM(r1, c + 0, W), LDM(r1, c + 1, W), LDM(r1, c + 2, W), LDM(r1, c + 16, W), LDM(r1, c + 18, W), \
+                         LDM(r2, c + 0, W), LDM(r2, c + 1, W), LDM(r2, c + 2, W), LDM(r2, c + 16, W), LDM(r2, c + 18, W)) \
+            }                                                                                       \
+            const __m512 sum = _mm512_add_ps(_mm512_add_ps(a0, a1), a2);                            \
+            if (i + 16 <= OW) _mm512_storeu_ps(o + i, sum);                                         \
+            else _mm512_mask_storeu_ps(o + i, (__mmask16)((1u << (OW - i)) - 1), sum);              \
+        }                                                                                           \
+    }                                                                                               \
+}
+
+// DW3_TAPS accumulates the nine taps into a0..a2 (three chains) from the
+// loads of each row at columns c, c+1, c+2 (stride 1) or c, c+16, c+2, c+18
+// (stride 2: 32 columns from c and from c+2, de-interleaved).
+#define DW3_TAPS(S, x00, x01, x02, x16, x18, y00, y01, y02, y16, y18, z00, z01, z02, z16, z18) \
+    if (S == 1) {                                                                               \
+        a0 = _mm512_fmadd_ps(k0, x00, bias);                                                    \
+        a1 = _mm512_mul_ps(k1, x01);                                                            \
+        a2 = _mm512_mul_ps(k2, x02);                                                            \
+        a0 = _mm512_fmadd_ps(k3, y00, a0);                                                      \
+        a1 = _mm512_fmadd_ps(k4, y01, a1);                                                      \
+        a2 = _mm512_fmadd_ps(k5, y02, a2);                                                      \
+        a0 = _mm512_fmadd_ps(k6, z00, a0);                                                      \
+        a1 = _mm512_fmadd_ps(k7, z01, a1);                                                      \
+        a2 = _mm512_fmadd_ps(k8, z02, a2);                                                      \
+    } else {                                                                                    \
+        __m512 p = x00, q = x16, p2 = x02, q2 = x18;                                            \
+        a0 = _mm512_fmadd_ps(k0, _mm512_permutex2var_ps(p, even, q), bias);                     \
+        a1 = _mm512_mul_ps(k1, _mm512_permutex2var_ps(p, odd, q));                              \
+        a2 = _mm512_mul_ps(k2, _mm512_permutex2var_ps(p2, even, q2));                           \
+        p = y00, q = y16, p2 = y02, q2 = y18;                                                   \
+        a0 = _mm512_fmadd_ps(k3, _mm512_permutex2var_ps(p, even, q), a0);                       \
+        a1 = _mm512_fmadd_ps(k4, _mm512_permutex2var_ps(p, odd, q), a1);                        \
+        a2 = _mm512_fmadd_ps(k5, _mm512_permutex2var_ps(p2, even, q2), a2);                     \
+        p = z00, q = z16, p2 = z02, q2 = z18;                                                   \
+        a0 = _mm512_fmadd_ps(k6, _mm512_permutex2var_ps(p, even, q), a0);                       \
+        a1 = _mm512_fmadd_ps(k7, _mm512_permutex2var_ps(p, odd, q), a1);                        \
+        a2 = _mm512_fmadd_ps(k8, _mm512_permutex2var_ps(p2, even, q2), a2);                     \
+    }
+
+DW3_PLANE(dw3s1_plane_avx512, 1)
+DW3_PLANE(dw3s2_plane_avx512, 2)
+
 // dwconv_f32 is the direct depthwise 2-D convolution of NC channel planes
 // (channel index c0+i mod C): y[c] (OH x OW) = bias[c] + x[c] (H x W)
 // correlated with w[c] (KH x KW). Each plane is first copied into a
 // zero-padded scratch plane so the inner loops need no bounds checks; pad
-// is a caller-provided buffer of HP x WP floats (the extent the taps reach,
-// computed below).
+// is a caller-provided buffer of max(HP x WP, W + 48) floats (HP, WP: the
+// extent the taps reach, computed below). 3x3 kernels with dilation 1 and
+// stride 1 or 2 take the AVX-512 path where the CPU has it.
 CLONES void dwconv_f32(const float *x, const float *w, const float *bias, float *y,
                        int NC, int C, int H, int W, int KH, int KW, int SH, int SW,
                        int PH, int PW, int DH, int DW, int OH, int OW, int c0, float *pad) {
@@ -123,6 +215,16 @@ CLONES void dwconv_f32(const float *x, const float *w, const float *bias, float 
     const int HP = (OH - 1) * SH + (KH - 1) * DH + 1;
     const int WP = (OW - 1) * SW + (KW - 1) * DW + 1;
     const int direct = PH == 0 && PW == 0 && HP <= H && WP <= W;
+    if (KH == 3 && KW == 3 && DH == 1 && DW == 1 && SH == SW && (SW == 1 || SW == 2) &&
+        __builtin_cpu_supports("avx512f")) {
+        memset(pad, 0, sizeof(float) * (W + 48)); // the zero row
+        for (int nc = 0; nc < NC; nc++) {
+            int c = (c0 + nc) % C;
+            (SW == 1 ? dw3s1_plane_avx512 : dw3s2_plane_avx512)(x + (long)nc * H * W, w + (long)c * 9,
+                bias ? bias[c] : 0.0f, y + (long)nc * OH * OW, H, W, PH, PW, OH, OW, pad);
+        }
+        return;
+    }
     for (int nc = 0; nc < NC; nc++) {
         int c = (c0 + nc) % C;
         const float *xc = x + (long)nc * H * W;
@@ -164,5 +266,104 @@ CLONES void dwconv_f32(const float *x, const float *w, const float *bias, float 
                 }
             }
         }
+    }
+}
+
+// mp_edge is one output column of mp_row whose window is clipped by the row ends.
+static inline float mp_edge(const float *tmp, const float *first, int j, int W, int KW, int DW) {
+    float m = -__builtin_inff(), f = -__builtin_inff();
+    int seen = 0;
+    for (int kw = 0; kw < KW; kw++) {
+        const int iw = j + kw * DW;
+        if (iw < 0 || iw >= W) continue;
+        if (!seen) { f = first[iw]; seen = 1; }
+        m = tmp[iw] > m ? tmp[iw] : m;
+    }
+    return f != f ? f : m;
+}
+
+// mp_row computes one output row of a 2-D max pool from tmp, the NaN-ignoring
+// column maxima of the window's rows, and first, the window's first input row
+// (for the NaN rule of maxpool2d_f32). Columns [lo, hi) have every tap inside
+// the row; the others clip their window.
+static inline void mp_row(float *restrict o, const float *restrict tmp, const float *restrict first,
+                          int W, int KW, int SW, int PW, int DW, int OW, int lo, int hi) {
+    for (int i = 0; i < lo; i++) o[i] = mp_edge(tmp, first, i * SW - PW, W, KW, DW);
+    // interior: the fixed-shape cases give gcc constant strides
+    if (KW == 3 && SW == 2 && DW == 1) {
+        for (int i = lo; i < hi; i++) {
+            const int j = 2 * i - PW;
+            float m = tmp[j];
+            m = tmp[j + 1] > m ? tmp[j + 1] : m;
+            m = tmp[j + 2] > m ? tmp[j + 2] : m;
+            const float f = first[j];
+            o[i] = f != f ? f : m;
+        }
+    } else if (KW == 3 && SW == 1 && DW == 1) {
+        for (int i = lo; i < hi; i++) {
+            const int j = i - PW;
+            float m = tmp[j];
+            m = tmp[j + 1] > m ? tmp[j + 1] : m;
+            m = tmp[j + 2] > m ? tmp[j + 2] : m;
+            const float f = first[j];
+            o[i] = f != f ? f : m;
+        }
+    } else {
+        for (int i = lo; i < hi; i++) {
+            const int j = i * SW - PW;
+            float m = tmp[j];
+            for (int kw = 1; kw < KW; kw++) {
+                const float v = tmp[j + kw * DW];
+                m = v > m ? v : m;
+            }
+            const float f = first[j];
+            o[i] = f != f ? f : m;
+        }
+    }
+    for (int i = hi; i < OW; i++) o[i] = mp_edge(tmp, first, i * SW - PW, W, KW, DW);
+}
+
+// maxpool2d_f32 is the 2-D max pool of NC planes (H x W -> OH x OW). It
+// matches the reference loop exactly, NaN included: the result is NaN when
+// the window's first in-bounds tap is NaN, else the maximum of its non-NaN
+// taps (-inf for an empty window). A vertical pass takes the NaN-ignoring
+// maximum over the window's rows into tmp (W floats, caller-provided), so
+// the horizontal pass reads one contiguous row.
+CLONES void maxpool2d_f32(const float *x, float *y, int NC, int H, int W, int KH, int KW,
+                          int SH, int SW, int PH, int PW, int DH, int DW, int OH, int OW, float *tmp) {
+    int lo = 0, hi = OW;
+    while (lo < OW && lo * SW - PW < 0) lo++;
+    while (hi > lo && (hi - 1) * SW - PW + (KW - 1) * DW >= W) hi--;
+    for (int nc = 0; nc < NC; nc++) {
+        const float *xc = x + (long)nc * H * W;
+        float *yc = y + (long)nc * OH * OW;
+        for (int oh = 0; oh < OH; oh++) {
+            float *o = yc + (long)oh * OW;
+            const int base = oh * SH - PH;
+            int h0 = 0, h1 = KH;
+            while (h0 < h1 && base + h0 * DH < 0) h0++;
+            while (h1 > h0 && base + (h1 - 1) * DH >= H) h1--;
+            if (h0 == h1) {
+                for (int i = 0; i < OW; i++) o[i] = -__builtin_inff();
+                continue;
+            }
+            const float *first = xc + (long)(base + h0 * DH) * W;
+            for (int i = 0; i < W; i++) tmp[i] = -__builtin_inff();
+            for (int kh = h0; kh < h1; kh++) {
+                const float *r = xc + (long)(base + kh * DH) * W;
+                for (int i = 0; i < W; i++) tmp[i] = r[i] > tmp[i] ? r[i] : tmp[i];
+            }
+            mp_row(o, tmp, first, W, KW, SW, PW, DW, OW, lo, hi);
+        }
+    }
+}
+
+// fill_rows_f32 sets row j (n floats) of y to b[j] for j in [0, m): the
+// bias the convolution GEMM then accumulates onto (beta = 1).
+CLONES void fill_rows_f32(float *y, const float *b, int m, long n) {
+    for (int j = 0; j < m; j++) {
+        float *r = y + (long)j * n;
+        const float v = b[j];
+        for (long i = 0; i < n; i++) r[i] = v;
     }
 }

@@ -1,5 +1,10 @@
 package nn
 
+/*
+#include "kernels.h"
+*/
+import "C"
+
 import (
 	"math"
 
@@ -133,6 +138,10 @@ func maxPool(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	nc := int(x.Shape[0] * x.Shape[1])
 	switch x.DType {
 	case ir.Float32:
+		if ind == nil && g.in[0] == 1 && g.k[0] == 1 {
+			maxPool2DF32(ctx, g, nc, x.F32(), y.F32())
+			break
+		}
 		maxPoolT(ctx, g, nc, x.F32(), y.F32(), ind, colMajor, float32(math.Inf(-1)))
 	case ir.Float64:
 		maxPoolT(ctx, g, nc, x.F64(), y.F64(), ind, colMajor, math.Inf(-1))
@@ -193,5 +202,18 @@ func maxPoolT[T number](ctx *kernel.Ctx, g *geom, nc int, x, y []T, ind []int64,
 				}
 			}
 		}
+	})
+}
+
+// maxPool2DF32 is the C fast path of a 1-D/2-D float32 max pool without
+// indices; it gives exactly maxPoolT's results.
+func maxPool2DF32(ctx *kernel.Ctx, g *geom, nc int, x, y []float32) {
+	inVol, outVol := g.inVol(), g.outVol()
+	kernel.ParallelFor(ctx, nc, 4, func(s, e int) {
+		tp := getF32(g.in[2])
+		defer putF32(tp)
+		C.maxpool2d_f32(cf(x[s*inVol:]), cf(y[s*outVol:]), C.int(e-s), C.int(g.in[1]), C.int(g.in[2]),
+			C.int(g.k[1]), C.int(g.k[2]), C.int(g.s[1]), C.int(g.s[2]), C.int(g.pb[1]), C.int(g.pb[2]),
+			C.int(g.d[1]), C.int(g.d[2]), C.int(g.out[1]), C.int(g.out[2]), cf(*tp))
 	})
 }
