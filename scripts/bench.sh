@@ -59,4 +59,52 @@ for m in $MODELS; do
     echo "| $m | $vname | $a | $b | $ratio |" | tee -a "$OUT"
   done
 done
+
+# Fusion: the same runtime at opt_level 2 vs --optimize=none (issue target >= 1.25x).
+FUSION_MODELS=${FUSION_MODELS:-"bert_base gpt_small"}
+{
+  echo
+  echo "| model | opt_level 0 median ms | opt_level 2 median ms | speedup | kernels |"
+  echo "|---|---|---|---|---|"
+} >> "$OUT"
+for m in $FUSION_MODELS; do
+  src="$MODELS_DIR/$m/model.onnx"
+  ./converter --fmk=ONNX --modelFile="$src" --outputFile="bench/out/${m}_none" --optimize=none >/dev/null
+  ./converter --fmk=ONNX --modelFile="$src" --outputFile="bench/out/${m}_o2" --configFile=configs/akg.cfg \
+    --reportFile="bench/out/${m}_o2.report.json" >/dev/null
+  o0=(); o2=()
+  for ((r = 0; r < ROUNDS; r++)); do
+    for v in none o2; do
+      ./converter benchmark --modelFile="bench/out/${m}_${v}.mindir" --numThreads=1 --loopCount="$LOOPS" \
+        --warmUpLoopCount=2 --resultFile=bench/out/r.json >/dev/null
+      t=$(python3 -c 'import json;print(json.load(open("bench/out/r.json"))["median_ms"])')
+      if [ $v = none ]; then o0+=("$t"); else o2+=("$t"); fi
+    done
+  done
+  a=$(median "${o0[@]}"); b=$(median "${o2[@]}")
+  k=$(python3 -c "import json;print(len(json.load(open('bench/out/${m}_o2.report.json'))['kernels']))")
+  echo "| $m | $a | $b | $(python3 -c "print('%.2f' % ($a/$b))") | $k |" | tee -a "$OUT"
+done
+
+# Fused kernel bandwidth against STREAM triad (1 thread).
+gcc -O3 -march=native -fopenmp -o bench/out/stream "$SHARED/tools/bench/stream.c"
+triad=$(OMP_NUM_THREADS=1 bench/out/stream | awk '/Triad/ {print $2}')
+{
+  echo
+  echo "STREAM triad, 1 thread: ${triad} GB/s"
+  echo
+  echo "| fused kernel (1 thread) | GB/s | % of triad |"
+  echo "|---|---|---|"
+} >> "$OUT"
+go test -run '^$' -bench 'Affine16M|LayerNorm512x4096|Softmax512x4096' -benchtime 20x ./internal/kernels/ |
+  awk -v triad="$triad" '/^Benchmark/ { for (i = 1; i <= NF; i++) if ($i == "GB/s") printf "| %s | %s | %.0f%% |\n", $1, $(i-1), 100*$(i-1)/triad }' | tee -a "$OUT"
+
+# Conversion time of resnet50 at opt_level 2: cold and warm kernel cache.
+cache=$(mktemp -d)
+cold=$( { /usr/bin/time -f %e ./converter --fmk=ONNX --modelFile="$MODELS_DIR/resnet50/model.onnx" --outputFile=bench/out/r50_o2 \
+  --configFile=configs/akg.cfg --kernelCacheDir="$cache" >/dev/null; } 2>&1 | tail -1)
+warm=$( { /usr/bin/time -f %e ./converter --fmk=ONNX --modelFile="$MODELS_DIR/resnet50/model.onnx" --outputFile=bench/out/r50_o2 \
+  --configFile=configs/akg.cfg --kernelCacheDir="$cache" >/dev/null; } 2>&1 | tail -1)
+rm -rf "$cache"
+printf '\nresnet50 conversion at opt_level 2: cold kernel cache %s s, warm %s s\n' "$cold" "$warm" | tee -a "$OUT"
 echo "wrote $OUT"
