@@ -4,6 +4,7 @@ FUZZTIME ?= 10s
 OUT      ?= out
 
 .PHONY: all build test vet unit fuzz suite demo proto bench clean
+SHELL := /bin/bash
 
 all: build
 
@@ -16,10 +17,10 @@ vet:
 # The project's test command (README, CI): vet, every unit/integration test
 # (the ONNX backend suite and corpus models run when ../shared is present),
 # then each fuzz target briefly.
-test: build vet unit fuzz
+test: build vet unit suite fuzz
 
 unit:
-	$(GO) test -count=1 -timeout 40m ./...
+	$(GO) test -count=1 -timeout 40m -skip '^TestBackendSuite$$' ./...
 
 fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) ./internal/onnx/
@@ -29,7 +30,7 @@ fuzz:
 
 # The ONNX backend node suite alone, with its summary line.
 suite:
-	$(GO) test -count=1 -run 'TestBackendSuite' -v ./cmd/converter/ | grep -E 'passed|FAIL|^ok'
+	set -o pipefail; $(GO) test -count=1 -run '^TestBackendSuite$$' -v ./cmd/converter/ | grep -E 'passed|FAIL|^ok|in-scope'
 
 demo: build
 	@mkdir -p $(OUT)

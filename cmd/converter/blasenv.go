@@ -50,5 +50,14 @@ func ensureBLASCoreType() {
 		}
 	}
 	env = append(env, "OPENBLAS_CORETYPE="+want, "GKCONV_REEXECED=1")
+	// OpenBLAS starts one worker per core at load; idle workers still spin
+	// on sched_yield, which costs a 1-thread benchmark on a 2-core machine.
+	if os.Getenv("OPENBLAS_NUM_THREADS") == "" {
+		for _, a := range os.Args[1:] {
+			if v, ok := strings.CutPrefix(a, "--numThreads="); ok {
+				env = append(env, "OPENBLAS_NUM_THREADS="+v)
+			}
+		}
+	}
 	_ = syscall.Exec(exe, os.Args, env) // on failure, run as is
 }
