@@ -9,35 +9,13 @@ import (
 	"gkconv/internal/akgcfg"
 	"gkconv/internal/ir"
 	"gkconv/internal/onnx"
+	"gkconv/internal/runtime/ops/opstest"
 )
-
-func sharedDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("repository root (go.mod) not found")
-		}
-		dir = parent
-	}
-	s := filepath.Join(dir, "..", "shared")
-	if _, err := os.Stat(s); err != nil {
-		t.Skip("../shared is absent: corpus model tests skipped")
-	}
-	return s
-}
 
 // TestCorpusModels fuses real architectures and runs them fused and unfused
 // on the runtime's op library.
 func TestCorpusModels(t *testing.T) {
-	root := filepath.Join(sharedDir(t), "corpus", "models")
+	root := opstest.SharedDir(t, "corpus/models")
 	for _, name := range []string{"bert_tiny", "gpt_tiny", "squeezenet1_1", "mobilenet_v2_bn", "mobilenet_v3_small", "resnet18_bn"} {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join(root, name, "model.onnx")

@@ -254,7 +254,7 @@ func arith(ctx *kernel.Ctx, n *ir.Node, op binOp, out, a, b *ir.Tensor) error {
 		ok = arithTyped(ctx, out, a, b, floatArith[float64](op, fmod))
 	case ir.Float16, ir.BFloat16:
 		w, flush := halfOut(out)
-		if err := arith(ctx, n, op, w, halfToF32(a), halfToF32(b)); err != nil {
+		if err := arith(ctx, n, op, w, kernel.HalfToF32(a), kernel.HalfToF32(b)); err != nil {
 			return err
 		}
 		flush()
@@ -303,7 +303,7 @@ func compare(ctx *kernel.Ctx, n *ir.Node, op binOp, out, a, b *ir.Tensor) error 
 	case ir.Float64:
 		err = binaryFunc(ctx, out, a, b, cmpFunc[float64](op))
 	case ir.Float16, ir.BFloat16:
-		return compare(ctx, n, op, out, halfToF32(a), halfToF32(b))
+		return compare(ctx, n, op, out, kernel.HalfToF32(a), kernel.HalfToF32(b))
 	case ir.Int8:
 		err = binaryFunc(ctx, out, a, b, cmpFunc[int8](op))
 	case ir.Int16:
@@ -419,11 +419,11 @@ func variadic(ctx *kernel.Ctx, n *ir.Node, op binOp, mean bool, in, out []*ir.Te
 			return nodeErr(n, "input dtype %s differs from output %s", t.DType, o.DType)
 		}
 	}
-	if isHalf(o.DType) {
+	if kernel.IsHalf(o.DType) {
 		w, flush := halfOut(o)
 		wide := make([]*ir.Tensor, len(ins))
 		for i, t := range ins {
-			wide[i] = halfToF32(t)
+			wide[i] = kernel.HalfToF32(t)
 		}
 		if err := variadic(ctx, n, op, mean, wide, []*ir.Tensor{w}); err != nil {
 			return err

@@ -110,7 +110,7 @@ func castFrom[S number](dst *ir.Tensor, s []S, srcFloat bool) error {
 	case ir.Float16, ir.BFloat16:
 		tmp := make([]float32, len(dst.U16()))
 		convert(tmp, s)
-		f32ToHalf(dst, tmp)
+		kernel.F32ToHalf(dst, tmp)
 	case ir.Int8:
 		convert(dst.I8(), s)
 	case ir.Int16:
@@ -205,10 +205,10 @@ func castInto(dst, src *ir.Tensor) error {
 		return castFrom(dst, src.F64(), true)
 	case ir.Float16, ir.BFloat16:
 		if dst.DType == ir.Float16 || dst.DType == ir.BFloat16 {
-			f32ToHalf(dst, halfToF32(src).F32())
+			kernel.F32ToHalf(dst, kernel.HalfToF32(src).F32())
 			return nil
 		}
-		return castFrom(dst, halfToF32(src).F32(), true)
+		return castFrom(dst, kernel.HalfToF32(src).F32(), true)
 	case ir.Int8:
 		return castFrom(dst, src.I8(), false)
 	case ir.Int16:

@@ -38,42 +38,10 @@ func data[T any](t *ir.Tensor) []T {
 	return unsafe.Slice((*T)(unsafe.Pointer(&t.Data[0])), len(t.Data)/sz)
 }
 
-func isHalf(dt ir.DType) bool { return dt == ir.Float16 || dt == ir.BFloat16 }
-
-// halfToF32 converts a float16/bfloat16 tensor to a new float32 tensor.
-func halfToF32(t *ir.Tensor) *ir.Tensor {
-	o := ir.NewTensor(ir.Float32, t.Shape)
-	d, s := o.F32(), t.U16()
-	if t.DType == ir.BFloat16 {
-		for i := range d {
-			d[i] = ir.BF16ToF32(s[i])
-		}
-	} else {
-		for i := range d {
-			d[i] = ir.F16ToF32(s[i])
-		}
-	}
-	return o
-}
-
-// f32ToHalf writes float32 values into a float16/bfloat16 tensor.
-func f32ToHalf(dst *ir.Tensor, src []float32) {
-	d := dst.U16()
-	if dst.DType == ir.BFloat16 {
-		for i := range d {
-			d[i] = ir.F32ToBF16(src[i])
-		}
-	} else {
-		for i := range d {
-			d[i] = ir.F32ToF16(src[i])
-		}
-	}
-}
-
 // widen returns t itself, or a float32 copy when t is float16/bfloat16.
 func widen(t *ir.Tensor) *ir.Tensor {
-	if t != nil && isHalf(t.DType) {
-		return halfToF32(t)
+	if t != nil && kernel.IsHalf(t.DType) {
+		return kernel.HalfToF32(t)
 	}
 	return t
 }
@@ -82,11 +50,11 @@ func widen(t *ir.Tensor) *ir.Tensor {
 // a function that writes the scratch back; for other outputs it returns the
 // output itself and a no-op.
 func halfOut(out *ir.Tensor) (*ir.Tensor, func()) {
-	if !isHalf(out.DType) {
+	if !kernel.IsHalf(out.DType) {
 		return out, func() {}
 	}
 	tmp := ir.NewTensor(ir.Float32, out.Shape)
-	return tmp, func() { f32ToHalf(out, tmp.F32()) }
+	return tmp, func() { kernel.F32ToHalf(out, tmp.F32()) }
 }
 
 func checkArity(n *ir.Node, in, out []*ir.Tensor, minIn, maxIn, minOut int) error {

@@ -210,9 +210,9 @@ func reduceOp(op redOp) kernel.Func {
 			copy(y.Data, x.Data)
 			return nil
 		}
-		if isHalf(x.DType) {
+		if kernel.IsHalf(x.DType) {
 			w, flush := halfOut(y)
-			if err := reduceRun(ctx, n, op, halfToF32(x), w, reduced); err != nil {
+			if err := reduceRun(ctx, n, op, kernel.HalfToF32(x), w, reduced); err != nil {
 				return err
 			}
 			flush()

@@ -14,9 +14,9 @@ func softmaxOp(logsm bool) kernel.Func {
 		if x.DType != y.DType || !sameShape(x.Shape, y.Shape) {
 			return nodeErr(n, "input %s does not match output %s", x, y)
 		}
-		if isHalf(x.DType) {
+		if kernel.IsHalf(x.DType) {
 			w, flush := halfOut(y)
-			if err := softmaxOp(logsm)(ctx, n, []*ir.Tensor{halfToF32(x)}, []*ir.Tensor{w}); err != nil {
+			if err := softmaxOp(logsm)(ctx, n, []*ir.Tensor{kernel.HalfToF32(x)}, []*ir.Tensor{w}); err != nil {
 				return err
 			}
 			flush()
@@ -83,9 +83,9 @@ func cumSum(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	if err != nil || len(ax) != 1 {
 		return nodeErr(n, "axis must be one integer, got %s", in[1])
 	}
-	if isHalf(x.DType) {
+	if kernel.IsHalf(x.DType) {
 		w, flush := halfOut(y)
-		if err := cumSum(ctx, n, []*ir.Tensor{halfToF32(x), in[1]}, []*ir.Tensor{w}); err != nil {
+		if err := cumSum(ctx, n, []*ir.Tensor{kernel.HalfToF32(x), in[1]}, []*ir.Tensor{w}); err != nil {
 			return err
 		}
 		flush()

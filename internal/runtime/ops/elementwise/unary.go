@@ -231,7 +231,7 @@ func unary(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 		mapFloat(ctx, y.F64(), x.F64(), floatUnary[n.Op](n.Attrs))
 	case ir.Float16, ir.BFloat16:
 		w, flush := halfOut(y)
-		if err := unary(ctx, n, []*ir.Tensor{halfToF32(x)}, []*ir.Tensor{w}); err != nil {
+		if err := unary(ctx, n, []*ir.Tensor{kernel.HalfToF32(x)}, []*ir.Tensor{w}); err != nil {
 			return err
 		}
 		flush()
@@ -384,7 +384,7 @@ func clip(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 		clipT(ctx, y.F64(), x.F64(), bound(lo, math.Inf(-1)), bound(hi, math.Inf(1)))
 	case ir.Float16, ir.BFloat16:
 		w, flush := halfOut(y)
-		if err := clip(ctx, n, []*ir.Tensor{halfToF32(x), widen(lo), widen(hi)}, []*ir.Tensor{w}); err != nil {
+		if err := clip(ctx, n, []*ir.Tensor{kernel.HalfToF32(x), widen(lo), widen(hi)}, []*ir.Tensor{w}); err != nil {
 			return err
 		}
 		flush()

@@ -34,54 +34,20 @@ type number interface {
 	~float32 | ~float64 | ~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 | ~uint64
 }
 
-// isHalf reports a 16-bit float dtype, which the kernels compute in float32.
-func isHalf(dt ir.DType) bool { return dt == ir.Float16 || dt == ir.BFloat16 }
-
-// toF32 returns a float32 copy of a float16/bfloat16 tensor.
-func toF32(t *ir.Tensor) *ir.Tensor {
-	r := ir.NewTensor(ir.Float32, t.Shape)
-	dst := r.F32()
-	src := t.U16()
-	if t.DType == ir.Float16 {
-		for i := range dst {
-			dst[i] = ir.F16ToF32(src[i])
-		}
-	} else {
-		for i := range dst {
-			dst[i] = ir.BF16ToF32(src[i])
-		}
-	}
-	return r
-}
-
-// fromF32 stores float32 values into a float16/bfloat16 tensor.
-func fromF32(dst *ir.Tensor, src []float32) {
-	d := dst.U16()
-	if dst.DType == ir.Float16 {
-		for i := range d {
-			d[i] = ir.F32ToF16(src[i])
-		}
-	} else {
-		for i := range d {
-			d[i] = ir.F32ToBF16(src[i])
-		}
-	}
-}
-
 // viaF32 runs f with every float16/bfloat16 input and output replaced by a
 // float32 tensor, converting the outputs back afterwards. Other tensors
 // (int64 indices, sizes) pass through untouched.
 func viaF32(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor, f kernel.Func) error {
 	in2 := make([]*ir.Tensor, len(in))
 	for i, t := range in {
-		if t != nil && isHalf(t.DType) {
-			t = toF32(t)
+		if t != nil && kernel.IsHalf(t.DType) {
+			t = kernel.HalfToF32(t)
 		}
 		in2[i] = t
 	}
 	out2 := make([]*ir.Tensor, len(out))
 	for i, t := range out {
-		if t != nil && isHalf(t.DType) {
+		if t != nil && kernel.IsHalf(t.DType) {
 			t = ir.NewTensor(ir.Float32, t.Shape)
 		}
 		out2[i] = t
@@ -90,8 +56,8 @@ func viaF32(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor, f kernel.Func) er
 		return err
 	}
 	for i, t := range out {
-		if t != nil && isHalf(t.DType) {
-			fromF32(t, out2[i].F32())
+		if t != nil && kernel.IsHalf(t.DType) {
+			kernel.F32ToHalf(t, out2[i].F32())
 		}
 	}
 	return nil
@@ -100,7 +66,7 @@ func viaF32(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor, f kernel.Func) er
 // hasHalf reports whether any tensor is float16/bfloat16.
 func hasHalf(ts ...*ir.Tensor) bool {
 	for _, t := range ts {
-		if t != nil && isHalf(t.DType) {
+		if t != nil && kernel.IsHalf(t.DType) {
 			return true
 		}
 	}

@@ -405,7 +405,7 @@ func putNumber(t *ir.Tensor, i int, v float64) {
 // resizeInterp applies linear/cubic interpolation one axis at a time in
 // float64 (the 1-D kernels are separable, as in the reference).
 func resizeInterp(ctx *kernel.Ctx, n *ir.Node, plan []*resizeAxis, x, y *ir.Tensor, extrap float64) error {
-	if x.DType != ir.Float32 && x.DType != ir.Float64 && !isHalf(x.DType) && !x.DType.IsInt() {
+	if x.DType != ir.Float32 && x.DType != ir.Float64 && !kernel.IsHalf(x.DType) && !x.DType.IsInt() {
 		return kernel.Unsupportedf(n, "dtype %s", x.DType)
 	}
 	cur, err := x.Float64s()
