@@ -265,7 +265,10 @@ func convert(cmd *cobra.Command, f *convertFlags) (err error) {
 	}
 
 	// Fusion.
-	fo := fusionOptions{kernelCacheDir: f.kernelCacheDir, dumpDir: f.dumpDir}
+	fo := fusionOptions{kernelCacheDir: f.kernelCacheDir, dumpDir: f.dumpDir, gpuArch: "sm_80"}
+	if device == akgcfg.GPU && strings.HasPrefix(strings.ToLower(chip), "sm_") {
+		fo.gpuArch = strings.ToLower(chip)
+	}
 	if err := runFusion(g, cfg, backend, strings.HasPrefix(f.optimize, "none") && f.device == "", fo, rep); err != nil {
 		return err
 	}

@@ -14,12 +14,15 @@ import (
 	"gkconv/internal/fusion"
 	"gkconv/internal/ir"
 	"gkconv/internal/kernels"
+	"gkconv/internal/kernels/ascend"
+	"gkconv/internal/kernels/cuda"
 )
 
 // fusionOptions are the converter flags that steer kernel building.
 type fusionOptions struct {
 	kernelCacheDir string
 	dumpDir        string
+	gpuArch        string // sm_XX, default sm_80
 }
 
 // runFusion runs graph-kernel fusion when the config enables it, builds a
@@ -43,8 +46,10 @@ func runFusion(g *ir.Graph, cfg *akgcfg.Config, backend akgcfg.Backend, disabled
 			Arch:     flags.CPUArch,
 			Feature:  flags.CPUFeature,
 		})
-	default:
-		return failf(retNotSupport, "graph kernel fusion for %s is not implemented yet (only CPU kernels are built); use --optimize=general or none", backend)
+	case akgcfg.GPU:
+		builder = cuda.NewBuilder(cuda.Options{Clang: os.Getenv("GKCONV_CLANG"), Arch: fo.gpuArch, CacheDir: fo.kernelCacheDir})
+	case akgcfg.Ascend:
+		builder = ascend.NewBuilder(ascend.Options{Soc: backend.Soc})
 	}
 	dump := fo.dumpDir
 	if dump == "" && (flags.DumpAsText || os.Getenv(fusion.DumpEnv) == "on") {
@@ -77,18 +82,40 @@ func runFusion(g *ir.Graph, cfg *akgcfg.Config, backend akgcfg.Backend, disabled
 			Ops:          k.Ops,
 			SourceNodes:  n.Provenance,
 			Pattern:      k.Pattern,
-			BinaryFormat: "so",
+			BinaryFormat: n.Attrs.String("binary_format", "so"),
+			Status:       n.Attrs.String("kernel_status", ""),
 		}
-		if so := n.Attrs["kernel_so"]; so.Kind == ir.AttrBytes {
-			rk.BinaryBytes = len(so.B)
-			sum := sha256.Sum256(so.B)
-			rk.BinarySHA256 = hex.EncodeToString(sum[:])
+		for _, attr := range []string{"kernel_so", "kernel_ptx", "kernel_ascendc"} {
+			if b := n.Attrs[attr]; b.Kind == ir.AttrBytes {
+				rk.BinaryBytes = len(b.B)
+				sum := sha256.Sum256(b.B)
+				rk.BinarySHA256 = hex.EncodeToString(sum[:])
+			}
 		}
-		if info, err := kernels.InfoJSON(n); err == nil {
+		if rk.Target == "cuda" {
+			rk.Launch = map[string]int64{}
+			for _, d := range []string{"GridDimX", "GridDimY", "GridDimZ", "BlockDimX", "BlockDimY", "BlockDimZ", "shared_mem_bytes"} {
+				rk.Launch[d] = n.Attrs.Int(d, 0)
+			}
+		}
+		info, err := kernels.InfoJSON(n)
+		if b := n.Attrs["kernel_info"]; b.Kind == ir.AttrBytes {
+			info, err = b.B, nil
+		}
+		if err == nil {
 			rk.Info = json.RawMessage(info)
 			if dump != "" {
 				os.WriteFile(filepath.Join(dump, rk.Name+".info"), info, 0o644)
-				os.WriteFile(filepath.Join(dump, rk.Name+".c"), []byte(n.Attrs.String("kernel_source", "")), 0o644)
+				for attr, ext := range map[string]string{"kernel_source": ".src", "kernel_ascendc": ".ascendc.cpp", "kernel_ptx": ".ptx"} {
+					if src := n.Attrs.String(attr, ""); src != "" {
+						if attr == "kernel_source" && rk.Target == "cpu" {
+							ext = ".c"
+						} else if attr == "kernel_source" {
+							ext = ".cu"
+						}
+						os.WriteFile(filepath.Join(dump, rk.Name+ext), []byte(src), 0o644)
+					}
+				}
 			}
 		}
 		rep.Kernels = append(rep.Kernels, rk)

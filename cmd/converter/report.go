@@ -42,15 +42,17 @@ type reportGraph struct {
 }
 
 type reportKernel struct {
-	Name         string          `json:"name"`
-	Target       string          `json:"target"`
-	Ops          []string        `json:"ops"`
-	SourceNodes  []string        `json:"source_nodes"`
-	Pattern      string          `json:"pattern"`
-	BinaryFormat string          `json:"binary_format"`
-	BinaryBytes  int             `json:"binary_bytes"`
-	BinarySHA256 string          `json:"binary_sha256"`
-	Info         json.RawMessage `json:"info,omitempty"`
+	Name         string           `json:"name"`
+	Target       string           `json:"target"`
+	Ops          []string         `json:"ops"`
+	SourceNodes  []string         `json:"source_nodes"`
+	Pattern      string           `json:"pattern"`
+	BinaryFormat string           `json:"binary_format"`
+	BinaryBytes  int              `json:"binary_bytes"`
+	BinarySHA256 string           `json:"binary_sha256"`
+	Status       string           `json:"status,omitempty"`
+	Launch       map[string]int64 `json:"launch,omitempty"`
+	Info         json.RawMessage  `json:"info,omitempty"`
 }
 
 type reportPass struct {

@@ -37,6 +37,17 @@ func graphKernelFunc(n *ir.Node) (kernel.Func, bool) {
 
 // bindGraphKernel returns the node's kernel func or why it cannot run.
 func bindGraphKernel(n *ir.Node) (kernel.Func, error) {
+	switch p := n.Attrs.String("process", "cpu"); p {
+	case "cpu":
+	case "cuda":
+		return nil, fmt.Errorf("its kernel is CUDA PTX (%s): no CUDA device is available to this CPU runtime; run the model with MindSpore Lite on a GPU, or convert with --optimize=general for the CPU",
+			n.Attrs.String("compute_capability", "sm_?"))
+	case "aicore":
+		return nil, fmt.Errorf("its kernel is for an Ascend NPU (%s): no Ascend device is available to this CPU runtime; deploy with CANN, or convert with --optimize=general for the CPU",
+			n.Attrs.String("soc_version", "Ascend"))
+	default:
+		return nil, fmt.Errorf("its kernel targets process %q, which this CPU runtime cannot run", p)
+	}
 	a, ok := n.Attrs[gkAttrSO]
 	if !ok || a.Kind != ir.AttrBytes || len(a.B) == 0 {
 		if n.Attrs.String(gkAttrStatus, "") == "interpreted" && n.Body != nil {

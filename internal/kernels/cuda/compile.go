@@ -1,0 +1,209 @@
+package cuda
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	goruntime "runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"gkconv/internal/kernels"
+)
+
+// clang is a resolved clang binary with its version line.
+type clang struct {
+	path    string
+	version string
+}
+
+// FindClang resolves the clang command: cmd, else $GKCONV_CLANG, else the
+// first of clang, clang-14 on PATH.
+func FindClang(cmd string) (string, error) {
+	cands := []string{cmd}
+	if cmd == "" {
+		cands = []string{os.Getenv("GKCONV_CLANG"), "clang", "clang-14"}
+	}
+	for _, c := range cands {
+		if c == "" {
+			continue
+		}
+		if p, err := exec.LookPath(c); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("clang not found (tried %s): install clang (apt-get install clang) or set GKCONV_CLANG", strings.Join(nonEmpty(cands), ", "))
+}
+
+func nonEmpty(s []string) []string {
+	var out []string
+	for _, x := range s {
+		if x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func resolveClang(cmd string) (*clang, error) {
+	p, err := FindClang(cmd)
+	if err != nil {
+		return nil, err
+	}
+	out, err := exec.Command(p, "--version").CombinedOutput()
+	if err != nil {
+		return nil, fmt.Errorf("clang %s does not run: %v: %s", p, err, strings.TrimSpace(string(out)))
+	}
+	v := strings.TrimSpace(string(out))
+	if i := strings.IndexByte(v, '\n'); i >= 0 {
+		v = v[:i]
+	}
+	return &clang{path: p, version: v}, nil
+}
+
+// ptxFlags are the clang flags of a PTX compile (the arch is added).
+var ptxFlags = []string{"-x", "cuda", "--cuda-device-only", "-nocudainc", "-nocudalib", "-S", "-O3"}
+
+var clangRuns atomic.Int64 // for tests: compiler processes started
+
+func (c *clang) cacheKey(src, arch string) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s", src, c.version, arch, strings.Join(ptxFlags, " "))
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// compile returns the PTX of src, from the cache or by running clang.
+func (c *clang) compile(src, arch, cacheDir, what string) ([]byte, bool, error) {
+	key := c.cacheKey(src, arch)
+	path := filepath.Join(cacheDir, "ptx", key[:2], key+".ptx")
+	if b, err := os.ReadFile(path); err == nil && bytes.Contains(b, []byte(".entry")) {
+		return b, true, nil
+	}
+	work, err := os.MkdirTemp("", "gkconv-ptx-")
+	if err != nil {
+		return nil, false, err
+	}
+	defer os.RemoveAll(work)
+	srcPath := filepath.Join(work, "kernel.cu")
+	outPath := filepath.Join(work, "kernel.ptx")
+	if err := os.WriteFile(srcPath, []byte(src), 0o600); err != nil {
+		return nil, false, err
+	}
+	args := append(append([]string{}, ptxFlags...), "--cuda-gpu-arch="+arch, "-o", outPath, srcPath)
+	clangRuns.Add(1)
+	cmd := exec.Command(c.path, args...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return nil, false, fmt.Errorf("%s: clang %s failed: %v\n%s", what, c.path, err, strings.TrimSpace(out.String()))
+	}
+	ptx, err := os.ReadFile(outPath)
+	if err != nil {
+		return nil, false, err
+	}
+	// The cache write is atomic (temp file + rename): concurrent converters
+	// may race harmlessly and readers never see a partial file.
+	if err := kernels.WriteAtomic(path, ptx); err != nil {
+		return nil, false, fmt.Errorf("kernel cache %s: %w", cacheDir, err)
+	}
+	return ptx, false, nil
+}
+
+func (c *clang) compileAll(srcs, names []string, arch, cacheDir string, jobs int, st *kernels.Stats) ([][]byte, error) {
+	if jobs <= 0 {
+		jobs = min(8, goruntime.NumCPU())
+	}
+	jobs = min(jobs, len(srcs))
+	out := make([][]byte, len(srcs))
+	errs := make([]error, len(srcs))
+	var hits, runs atomic.Int64
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < jobs; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				b, hit, err := c.compile(srcs[i], arch, cacheDir, names[i])
+				out[i], errs[i] = b, err
+				if err == nil && hit {
+					hits.Add(1)
+				} else if err == nil {
+					runs.Add(1)
+				}
+			}
+		}()
+	}
+	for i := range srcs {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	st.CacheHits += int(hits.Load())
+	st.Compiled += int(runs.Load())
+	return out, errors.Join(errs...)
+}
+
+var (
+	reVersion = regexp.MustCompile(`(?m)^\s*\.version\s+(\d+\.\d+)`)
+	reTarget  = regexp.MustCompile(`(?m)^\s*\.target\s+(sm_\d+)`)
+)
+
+// CheckPTX checks a PTX module structurally: a .version, the .target arch,
+// the entry `.entry <entry>(` and exactly nparams parameters.
+func CheckPTX(ptx []byte, entry, arch string, nparams int) error {
+	s := string(ptx)
+	if !reVersion.MatchString(s) {
+		return errors.New("PTX has no .version directive")
+	}
+	m := reTarget.FindStringSubmatch(s)
+	if m == nil {
+		return errors.New("PTX has no .target directive")
+	}
+	if m[1] != arch {
+		return fmt.Errorf("PTX targets %s, want %s", m[1], arch)
+	}
+	i := strings.Index(s, ".entry "+entry+"(")
+	if i < 0 {
+		return fmt.Errorf("PTX has no .entry %s", entry)
+	}
+	rest := s[i:]
+	end := strings.Index(rest, ")")
+	if end < 0 {
+		return fmt.Errorf("PTX entry %s has an unterminated parameter list", entry)
+	}
+	if got := strings.Count(rest[:end], ".param "); got != nparams {
+		return fmt.Errorf("PTX entry %s has %d parameters, want %d", entry, got, nparams)
+	}
+	return nil
+}
+
+// Assemble runs ptxas on the PTX when it is on PATH; ok is false when it is
+// not (nothing was checked).
+func Assemble(ptx []byte, arch string) (ok bool, err error) {
+	p, err := exec.LookPath("ptxas")
+	if err != nil {
+		return false, nil
+	}
+	dir, err := os.MkdirTemp("", "gkconv-ptxas-")
+	if err != nil {
+		return true, err
+	}
+	defer os.RemoveAll(dir)
+	in := filepath.Join(dir, "k.ptx")
+	if err := os.WriteFile(in, ptx, 0o600); err != nil {
+		return true, err
+	}
+	out, err := exec.Command(p, "-arch="+arch, "-o", filepath.Join(dir, "k.cubin"), in).CombinedOutput()
+	if err != nil {
+		return true, fmt.Errorf("ptxas: %v: %s", err, strings.TrimSpace(string(out)))
+	}
+	return true, nil
+}
