@@ -109,3 +109,27 @@ func TestDumpAsText(t *testing.T) {
 		}
 	}
 }
+
+// TestFusedDeterministic converts twice with separate kernel caches (so the
+// kernels are compiled twice) and expects identical output bytes.
+func TestFusedDeterministic(t *testing.T) {
+	dir := testdataModel(t, "layernorm_gelu")
+	cfg := writeConfig(t, "[graph_kernel_param]\nopt_level=2\n")
+	var outs [][]byte
+	for i := 0; i < 2; i++ {
+		out := filepath.Join(t.TempDir(), "m")
+		r := runCLI(t, nil, "--fmk=ONNX", "--modelFile="+filepath.Join(dir, "model.onnx"), "--outputFile="+out,
+			"--configFile="+cfg, "--kernelCacheDir="+t.TempDir())
+		if r.code != 0 {
+			t.Fatal(r.stderr)
+		}
+		b, err := os.ReadFile(out + ".mindir")
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs = append(outs, b)
+	}
+	if string(outs[0]) != string(outs[1]) {
+		t.Fatal("two fused conversions of the same model differ")
+	}
+}
