@@ -140,12 +140,13 @@ type gen struct {
 	rbDone   map[string]int    // memo key -> pass that filled the row buffer
 	passUses map[string]map[int]bool
 	collect  bool
+	rbOut    map[string]int // row buffer name -> output whose row it borrows
 }
 
 func newGen(sym string, body *ir.Graph) *gen {
 	g := &gen{body: body, sym: sym, bufs: map[*ir.Value]*buf{}, outIdx: map[*ir.Value][]int{},
 		written: map[int]bool{}, costs: map[*ir.Value]int{}, rowBufs: map[string]string{},
-		rbDone: map[string]int{}, passUses: map[string]map[int]bool{}}
+		rbDone: map[string]int{}, passUses: map[string]map[int]bool{}, rbOut: map[string]int{}}
 	for i, v := range body.Outputs {
 		g.outIdx[v] = append(g.outIdx[v], i)
 	}
@@ -1339,6 +1340,66 @@ func (g *gen) chooseRowBufs() {
 		g.rowBufs[key] = fmt.Sprintf("rb%d", i)
 		i++
 	}
+	// A row buffer borrows the row of a float32 per-element output: the
+	// output row is written only in the epilogue, after its last read, and
+	// the buffer's stores then warm the cache lines the epilogue writes.
+	names := make([]string, 0, len(g.rowBufs))
+	for _, n := range g.rowBufs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	taken := map[int]bool{}
+	for _, name := range names {
+		for oi, v := range g.body.Outputs {
+			if taken[oi] || v.DType != ir.Float32 || ir.NumElements(v.Shape) != ir.NumElements(g.full) {
+				continue
+			}
+			if m, ok := onesMap(v.Shape, g.full, identityMap(g.full)); !ok || !g.usesInner(m) {
+				continue
+			}
+			taken[oi] = true
+			g.rbOut[name] = oi
+			break
+		}
+	}
+}
+
+// Row-mode blocking. A long innermost row dim runs in blocks of rowLanes
+// elements with one accumulator per lane, so a reduction is several
+// independent vector chains instead of one latency-bound chain. Float lane
+// sums are flushed into double lanes every rowChunkElems elements, so each
+// float partial sum has at most rowChunkElems/rowLanes (16) terms, and the
+// double lanes are summed pairwise: far more accurate than a float row sum.
+const (
+	rowLanes      = 64
+	rowChunkElems = 1024
+)
+
+// laneable reports whether a reduction accumulates in float lanes.
+func laneable(rs *reduceSpec) bool {
+	if computeType(rs.node.Inputs[0].DType) != "float" {
+		return false
+	}
+	switch rs.node.Op {
+	case "ReduceMax", "ReduceMin", "ReduceSum", "ReduceMean", "ReduceSumSquare", "ReduceL1", "ReduceL2", "ReduceLogSum":
+		return true
+	}
+	return false
+}
+
+// laneAcc is the lane arrays of one lane-blocked reduction: lanes (float,
+// indexed by jl) and, for sums, dbl (the double lanes they flush into).
+type laneAcc struct {
+	rs    *reduceSpec
+	lanes string
+	dbl   string
+}
+
+// combine folds x into the lane jl of a.
+func (a *laneAcc) combine(x string) string {
+	f := *a.rs
+	f.acc = "float"
+	return f.combine(a.lanes+"[jl]", x)
 }
 
 // cost of recomputing v from buffers and reduction results.
@@ -1389,19 +1450,29 @@ func (g *gen) emitRow(w *strings.Builder) error {
 		}
 		div *= F[d]
 	}
+	var rbNames []string
+	for _, n := range g.rowBufs {
+		rbNames = append(rbNames, n)
+	}
+	sort.Strings(rbNames)
+	for _, n := range rbNames {
+		if oi, ok := g.rbOut[n]; ok {
+			row.line("float *const %s = out%d + row * %d;", n, oi, inner)
+		}
+	}
 	innerDims := []int{}
 	for d := p; d < len(F); d++ {
 		if F[d] != 1 {
 			innerDims = append(innerDims, d)
 		}
 	}
+	pad := func(k int) string { return strings.Repeat("  ", k+3) }
 	innerLoops := func(body string, clause string) {
 		for k, d := range innerDims {
-			pad := strings.Repeat("  ", k+3)
 			if k == len(innerDims)-1 {
-				fmt.Fprintf(&rb, "%s#pragma omp simd%s\n", pad, clause)
+				fmt.Fprintf(&rb, "%s#pragma omp simd%s\n", pad(k), clause)
 			}
-			fmt.Fprintf(&rb, "%sfor (int64_t j%d = 0; j%d < %d; j%d++) {\n", pad, d, d, F[d], d)
+			fmt.Fprintf(&rb, "%sfor (int64_t j%d = 0; j%d < %d; j%d++) {\n", pad(k), d, d, F[d], d)
 		}
 		if len(innerDims) == 0 {
 			rb.WriteString("      {\n")
@@ -1411,19 +1482,121 @@ func (g *gen) emitRow(w *strings.Builder) error {
 			rb.WriteString("      }\n")
 		}
 		for k := len(innerDims) - 1; k >= 0; k-- {
-			fmt.Fprintf(&rb, "%s}\n", strings.Repeat("  ", k+3))
+			fmt.Fprintf(&rb, "%s}\n", pad(k))
+		}
+	}
+	// A long innermost dim runs in blocks of rowLanes (see rowLanes).
+	var N int64
+	if len(innerDims) > 0 {
+		N = F[innerDims[len(innerDims)-1]]
+	}
+	blocked := N >= rowLanes
+	blockLoops := func(body, clause string, lanes []*laneAcc, prefetch string) {
+		outer := innerDims[:len(innerDims)-1]
+		d := innerDims[len(innerDims)-1]
+		for k, od := range outer {
+			fmt.Fprintf(&rb, "%sfor (int64_t j%d = 0; j%d < %d; j%d++) {\n", pad(k), od, od, F[od], od)
+		}
+		ind := pad(len(outer))
+		fmt.Fprintf(&rb, "%sfor (int64_t jc = 0; jc < %d; jc += %d) {\n", ind, N, rowChunkElems)
+		for _, la := range lanes {
+			if la.dbl != "" {
+				fmt.Fprintf(&rb, "%s  for (int l = 0; l < %d; l++) %s[l] = 0.0f;\n", ind, rowLanes, la.lanes)
+			}
+		}
+		fmt.Fprintf(&rb, "%s  const int64_t je = jc + %d < %d ? jc + %d : %d;\n", ind, rowChunkElems, N, rowChunkElems, N)
+		fmt.Fprintf(&rb, "%s  int64_t jb = jc;\n", ind)
+		fmt.Fprintf(&rb, "%s  for (; jb + %d <= je; jb += %d) {\n", ind, rowLanes, rowLanes)
+		rb.WriteString(prefetch)
+		fmt.Fprintf(&rb, "%s    #pragma omp simd%s\n", ind, clause)
+		fmt.Fprintf(&rb, "%s    for (int64_t jl = 0; jl < %d; jl++) {\n", ind, rowLanes)
+		fmt.Fprintf(&rb, "%s      const int64_t j%d = jb + jl;\n", ind, d)
+		rb.WriteString(body)
+		fmt.Fprintf(&rb, "%s    }\n%s  }\n", ind, ind)
+		if N%rowLanes != 0 {
+			// The last partial block, in lanes 0..je-jb-1.
+			fmt.Fprintf(&rb, "%s  for (int64_t jl = 0; jl < je - jb; jl++) {\n", ind)
+			fmt.Fprintf(&rb, "%s    const int64_t j%d = jb + jl;\n", ind, d)
+			rb.WriteString(body)
+			fmt.Fprintf(&rb, "%s  }\n", ind)
+		}
+		for _, la := range lanes {
+			if la.dbl != "" {
+				fmt.Fprintf(&rb, "%s  #pragma omp simd\n", ind)
+				fmt.Fprintf(&rb, "%s  for (int l = 0; l < %d; l++) %s[l] += (double)%s[l];\n", ind, rowLanes, la.dbl, la.lanes)
+			}
+		}
+		fmt.Fprintf(&rb, "%s}\n", ind)
+		for k := len(outer) - 1; k >= 0; k-- {
+			fmt.Fprintf(&rb, "%s}\n", pad(k))
+		}
+	}
+	// The pass after the first (which streams the row in) prefetches the
+	// next row of the per-element inputs and outputs, so memory runs while
+	// it computes instead of stalling the next row's first pass and stores.
+	pfPass := -1
+	var prefetch string
+	if blocked && len(innerDims) == 1 && rows > 1 {
+		pfPass = min(1, len(passes))
+		var pf strings.Builder
+		for i, v := range g.body.Inputs {
+			if ir.NumElements(v.Shape) != rows*inner {
+				continue
+			}
+			if _, ok := onesMap(v.Shape, F, identityMap(F)); !ok {
+				continue
+			}
+			for q := 0; q < max(1, v.DType.Size()); q++ {
+				fmt.Fprintf(&pf, "%s    __builtin_prefetch((const char *)(in%d + pf * %d + jb) + %d, 0, 3);\n", pad(0), i, inner, q*64)
+			}
+		}
+		for i, v := range g.body.Outputs {
+			if ir.NumElements(v.Shape) != rows*inner {
+				continue
+			}
+			if _, ok := onesMap(v.Shape, F, identityMap(F)); !ok {
+				continue
+			}
+			for q := 0; q < max(1, v.DType.Size()); q++ {
+				fmt.Fprintf(&pf, "%s    __builtin_prefetch((const char *)(out%d + pf * %d + jb) + %d, 1, 3);\n", pad(0), i, inner, q*64)
+			}
+		}
+		prefetch = pf.String()
+		if prefetch == "" {
+			pfPass = -1
+		} else {
+			row.line("const int64_t pf = row + 1 < %d ? row + 1 : row;", rows)
 		}
 	}
 	bodyInd := strings.Repeat("  ", len(innerDims)+3)
+	if blocked {
+		bodyInd = pad(len(innerDims) + 2)
+	}
 	fullMap := identityMap(F)
 	for k, pass := range passes {
 		var ib strings.Builder
 		sc := &scope{sb: &ib, ind: bodyInd, memo: map[string]string{}, lc: lc, parent: row, pass: k}
-		var accs []string
+		accs := make([]string, len(pass))
+		lanes := make([]*laneAcc, len(pass))
+		var laneList []*laneAcc
 		byOp := map[string][]string{}
-		for _, rs := range pass {
+		for i, rs := range pass {
 			a := g.newTmp("a")
-			accs = append(accs, a)
+			if blocked && laneable(rs) {
+				la := &laneAcc{rs: rs, lanes: a + "l"}
+				if rs.omp == "+" {
+					la.dbl = a + "d"
+					row.line("float %s[%d]; double %s[%d];", la.lanes, rowLanes, la.dbl, rowLanes)
+					row.line("for (int l = 0; l < %d; l++) %s[l] = 0.0;", rowLanes, la.dbl)
+				} else {
+					row.line("float %s[%d];", la.lanes, rowLanes)
+					row.line("for (int l = 0; l < %d; l++) %s[l] = %s;", rowLanes, la.lanes, rs.init)
+				}
+				lanes[i] = la
+				laneList = append(laneList, la)
+				continue
+			}
+			accs[i] = a
 			byOp[rs.omp] = append(byOp[rs.omp], a)
 			row.line("%s %s = %s;", rs.acc, a, rs.init)
 		}
@@ -1432,7 +1605,11 @@ func (g *gen) emitRow(w *strings.Builder) error {
 			if err != nil {
 				return err
 			}
-			sc.line("%s = %s;", accs[i], rs.combine(accs[i], e))
+			if la := lanes[i]; la != nil {
+				sc.line("%s[jl] = %s;", la.lanes, la.combine(e))
+			} else {
+				sc.line("%s = %s;", accs[i], rs.combine(accs[i], e))
+			}
 		}
 		var clause strings.Builder
 		for _, op := range []string{"+", "*", "max", "min"} {
@@ -1440,18 +1617,36 @@ func (g *gen) emitRow(w *strings.Builder) error {
 				fmt.Fprintf(&clause, " reduction(%s:%s)", op, strings.Join(l, ","))
 			}
 		}
-		innerLoops(ib.String(), clause.String())
+		if blocked {
+			pf := ""
+			if k == pfPass {
+				pf = prefetch
+			}
+			blockLoops(ib.String(), clause.String(), laneList, pf)
+		} else {
+			innerLoops(ib.String(), clause.String())
+		}
 		for i, rs := range pass {
+			if la := lanes[i]; la != nil {
+				// Pairwise over the lanes.
+				arr := la.lanes
+				if la.dbl != "" {
+					arr = la.dbl
+				}
+				row.line("for (int w = %d; w > 0; w >>= 1) for (int l = 0; l < w; l++) %s[l] = %s;", rowLanes/2, arr, rs.merge(arr+"[l]", arr+"[l + w]"))
+				accs[i] = arr + "[0]"
+			}
 			v := rs.node.Outputs[0]
 			r := g.newTmp("r")
 			row.line("const %s %s = (%s)(%s);", computeType(v.DType), r, computeType(v.DType), rs.finish(accs[i]))
 			row.memo[mapKey(v, g.rowMap(rs, v))] = r
 		}
 	}
-	// Epilogue: per-element outputs in one more pass, then per-row ones.
+	// Epilogue: per-element outputs in one more pass (all loads before any
+	// store, as row buffers may live in output rows), then per-row ones.
 	epi := &scope{sb: &strings.Builder{}, ind: bodyInd, memo: map[string]string{}, lc: lc, parent: row, pass: len(passes)}
-	hasFull := false
 	var rowOuts []int
+	var stores []string
 	for i, v := range g.body.Outputs {
 		m, ok := onesMap(v.Shape, F, fullMap)
 		if !ok || !g.usesInner(m) {
@@ -1462,11 +1657,21 @@ func (g *gen) emitRow(w *strings.Builder) error {
 		if err != nil {
 			return err
 		}
-		epi.line("out%d[%s] = %s;", i, lc.offset(lc.accessStrides(v.Shape, m)), storeConv(v.DType, e))
-		hasFull = true
+		stores = append(stores, fmt.Sprintf("out%d[%s] = %s;", i, lc.offset(lc.accessStrides(v.Shape, m)), storeConv(v.DType, e)))
 	}
-	if hasFull {
-		innerLoops(epi.sb.String(), "")
+	for _, st := range stores {
+		epi.line("%s", st)
+	}
+	if len(stores) > 0 {
+		if blocked {
+			pf := ""
+			if pfPass == len(passes) {
+				pf = prefetch
+			}
+			blockLoops(epi.sb.String(), "", nil, pf)
+		} else {
+			innerLoops(epi.sb.String(), "")
+		}
 	}
 	for _, i := range rowOuts {
 		v := g.body.Outputs[i]
@@ -1486,13 +1691,12 @@ func (g *gen) emitRow(w *strings.Builder) error {
 		w.WriteString("  #pragma omp parallel\n")
 	}
 	w.WriteString("  {\n")
-	var names []string
-	for _, n := range g.rowBufs {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "    float *restrict %s = (float *)gk_alloc(sizeof(float) * %dULL);\n", n, max(inner, 1))
+	var allocated []string
+	for _, n := range rbNames {
+		if _, ok := g.rbOut[n]; !ok {
+			allocated = append(allocated, n)
+			fmt.Fprintf(w, "    float *restrict %s = (float *)gk_alloc(sizeof(float) * %dULL);\n", n, max(inner, 1))
+		}
 	}
 	if par {
 		w.WriteString("    #pragma omp for schedule(static)\n")
@@ -1500,7 +1704,7 @@ func (g *gen) emitRow(w *strings.Builder) error {
 	fmt.Fprintf(w, "    for (int64_t row = 0; row < %d; row++) {\n", rows)
 	w.WriteString(rb.String())
 	w.WriteString("    }\n")
-	for _, n := range names {
+	for _, n := range allocated {
 		fmt.Fprintf(w, "    free(%s);\n", n)
 	}
 	w.WriteString("  }\n")
@@ -1590,9 +1794,10 @@ static inline uint16_t gk_f2bf(float x) {
   u += 0x7fff + ((u >> 16) & 1); return (uint16_t)(u >> 16);
 }
 /* expf inline and branch-free so SIMD loops vectorise it without a call:
-   Cephes range reduction and polynomial (max error about 2 ulp), the 2^k
-   scale applied in two halves so that overflow and gradual underflow come
-   out right; NaN propagates through the polynomial. */
+   Cody-Waite reduction by ln2, a degree-5 minimax polynomial (the
+   coefficients of Arm optimized-routines' vector expf; max error under
+   2 ulp), the 2^k scale applied in two halves so that overflow and gradual
+   underflow come out right; NaN propagates through the arithmetic. */
 static inline float gk_expf(float x) {
   x = x < -104.0f ? -104.0f : x;
   x = x > 89.0f ? 89.0f : x;
@@ -1600,24 +1805,18 @@ static inline float gk_expf(float x) {
   const float k = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
   float r = x - k * 0.693359375f;
   r = r - k * -2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  const float y = p * r * r + r + 1.0f;
+  const float r2 = r * r;
+  const float p = 0x1.0e4020p-7f * r + 0x1.573e2ep-5f;
+  const float q = (0x1.555e66p-3f * r + 0x1.fffdb6p-2f) + p * r2;
+  const float y = (q * r2 + 0x1.ffffecp-1f * r) + 1.0f;
   const int32_t ki = (int32_t)k, k1 = ki >> 1, k2 = ki - k1;
   const uint32_t b1 = (uint32_t)(k1 + 127) << 23, b2 = (uint32_t)(k2 + 127) << 23;
   float s1, s2; memcpy(&s1, &b1, 4); memcpy(&s2, &b2, 4);
   return y * s1 * s2;
 }
-/* libmvec's expf is a little faster where it links; gk_expf elsewhere. */
-#if defined(GK_MVEC) && defined(__x86_64__)
-#define GK_EXPF expf
-#else
+/* gk_expf even where libmvec links: inlined, it keeps the lane accumulators
+   of row loops in registers, where a vector call spills them. */
 #define GK_EXPF gk_expf
-#endif
 static inline void *gk_alloc(size_t n) {
   void *p = malloc(n ? n : 1);
   if (!p) { fputs("gkconv kernel: out of memory\n", stderr); abort(); }
