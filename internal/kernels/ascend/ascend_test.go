@@ -20,6 +20,10 @@ func needCXX(t testing.TB) {
 
 var ascendBE = akgcfg.Backend{Device: akgcfg.Ascend, Soc: "Ascend910B2"}
 
+// ascendMatmulBE is a chip without 910B's defaults: the matmul_depth split
+// pattern fuses MatMul with its Add users, so kernels take the cube strategy.
+var ascendMatmulBE = akgcfg.Backend{Device: akgcfg.Ascend, Soc: "Ascend910A"}
+
 func opsOf(n *ir.Node) string {
 	var ops []string
 	for _, b := range n.Body.Nodes {
@@ -29,58 +33,76 @@ func opsOf(n *ir.Node) string {
 }
 
 // TestCorpusKernels generates the Ascend C kernel of every fused kernel of
-// three corpus models and runs it on the host emulation of the Ascend C
-// API against the body run on the runtime's op library.
+// three corpus models, for a 910B (no MatMul fusion) and a 910A (MatMul
+// fused with its Add users: the cube strategy), and runs it on the host
+// emulation of the Ascend C API against the body run on the runtime's op
+// library.
 func TestCorpusKernels(t *testing.T) {
 	needCXX(t)
-	for _, model := range []string{"bert_tiny", "gpt_tiny", "mobilenet_v2"} {
-		t.Run(model, func(t *testing.T) {
-			ks := fusedKernels(t, model, "--opt_level=2", ascendBE)
-			if len(ks) == 0 {
-				t.Fatal("no kernels fused")
+	for _, be := range []akgcfg.Backend{ascendBE, ascendMatmulBE} {
+		for _, model := range []string{"bert_tiny", "gpt_tiny", "mobilenet_v2"} {
+			t.Run(be.Soc+"/"+model, func(t *testing.T) { corpusKernels(t, model, be) })
+		}
+	}
+}
+
+func corpusKernels(t *testing.T, model string, be akgcfg.Backend) {
+	ks := fusedKernels(t, model, "--opt_level=2", be)
+	if len(ks) == 0 {
+		t.Fatal("no kernels fused")
+	}
+	if err := NewBuilder(Options{Soc: be.Soc}).BuildKernels(ks); err != nil {
+		t.Fatal(err)
+	}
+	strategies := map[string]int{}
+	var mu sync.Mutex
+	sem := make(chan struct{}, 2)
+	var wg sync.WaitGroup
+	for i, n := range ks {
+		a := n.Attrs
+		if e := a.String(AttrKernelError, ""); e != "" {
+			t.Errorf("%s (%s): no Ascend C source: %s", n.Name, opsOf(n), e)
+			continue
+		}
+		if got, want := a.String(AttrRegOpName, ""), RegOpName(len(n.Inputs), len(n.Outputs)); got != want {
+			t.Errorf("%s: reg_op_name %q, want %q", n.Name, got, want)
+		}
+		if !strings.Contains(string(a[AttrKernelInfo].B), `"process":"aicore"`) ||
+			!strings.Contains(string(a[AttrKernelInfo].B), `"target_info":{"arch":"`+be.Soc+`"}`) {
+			t.Errorf("%s: kernel_info lacks process/target_info: %.200s", n.Name, a[AttrKernelInfo].B)
+		}
+		if a.String(AttrKernelStatus, "") != StatusSourceOnly || len(a[AttrKernelAscendC].B) == 0 || len(a.String(AttrKernelSrcSHA, "")) != 64 ||
+			a.String(AttrBinaryFormat, "") != "ascendc-source" {
+			t.Errorf("%s: kernel_status %q, binary_format %q, %d source bytes, sha256 %q", n.Name, a.String(AttrKernelStatus, ""),
+				a.String(AttrBinaryFormat, ""), len(a[AttrKernelAscendC].B), a.String(AttrKernelSrcSHA, ""))
+		}
+		if strings.Contains(opsOf(n), "MatMul") != (a.String(AttrStrategy, "") == "cube") {
+			t.Errorf("%s (%s): strategy %s", n.Name, opsOf(n), a.String(AttrStrategy, ""))
+		}
+		strategies[a.String(AttrStrategy, "")]++
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(i int, n *ir.Node) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			in := bodyInputs(n.Body, int64(i))
+			got, err := (&Emulator{}).Run(n, in)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				t.Errorf("%s (%s): %v", n.Name, opsOf(n), err)
+				return
 			}
-			if err := NewBuilder(Options{Soc: ascendBE.Soc}).BuildKernels(ks); err != nil {
-				t.Fatal(err)
+			want := refRun(t, n.Body, in)
+			for k := range want {
+				compareTensors(t, fmt.Sprintf("%s (%s, %s) output %d", n.Name, opsOf(n), n.Attrs.String(AttrStrategy, ""), k), got[k], want[k], 1e-5)
 			}
-			strategies := map[string]int{}
-			var mu sync.Mutex
-			sem := make(chan struct{}, 2)
-			var wg sync.WaitGroup
-			for i, n := range ks {
-				a := n.Attrs
-				if e := a.String(AttrKernelError, ""); e != "" {
-					t.Errorf("%s (%s): no Ascend C source: %s", n.Name, opsOf(n), e)
-					continue
-				}
-				if got, want := a.String(AttrRegOpName, ""), RegOpName(len(n.Inputs), len(n.Outputs)); got != want {
-					t.Errorf("%s: reg_op_name %q, want %q", n.Name, got, want)
-				}
-				if !strings.Contains(string(a[AttrKernelInfo].B), `"process":"aicore"`) ||
-					!strings.Contains(string(a[AttrKernelInfo].B), `"target_info":{"arch":"Ascend910B2"}`) {
-					t.Errorf("%s: kernel_info lacks process/target_info: %.200s", n.Name, a[AttrKernelInfo].B)
-				}
-				strategies[a.String(AttrStrategy, "")]++
-				wg.Add(1)
-				sem <- struct{}{}
-				go func(i int, n *ir.Node) {
-					defer wg.Done()
-					defer func() { <-sem }()
-					in := bodyInputs(n.Body, int64(i))
-					got, err := (&Emulator{}).Run(n, in)
-					mu.Lock()
-					defer mu.Unlock()
-					if err != nil {
-						t.Errorf("%s (%s): %v", n.Name, opsOf(n), err)
-						return
-					}
-					want := refRun(t, n.Body, in)
-					for k := range want {
-						compareTensors(t, fmt.Sprintf("%s (%s, %s) output %d", n.Name, opsOf(n), n.Attrs.String(AttrStrategy, ""), k), got[k], want[k], 1e-5)
-					}
-				}(i, n)
-			}
-			wg.Wait()
-			t.Logf("%s: %d kernels, strategies %v", model, len(ks), strategies)
-		})
+		}(i, n)
+	}
+	wg.Wait()
+	t.Logf("%s: %d kernels, strategies %v", model, len(ks), strategies)
+	// Every corpus model has a Gemm/MatMul with a bias Add.
+	if !be.Is910B() && strategies["cube"] == 0 {
+		t.Errorf("%s on %s: no MatMul kernel fused", model, be.Soc)
 	}
 }

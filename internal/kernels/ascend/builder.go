@@ -34,7 +34,7 @@ const (
 	AttrKernelInfoSHA = "kernel_info_sha256"
 	AttrKernelAscendC = "kernel_ascendc" // bytes: the Ascend C source
 	AttrKernelSrcSHA  = "kernel_ascendc_sha256"
-	AttrStrategy      = "kernel_strategy" // vector | scalar
+	AttrStrategy      = "kernel_strategy" // vector | scalar | cube
 	AttrBlockDim      = "block_dim"       // int: cores of the launch
 	AttrUBBytes       = "ub_bytes"        // int: Unified Buffer the kernel allocates
 	AttrKernelStatus  = "kernel_status"   // see StatusSourceOnly

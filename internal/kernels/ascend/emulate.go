@@ -22,6 +22,7 @@ func HostProgram(n *ir.Node) (string, error) {
 	var sb, args strings.Builder
 	sb.WriteString("#define GK_HOST_EMULATION 1\n")
 	sb.WriteString(HostHeader)
+	sb.WriteString(HostMatmulHeader)
 	sb.WriteString(src)
 	bufs := append(append([]*ir.Value{}, n.Body.Inputs...), n.Body.Outputs...)
 	sb.WriteString("int main(void) {\n")

@@ -461,7 +461,6 @@ func (g *agen) emitVector(vp *vplan) (string, Plan, error) {
 		if !vp.isVec[out] || aliasOps[n.Op] || kernels.IsReduce(n.Op) {
 			continue // row scalars are computed on demand; aliases share buffers
 		}
-		d := bufName[out]
 		opnd := func(k int) (bool, string, error) {
 			in := n.Inputs[k]
 			if vp.isVec[in] {
@@ -470,68 +469,8 @@ func (g *agen) emitVector(vp *vplan) (string, Plan, error) {
 			s, err := scalar(in)
 			return false, s, err
 		}
-		switch {
-		case vecUnary[n.Op] != "":
-			_, a, _ := opnd(0)
-			sc.Line("%s(%s, %s, n);", vecUnary[n.Op], d, a)
-		case n.Op == "Neg":
-			_, a, _ := opnd(0)
-			sc.Line("Muls(%s, %s, -1.0f, n);", d, a)
-		case n.Op == "Square" || n.Op == "Pow":
-			_, a, _ := opnd(0)
-			e := 2.0
-			if n.Op == "Pow" {
-				f, _ := n.Inputs[1].Const.Float64s()
-				e = f[0]
-			}
-			switch e {
-			case 2:
-				sc.Line("Mul(%s, %s, %s, n);", d, a, a)
-			case 0.5:
-				sc.Line("Sqrt(%s, %s, n);", d, a)
-			default:
-				sc.Line("Muls(%s, %s, 1.0f, n);", d, a)
-			}
-		case n.Op == "ReLU6":
-			_, a, _ := opnd(0)
-			sc.Line("Maxs(%s, %s, 0.0f, n);", d, a)
-			sc.Line("Mins(%s, %s, 6.0f, n);", d, d)
-		case n.Op == "Clip":
-			_, a, _ := opnd(0)
-			cur := a
-			for _, k := range []int{1, 2} {
-				if n.Input(k) == nil {
-					continue
-				}
-				isv, b, err := opnd(k)
-				if err != nil {
-					return "", Plan{}, err
-				}
-				instr := map[int]string{1: "Max", 2: "Min"}[k]
-				if isv {
-					sc.Line("%s(%s, %s, %s, n);", instr, d, cur, b)
-				} else {
-					sc.Line("%ss(%s, %s, %s, n);", instr, d, cur, b)
-				}
-				cur = d
-			}
-			if cur != d {
-				sc.Line("Muls(%s, %s, 1.0f, n);", d, cur)
-			}
-		case vecBinary[n.Op]:
-			av, a, err := opnd(0)
-			if err != nil {
-				return "", Plan{}, err
-			}
-			bv, b, err := opnd(1)
-			if err != nil {
-				return "", Plan{}, err
-			}
-			if err := binaryVec(sc, n.Op, d, av, a, bv, b); err != nil {
-				return "", Plan{}, fmt.Errorf("node %s: %w", n.Name, err)
-			}
-		default:
-			return "", Plan{}, fmt.Errorf("node %s: no vector instruction for %s", n.Name, n.Op)
+		if err := emitVecOp(sc, n, bufName[out], opnd); err != nil {
+			return "", Plan{}, err
 		}
 	}
 	// Outputs.
@@ -571,6 +510,75 @@ func (g *agen) emitVector(vp *vplan) (string, Plan, error) {
 	sb.WriteString("    }\n")
 	ub := nbuf*tb + 32
 	return sb.String(), Plan{Strategy: "vector", BlockDim: min(max(rows*nt, 1), maxCores), Rows: rows, Inner: inner, Tile: tile, UBBytes: ub}, nil
+}
+
+// emitVecOp writes elementwise node n into the vector d; opnd(k) gives
+// operand k as a vector buffer (true) or a scalar expression (false).
+func emitVecOp(sc *kernels.Scope, n *ir.Node, d string, opnd func(int) (bool, string, error)) error {
+	switch {
+	case vecUnary[n.Op] != "":
+		_, a, _ := opnd(0)
+		sc.Line("%s(%s, %s, n);", vecUnary[n.Op], d, a)
+	case n.Op == "Neg":
+		_, a, _ := opnd(0)
+		sc.Line("Muls(%s, %s, -1.0f, n);", d, a)
+	case n.Op == "Square" || n.Op == "Pow":
+		_, a, _ := opnd(0)
+		e := 2.0
+		if n.Op == "Pow" {
+			f, _ := n.Inputs[1].Const.Float64s()
+			e = f[0]
+		}
+		switch e {
+		case 2:
+			sc.Line("Mul(%s, %s, %s, n);", d, a, a)
+		case 0.5:
+			sc.Line("Sqrt(%s, %s, n);", d, a)
+		default:
+			sc.Line("Muls(%s, %s, 1.0f, n);", d, a)
+		}
+	case n.Op == "ReLU6":
+		_, a, _ := opnd(0)
+		sc.Line("Maxs(%s, %s, 0.0f, n);", d, a)
+		sc.Line("Mins(%s, %s, 6.0f, n);", d, d)
+	case n.Op == "Clip":
+		_, a, _ := opnd(0)
+		cur := a
+		for _, k := range []int{1, 2} {
+			if n.Input(k) == nil {
+				continue
+			}
+			isv, b, err := opnd(k)
+			if err != nil {
+				return err
+			}
+			instr := map[int]string{1: "Max", 2: "Min"}[k]
+			if isv {
+				sc.Line("%s(%s, %s, %s, n);", instr, d, cur, b)
+			} else {
+				sc.Line("%ss(%s, %s, %s, n);", instr, d, cur, b)
+			}
+			cur = d
+		}
+		if cur != d {
+			sc.Line("Muls(%s, %s, 1.0f, n);", d, cur)
+		}
+	case vecBinary[n.Op]:
+		av, a, err := opnd(0)
+		if err != nil {
+			return err
+		}
+		bv, b, err := opnd(1)
+		if err != nil {
+			return err
+		}
+		if err := binaryVec(sc, n.Op, d, av, a, bv, b); err != nil {
+			return fmt.Errorf("node %s: %w", n.Name, err)
+		}
+	default:
+		return fmt.Errorf("node %s: no vector instruction for %s", n.Name, n.Op)
+	}
+	return nil
 }
 
 func usesInnerDims(F []int64, p int) bool {
