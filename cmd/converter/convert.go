@@ -224,6 +224,10 @@ func convert(cmd *cobra.Command, f *convertFlags) (err error) {
 	if chip != "" && device == akgcfg.Ascend {
 		backend.Soc = chip
 	}
+	if device == akgcfg.Ascend && (backend.Soc == "" || strings.EqualFold(backend.Soc, "ascend")) {
+		// One chip decides both the partition (910B rules) and the kernel info.
+		backend.Soc = "Ascend910B"
+	}
 	for _, w := range cfg.Flags.Resolve(backend) {
 		slog.Warn(w.String())
 		rep.Warnings = append(rep.Warnings, w.String())
