@@ -2,6 +2,7 @@ package ascend
 
 import (
 	"fmt"
+	"gkconv/internal/kernels/kerneltest"
 	"strings"
 	"sync"
 	"testing"
@@ -47,7 +48,7 @@ func TestCorpusKernels(t *testing.T) {
 }
 
 func corpusKernels(t *testing.T, model string, be akgcfg.Backend) {
-	ks := fusedKernels(t, model, "--opt_level=2", be)
+	ks := kerneltest.FusedKernels(t, model, "--opt_level=2", be)
 	if len(ks) == 0 {
 		t.Fatal("no kernels fused")
 	}
@@ -85,7 +86,7 @@ func corpusKernels(t *testing.T, model string, be akgcfg.Backend) {
 		go func(i int, n *ir.Node) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			in := bodyInputs(n.Body, int64(i))
+			in := kerneltest.BodyInputs(n.Body, int64(i))
 			got, err := (&Emulator{}).Run(n, in)
 			mu.Lock()
 			defer mu.Unlock()
@@ -93,9 +94,9 @@ func corpusKernels(t *testing.T, model string, be akgcfg.Backend) {
 				t.Errorf("%s (%s): %v", n.Name, opsOf(n), err)
 				return
 			}
-			want := refRun(t, n.Body, in)
+			want := kerneltest.RefRun(t, n.Body, in)
 			for k := range want {
-				compareTensors(t, fmt.Sprintf("%s (%s, %s) output %d", n.Name, opsOf(n), n.Attrs.String(AttrStrategy, ""), k), got[k], want[k], 1e-5)
+				kerneltest.CompareTensors(t, fmt.Sprintf("%s (%s, %s) output %d", n.Name, opsOf(n), n.Attrs.String(AttrStrategy, ""), k), got[k], want[k], 1e-5)
 			}
 		}(i, n)
 	}

@@ -1,6 +1,7 @@
 package ascend
 
 import (
+	"gkconv/internal/kernels/kerneltest"
 	"strings"
 	"testing"
 
@@ -120,14 +121,14 @@ func TestCubeKernels(t *testing.T) {
 					t.Errorf("source lacks %q", want)
 				}
 			}
-			in := bodyInputs(n.Body, int64(100+i))
+			in := kerneltest.BodyInputs(n.Body, int64(100+i))
 			got, err := (&Emulator{}).Run(n, in)
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := refRun(t, n.Body, in)
+			want := kerneltest.RefRun(t, n.Body, in)
 			for k := range want {
-				compareTensors(t, c.name, got[k], want[k], 1e-5)
+				kerneltest.CompareTensors(t, c.name, got[k], want[k], 1e-5)
 			}
 		})
 	}
@@ -164,7 +165,7 @@ func TestCubeEmulationLimits(t *testing.T) {
 			t.Fatalf("source lacks %q", c.from)
 		}
 		n.Attrs[AttrKernelAscendC] = ir.BytesAttr([]byte(strings.Replace(src, c.from, c.to, 1)))
-		_, err := (&Emulator{}).Run(n, bodyInputs(n.Body, 1))
+		_, err := (&Emulator{}).Run(n, kerneltest.BodyInputs(n.Body, 1))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s -> %s: error %v, want %q", c.from, c.to, err, c.want)
 		}

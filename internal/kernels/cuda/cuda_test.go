@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"fmt"
+	"gkconv/internal/kernels/kerneltest"
 	"math"
 	"os"
 	"os/exec"
@@ -41,7 +42,7 @@ func TestCorpusKernels(t *testing.T) {
 	cache := t.TempDir()
 	for _, model := range []string{"bert_tiny", "gpt_tiny", "mobilenet_v2"} {
 		t.Run(model, func(t *testing.T) {
-			ks := fusedKernels(t, model, "--opt_level=2", gpuBE)
+			ks := kerneltest.FusedKernels(t, model, "--opt_level=2", gpuBE)
 			if len(ks) == 0 {
 				t.Fatal("no kernels fused")
 			}
@@ -69,7 +70,7 @@ func TestCorpusKernels(t *testing.T) {
 				go func(i int, n *ir.Node) {
 					defer wg.Done()
 					defer func() { <-sem }()
-					in := bodyInputs(n.Body, int64(i))
+					in := kerneltest.BodyInputs(n.Body, int64(i))
 					got, err := (&Emulator{}).Run(n, in)
 					mu.Lock()
 					defer mu.Unlock()
@@ -77,9 +78,9 @@ func TestCorpusKernels(t *testing.T) {
 						t.Errorf("%v", err)
 						return
 					}
-					want := refRun(t, n.Body, in)
+					want := kerneltest.RefRun(t, n.Body, in)
 					for k := range want {
-						compareTensors(t, fmt.Sprintf("%s (%s) output %d", n.Name, opsOf(n), k), got[k], want[k], 1e-5)
+						kerneltest.CompareTensors(t, fmt.Sprintf("%s (%s) output %d", n.Name, opsOf(n), k), got[k], want[k], 1e-5)
 					}
 				}(i, n)
 			}

@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"fmt"
+	"gkconv/internal/kernels/kerneltest"
 	"testing"
 
 	"gkconv/internal/ir"
@@ -80,14 +81,14 @@ func TestSyntheticStrategies(t *testing.T) {
 			if s := c.node.Attrs.String(AttrStrategy, ""); s != c.strategy {
 				t.Errorf("strategy %s, want %s", s, c.strategy)
 			}
-			ins := bodyInputs(c.node.Body, 7)
+			ins := kerneltest.BodyInputs(c.node.Body, 7)
 			got, err := (&Emulator{}).Run(c.node, ins)
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := refRun(t, c.node.Body, ins)
+			want := kerneltest.RefRun(t, c.node.Body, ins)
 			for k := range want {
-				compareTensors(t, fmt.Sprintf("output %d", k), got[k], want[k], 1e-5)
+				kerneltest.CompareTensors(t, fmt.Sprintf("output %d", k), got[k], want[k], 1e-5)
 			}
 		})
 	}

@@ -1,4 +1,7 @@
-package cuda
+// Package kerneltest holds the reference helpers the device-kernel tests
+// share: corpus models fused for a backend, and fused bodies run on the
+// runtime's op library (without importing internal/runtime). Tests only.
+package kerneltest
 
 import (
 	"math"
@@ -13,44 +16,22 @@ import (
 	"gkconv/internal/kernels"
 	"gkconv/internal/onnx"
 	"gkconv/internal/runtime/kernel"
+	"gkconv/internal/runtime/ops/opstest"
 
 	_ "gkconv/internal/runtime/ops/elementwise"
 	_ "gkconv/internal/runtime/ops/nn"
 	_ "gkconv/internal/runtime/ops/tensorops"
 )
 
-// Reference helpers: fused models from the corpus and their bodies run on
-// the runtime's op library (as internal/fusion's tests do, without
-// importing internal/runtime itself).
+// SharedDir is ../shared beside the repository; the test is skipped when
+// it is absent.
+func SharedDir(t testing.TB) string { return opstest.SharedDir(t, "") }
 
-func sharedDir(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("repository root (go.mod) not found")
-		}
-		dir = parent
-	}
-	s := filepath.Join(dir, "..", "shared")
-	if _, err := os.Stat(s); err != nil {
-		t.Skip("../shared is absent: corpus tests skipped")
-	}
-	return s
-}
-
-// fusedKernels loads a corpus model, fuses it for be at flags and returns
+// FusedKernels loads a corpus model, fuses it for be at flags and returns
 // its GraphKernel nodes.
-func fusedKernels(t testing.TB, model, flags string, be akgcfg.Backend) []*ir.Node {
+func FusedKernels(t testing.TB, model, flags string, be akgcfg.Backend) []*ir.Node {
 	t.Helper()
-	path := filepath.Join(sharedDir(t), "corpus", "models", model, "model.onnx")
+	path := filepath.Join(SharedDir(t), "corpus", "models", model, "model.onnx")
 	if _, err := os.Stat(path); err != nil {
 		t.Skipf("%s absent", path)
 	}
@@ -76,9 +57,9 @@ func fusedKernels(t testing.TB, model, flags string, be akgcfg.Backend) []*ir.No
 	return ks
 }
 
-// bodyInputs makes deterministic inputs for a body: floats in [-2, 2],
+// BodyInputs makes deterministic inputs for a body: floats in [-2, 2],
 // integers in [0, 8), booleans alternating.
-func bodyInputs(body *ir.Graph, seed int64) []*ir.Tensor {
+func BodyInputs(body *ir.Graph, seed int64) []*ir.Tensor {
 	r := rand.New(rand.NewSource(seed))
 	var out []*ir.Tensor
 	for _, v := range body.Inputs {
@@ -99,8 +80,8 @@ func bodyInputs(body *ir.Graph, seed int64) []*ir.Tensor {
 	return out
 }
 
-// refRun runs a body on the runtime's op library.
-func refRun(t testing.TB, body *ir.Graph, inputs []*ir.Tensor) []*ir.Tensor {
+// RefRun runs a body on the runtime's op library.
+func RefRun(t testing.TB, body *ir.Graph, inputs []*ir.Tensor) []*ir.Tensor {
 	t.Helper()
 	env := map[*ir.Value]*ir.Tensor{}
 	for i, v := range body.Inputs {
@@ -152,14 +133,14 @@ func refRun(t testing.TB, body *ir.Graph, inputs []*ir.Tensor) []*ir.Tensor {
 	return res
 }
 
-// compareTensors checks got against want at rel relative error, the scale
+// CompareTensors checks got against want at rel relative error, the scale
 // of each element being at least 0.1 of the tensor's largest magnitude: an
 // absolute floor of rel/10 * max|want| (about 8 float32 ulps of the largest
 // element at rel 1e-5). Results that cancel to near zero (LayerNorm's
 // x*rstd*gamma + beta, GeLU's 1 + erf(x) for negative x) cannot be more
 // accurate than the terms that cancelled, and those are of the tensor's
 // magnitude.
-func compareTensors(t testing.TB, what string, got, want *ir.Tensor, rel float64) {
+func CompareTensors(t testing.TB, what string, got, want *ir.Tensor, rel float64) {
 	t.Helper()
 	if got.DType != want.DType || ir.NumElements(got.Shape) != ir.NumElements(want.Shape) {
 		t.Errorf("%s: got %s%v, want %s%v", what, got.DType, got.Shape, want.DType, want.Shape)
