@@ -4,6 +4,7 @@ package nn
 // OPENBLAS_CORETYPE=SkylakeX in the environment on AMD CPUs (see blas.go).
 
 import (
+	"fmt"
 	"math/rand"
 	"syscall"
 	"testing"
@@ -113,4 +114,42 @@ func BenchmarkConv7x7s2(b *testing.B) {
 	n := convNode(1, 3, 3, 3, 3)
 	n.Attrs["strides"] = ir.IntsAttr(2, 2)
 	benchOp(b, conv, n, []*ir.Tensor{x, w, bias}, y, 2*64*3*49*112*112)
+}
+
+// mobilenet_v2's depthwise 3x3 layers (pad 1): channels, input side, stride.
+var mobilenetDW = []struct{ c, hw, s int64 }{
+	{32, 112, 1}, {96, 112, 2}, {144, 56, 1}, {144, 56, 2}, {192, 28, 1}, {192, 28, 2},
+	{384, 14, 1}, {576, 14, 1}, {576, 14, 2}, {960, 7, 1},
+}
+
+func BenchmarkMobileNetDW(b *testing.B) {
+	for _, c := range mobilenetDW {
+		b.Run(fmt.Sprintf("c%d_%dx%d_s%d", c.c, c.hw, c.hw, c.s), func(b *testing.B) {
+			rng := rand.New(rand.NewSource(1))
+			x, w, bias := randTensor(rng, 1, c.c, c.hw, c.hw), randTensor(rng, c.c, 1, 3, 3), randTensor(rng, c.c)
+			o := (c.hw-1)/c.s + 1
+			y := ir.NewTensor(ir.Float32, []int64{1, c.c, o, o})
+			n := convNode(c.c, 1, 1, 1, 1)
+			n.Attrs["strides"] = ir.IntsAttr(c.s, c.s)
+			benchOp(b, conv, n, []*ir.Tensor{x, w, bias}, y, float64(2*c.c*9*o*o))
+		})
+	}
+}
+
+// mobilenet_v2's pointwise layers: input channels, output channels, plane side.
+var mobilenetPW = []struct{ cin, cout, hw int64 }{
+	{32, 16, 112}, {16, 96, 112}, {96, 24, 56}, {24, 144, 56}, {144, 24, 56}, {144, 32, 28},
+	{32, 192, 28}, {192, 32, 28}, {192, 64, 14}, {64, 384, 14}, {384, 64, 14}, {384, 96, 14},
+	{96, 576, 14}, {576, 96, 14}, {576, 160, 7}, {160, 960, 7}, {960, 160, 7}, {960, 320, 7}, {320, 1280, 7},
+}
+
+func BenchmarkMobileNetPW(b *testing.B) {
+	for _, c := range mobilenetPW {
+		b.Run(fmt.Sprintf("%dto%d_%dx%d", c.cin, c.cout, c.hw, c.hw), func(b *testing.B) {
+			rng := rand.New(rand.NewSource(1))
+			x, w, bias := randTensor(rng, 1, c.cin, c.hw, c.hw), randTensor(rng, c.cout, c.cin, 1, 1), randTensor(rng, c.cout)
+			y := ir.NewTensor(ir.Float32, []int64{1, c.cout, c.hw, c.hw})
+			benchOp(b, conv, convNode(1), []*ir.Tensor{x, w, bias}, y, float64(2*c.cin*c.cout*c.hw*c.hw))
+		})
+	}
 }

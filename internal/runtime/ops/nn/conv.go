@@ -61,6 +61,10 @@ func conv(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	return nil
 }
 
+// convTileBytes bounds the output tile of the convolution GEMM that gets its
+// bias and its product in one pass (see convF32): about a quarter of L2.
+const convTileBytes = 256 << 10
+
 func convF32(ctx *kernel.Ctx, g *geom, nb, c, m, group int, x, w, b, y []float32) {
 	cg, mg := c/group, m/group
 	inVol, outVol, kVol := g.inVol(), g.outVol(), g.kVol()
@@ -69,7 +73,8 @@ func convF32(ctx *kernel.Ctx, g *geom, nb, c, m, group int, x, w, b, y []float32
 		padH := (g.out[1]-1)*g.s[1] + (g.k[1]-1)*g.d[1] + 1
 		padW := (g.out[2]-1)*g.s[2] + (g.k[2]-1)*g.d[2] + 1
 		kernel.ParallelFor(ctx, nb*c, 4, func(s, e int) {
-			pp := getF32(max(padH*padW, g.in[2]+48)) // padded plane, or the zero row of the AVX-512 3x3 path
+			// padded plane, or the zero row and lane masks of the AVX-512 3x3 paths
+			pp := getF32(max(padH*padW, g.in[2]+48+int(C.dw_mask_floats(C.int(g.out[1]), C.int(g.out[2])))))
 			defer putF32(pp)
 			pad := *pp
 			C.dwconv_f32(cf(x[s*inVol:]), cf(w), cf(b), cf(y[s*outVol:]), C.int(e-s), C.int(c),
@@ -96,12 +101,20 @@ func convF32(ctx *kernel.Ctx, g *geom, nb, c, m, group int, x, w, b, y []float32
 				im2colF32(ctx, g, cg, xg, col)
 				src = col
 			}
-			beta := float32(0)
-			if b != nil {
-				C.fill_rows_f32(cf(yg), cf(b[gi*mg:]), C.int(mg), C.long(outVol))
-				beta = 1
+			if b == nil {
+				sgemm(false, false, mg, outVol, kk, 1, w[gi*mg*kk:], kk, src, outVol, 0, yg, outVol)
+				continue
 			}
-			sgemm(false, false, mg, outVol, kk, 1, w[gi*mg*kk:], kk, src, outVol, beta, yg, outVol)
+			// The bias is written into y and the GEMM accumulates onto it
+			// (beta = 1). A large output is done in column tiles small
+			// enough to stay in L2 between the two, so it is not
+			// streamed through memory twice.
+			tile := max(256, convTileBytes/(4*mg)) &^ 63
+			for n0 := 0; n0 < outVol; n0 += tile {
+				nt := min(tile, outVol-n0)
+				C.fill_rows_f32(cf(yg[n0:]), cf(b[gi*mg:]), C.int(mg), C.long(nt), C.long(outVol))
+				sgemm(false, false, mg, nt, kk, 1, w[gi*mg*kk:], kk, src[n0:], outVol, 1, yg[n0:], outVol)
+			}
 		}
 	}
 }

@@ -83,6 +83,15 @@ func TestDepthwise3x3Wide(t *testing.T) {
 		{6, 57, 1, []int64{0, 0, 0, 0}},
 		{5, 50, 2, []int64{2, 2, 2, 2}},
 		{3, 7, 1, []int64{1, 1, 1, 1}},
+		// "same" stride 1: the flat kernel, blocks spanning several rows
+		{7, 7, 1, []int64{1, 1, 1, 1}},
+		{14, 14, 1, []int64{1, 1, 1, 1}},
+		{5, 16, 1, []int64{1, 1, 1, 1}},
+		{4, 17, 1, []int64{1, 1, 1, 1}},
+		{1, 5, 1, []int64{1, 1, 1, 1}},
+		{6, 1, 1, []int64{1, 1, 1, 1}},
+		{1, 1, 1, []int64{1, 1, 1, 1}},
+		{2, 3, 1, []int64{1, 1, 1, 1}},
 	}
 	for i, c := range cases {
 		const ch = 5
@@ -104,6 +113,35 @@ func TestDepthwise3x3Wide(t *testing.T) {
 			if got := float64(y.F32()[j]); math.Abs(got-want) > 1e-5+1e-5*math.Abs(want) {
 				t.Fatalf("case %d (%+v): element %d got %g want %g", i, c, j, got, want)
 			}
+		}
+	}
+}
+
+// TestPointwiseConvTiled checks a 1x1 convolution with bias whose output is
+// large enough to be done in column tiles (see convTileBytes), with a ragged
+// last tile, against convDirect.
+func TestPointwiseConvTiled(t *testing.T) {
+	rng := rand.New(rand.NewSource(9))
+	const cin, cout, h, w = 5, 24, 61, 67 // 24 rows: tiles of 2688 columns over 4087
+	x, wt, b := randTensor(rng, 2, cin, h, w), randTensor(rng, cout, cin, 1, 1), randTensor(rng, cout)
+	if h*w <= convTileBytes/(4*cout) {
+		t.Fatal("output too small to be tiled")
+	}
+	y := ir.NewTensor(ir.Float32, []int64{2, cout, h, w})
+	attrs := ir.Attrs{}
+	run(t, "Conv2D", attrs, []*ir.Tensor{x, wt, b}, y)
+	g, err := windowAttrs(&ir.Node{Name: "t", Op: "Conv2D", Attrs: attrs}, x.Shape[2:], wt.Shape[2:], false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x64, _ := x.Float64s()
+	w64, _ := wt.Float64s()
+	b64, _ := b.Float64s()
+	ref := make([]float64, y.NumElements())
+	convDirect(&kernel.Ctx{Threads: 1}, g, 2, cin, cout, 1, x64, w64, b64, ref)
+	for j, want := range ref {
+		if got := float64(y.F32()[j]); math.Abs(got-want) > 1e-5+1e-5*math.Abs(want) {
+			t.Fatalf("element %d got %g want %g", j, got, want)
 		}
 	}
 }

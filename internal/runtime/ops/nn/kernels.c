@@ -125,8 +125,8 @@ __attribute__((target("avx512f"))) static inline __mmask16 colmask(int c, int W)
 #define AVX512 __attribute__((target("avx512f")))
 #define AINLINE __attribute__((always_inline)) inline
 
-#define LDM(r, c, W) _mm512_maskz_loadu_ps(colmask((c), (W)), (const char *)(r) + 4L * (c))
 #define LDU(r, c) _mm512_loadu_ps((const char *)(r) + 4L * (c))
+#define LDK(r, c, m) _mm512_maskz_loadu_ps((m), (const char *)(r) + 4L * (c))
 
 // dw3_plane_avx512 is one 3x3 depthwise plane (dilation 1, stride S in
 // {1, 2}) with AVX-512, 16 output columns at a time, reading x directly:
@@ -134,9 +134,11 @@ __attribute__((target("avx512f"))) static inline __mmask16 colmask(int c, int W)
 // zero row z (W floats), so no padded copy is made. Stride 2 loads 32
 // consecutive columns and keeps the even (odd) ones with one permute instead
 // of a strided load. Column offsets may be negative, hence char arithmetic.
+// The column masks depend only on the column block, so they are computed
+// once per plane into cm (5 per block of 16 output columns), not per row.
 #define DW3_PLANE(NAME, S)                                                                          \
 AVX512 static void NAME(const float *xc, const float *wc, float b, float *yc, int H, int W,          \
-                        int PH, int PW, int OH, int OW, const float *z) {                           \
+                        int PH, int PW, int OH, int OW, const float *z, __mmask16 *cm) {            \
     const __m512 k0 = _mm512_set1_ps(wc[0]), k1 = _mm512_set1_ps(wc[1]), k2 = _mm512_set1_ps(wc[2]); \
     const __m512 k3 = _mm512_set1_ps(wc[3]), k4 = _mm512_set1_ps(wc[4]), k5 = _mm512_set1_ps(wc[5]); \
     const __m512 k6 = _mm512_set1_ps(wc[6]), k7 = _mm512_set1_ps(wc[7]), k8 = _mm512_set1_ps(wc[8]); \
@@ -144,23 +146,30 @@ AVX512 static void NAME(const float *xc, const float *wc, float b, float *yc, in
     const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30); \
     const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31); \
     (void)even; (void)odd;                                                                          \
+    for (int i = 0, t = 0; i < OW; i += 16, t += 6) {                                              \
+        const int c = i * S - PW;                                                                   \
+        cm[t] = colmask(c, W); cm[t + 1] = colmask(c + 1, W); cm[t + 2] = colmask(c + 2, W);        \
+        cm[t + 3] = colmask(c + 16, W); cm[t + 4] = colmask(c + 18, W);                             \
+        cm[t + 5] = c >= 0 && c + (S == 1 ? 18 : 34) <= W;                                          \
+    }                                                                                               \
     for (int oh = 0; oh < OH; oh++) {                                                               \
         const int ih = oh * S - PH;                                                                 \
         const float *r0 = ih >= 0 && ih < H ? xc + (long)ih * W : z;                                \
         const float *r1 = ih + 1 >= 0 && ih + 1 < H ? xc + (long)(ih + 1) * W : z;                  \
         const float *r2 = ih + 2 >= 0 && ih + 2 < H ? xc + (long)(ih + 2) * W : z;                  \
         float *o = yc + (long)oh * OW;                                                              \
-        for (int i = 0; i < OW; i += 16) {                                                          \
+        for (int i = 0, t = 0; i < OW; i += 16, t += 6) {                                          \
             const int c = i * S - PW;                                                               \
             __m512 a0, a1, a2;                                                                      \
-            if (c >= 0 && c + (S == 1 ? 18 : 34) <= W) {                                            \
+            if (cm[t + 5]) {                                                                        \
                 DW3_TAPS(S, LDU(r0, c + 0), LDU(r0, c + 1), LDU(r0, c + 2), LDU(r0, c + 16), LDU(r0, c + 18), \
                          LDU(r1, c + 0), LDU(r1, c + 1), LDU(r1, c + 2), LDU(r1, c + 16), LDU(r1, c + 18), \
                          LDU(r2, c + 0), LDU(r2, c + 1), LDU(r2, c + 2), LDU(r2, c + 16), LDU(r2, c + 18)) \
             } else {                                                                                \
-                DW3_TAPS(S, LDM(r0, c + 0, W), LDM(r0, c + 1, W), LDM(r0, c + 2, W), LDM(r0, c + 16, W), LDM(r0, c + 18, W), \
-                         LDM(r1, c + 0, W), LDM(r1, c + 1, W), LDM(r1, c + 2, W), LDM(r1, c + 16, W), LDM(r1, c + 18, W), \
-                         LDM(r2, c + 0, W), LDM(r2, c + 1, W), LDM(r2, c + 2, W), LDM(r2, c + 16, W), LDM(r2, c + 18, W)) \
+                const __mmask16 m0 = cm[t], m1 = cm[t + 1], m2 = cm[t + 2], m16 = cm[t + 3], m18 = cm[t + 4]; \
+                DW3_TAPS(S, LDK(r0, c + 0, m0), LDK(r0, c + 1, m1), LDK(r0, c + 2, m2), LDK(r0, c + 16, m16), LDK(r0, c + 18, m18), \
+                         LDK(r1, c + 0, m0), LDK(r1, c + 1, m1), LDK(r1, c + 2, m2), LDK(r1, c + 16, m16), LDK(r1, c + 18, m18), \
+                         LDK(r2, c + 0, m0), LDK(r2, c + 1, m1), LDK(r2, c + 2, m2), LDK(r2, c + 16, m16), LDK(r2, c + 18, m18)) \
             }                                                                                       \
             const __m512 sum = _mm512_add_ps(_mm512_add_ps(a0, a1), a2);                            \
             if (i + 16 <= OW) _mm512_storeu_ps(o + i, sum);                                         \
@@ -201,13 +210,98 @@ AVX512 static void NAME(const float *xc, const float *wc, float b, float *yc, in
 DW3_PLANE(dw3s1_plane_avx512, 1)
 DW3_PLANE(dw3s2_plane_avx512, 2)
 
+// DW3F_SETUP loads plane i's weights, bias and pointers for dw3s1_flat_avx512.
+#define DW3F_SETUP(i, nc)                                                                           \
+    const int ch##i = (c0 + (nc)) % C;                                                               \
+    const float *wc##i = w + (long)ch##i * 9;                                                        \
+    const float *xc##i = x + (long)(nc) * HW;                                                       \
+    float *yc##i = y + (long)(nc) * HW;                                                             \
+    const __m512 k0##i = _mm512_set1_ps(wc##i[0]), k1##i = _mm512_set1_ps(wc##i[1]);                \
+    const __m512 k2##i = _mm512_set1_ps(wc##i[2]), k3##i = _mm512_set1_ps(wc##i[3]);                \
+    const __m512 k4##i = _mm512_set1_ps(wc##i[4]), k5##i = _mm512_set1_ps(wc##i[5]);                \
+    const __m512 k6##i = _mm512_set1_ps(wc##i[6]), k7##i = _mm512_set1_ps(wc##i[7]);                \
+    const __m512 k8##i = _mm512_set1_ps(wc##i[8]);                                                  \
+    const __m512 bv##i = _mm512_set1_ps(bias ? bias[ch##i] : 0.0f);
+
+// DW3F_BLOCK computes block b of plane i from the masks q0..q9.
+#define DW3F_BLOCK(i)                                                                               \
+    {                                                                                               \
+        const float *p = xc##i + 16 * b;                                                            \
+        __m512 a0 = _mm512_fmadd_ps(k0##i, LDK(p, -W - 1, q0), bv##i);                              \
+        __m512 a1 = _mm512_mul_ps(k1##i, LDK(p, -W, q1));                                           \
+        __m512 a2 = _mm512_mul_ps(k2##i, LDK(p, -W + 1, q2));                                       \
+        a0 = _mm512_fmadd_ps(k3##i, LDK(p, -1, q3), a0);                                            \
+        a1 = _mm512_fmadd_ps(k4##i, LDK(p, 0, q4), a1);                                             \
+        a2 = _mm512_fmadd_ps(k5##i, LDK(p, 1, q5), a2);                                             \
+        a0 = _mm512_fmadd_ps(k6##i, LDK(p, W - 1, q6), a0);                                         \
+        a1 = _mm512_fmadd_ps(k7##i, LDK(p, W, q7), a1);                                             \
+        a2 = _mm512_fmadd_ps(k8##i, LDK(p, W + 1, q8), a2);                                         \
+        const __m512 sum = _mm512_add_ps(_mm512_add_ps(a0, a1), a2);                                \
+        if (q9 == 0xFFFF) _mm512_storeu_ps(yc##i + 16 * b, sum);                                    \
+        else _mm512_mask_storeu_ps(yc##i + 16 * b, q9, sum);                                        \
+    }
+
+// dw3s1_flat_avx512 is the 3x3 depthwise convolution with stride 1,
+// dilation 1 and "same" padding of 1 (OH = H, OW = W) of NC planes. It walks
+// each plane as one flat vector of H*W outputs, 16 at a time whatever W is,
+// so small planes (7x7, 14x14) pay no per-row overhead: tap (kh, kw) of
+// output j is input j + (kh-1)*W + (kw-1), and the lanes whose tap falls in
+// the padding (a neighbouring row's end, or outside the plane) are masked
+// off. The masks depend only on the block, so m (10 per block of 16, the
+// tenth the lanes inside the plane) is filled once for all planes.
+AVX512 static void dw3s1_flat_avx512(const float *x, const float *w, const float *bias, float *y,
+                                     int NC, int C, int c0, int H, int W, __mmask16 *m) {
+    const long HW = (long)H * W;
+    const long nb = (HW + 15) / 16;
+    for (long b = 0; b < nb; b++) {
+        const long j0 = 16 * b;
+        unsigned in = 0xFFFF, r0 = 0xFFFF, r2 = 0xFFFF, cl = 0xFFFF, cr = 0xFFFF;
+        if (j0 + 16 > HW) in = (1u << (HW - j0)) - 1;
+        if (j0 < W) r0 = W - j0 >= 16 ? 0 : 0xFFFFu << (W - j0);
+        const long e2 = HW - W; // outputs j >= e2 have no row below
+        if (j0 + 16 > e2) r2 = e2 <= j0 ? 0 : (1u << (e2 - j0)) - 1;
+        for (long p = (j0 + W - 1) / W * W; p < j0 + 16; p += W) cl &= ~(1u << (p - j0)); // column 0
+        for (long p = (j0 + W) / W * W - 1; p < j0 + 16; p += W) cr &= ~(1u << (p - j0));  // column W-1
+        r0 &= in;
+        __mmask16 *mb = m + 10 * b;
+        mb[0] = r0 & cl; mb[1] = r0; mb[2] = r0 & cr;
+        mb[3] = in & cl; mb[4] = in; mb[5] = in & cr;
+        mb[6] = r2 & cl; mb[7] = r2; mb[8] = r2 & cr;
+        mb[9] = in;
+    }
+    // two planes at a time share the mask loads and give two independent chains
+    int nc = 0;
+    for (; nc + 2 <= NC; nc += 2) {
+        DW3F_SETUP(0, nc)
+        DW3F_SETUP(1, nc + 1)
+        for (long b = 0; b < nb; b++) {
+            const __mmask16 *mb = m + 10 * b;
+            const __mmask16 q0 = mb[0], q1 = mb[1], q2 = mb[2], q3 = mb[3], q4 = mb[4];
+            const __mmask16 q5 = mb[5], q6 = mb[6], q7 = mb[7], q8 = mb[8], q9 = mb[9];
+            DW3F_BLOCK(0)
+            DW3F_BLOCK(1)
+        }
+    }
+    for (; nc < NC; nc++) {
+        DW3F_SETUP(0, nc)
+        for (long b = 0; b < nb; b++) {
+            const __mmask16 *mb = m + 10 * b;
+            const __mmask16 q0 = mb[0], q1 = mb[1], q2 = mb[2], q3 = mb[3], q4 = mb[4];
+            const __mmask16 q5 = mb[5], q6 = mb[6], q7 = mb[7], q8 = mb[8], q9 = mb[9];
+            DW3F_BLOCK(0)
+        }
+    }
+}
+
 // dwconv_f32 is the direct depthwise 2-D convolution of NC channel planes
 // (channel index c0+i mod C): y[c] (OH x OW) = bias[c] + x[c] (H x W)
 // correlated with w[c] (KH x KW). Each plane is first copied into a
 // zero-padded scratch plane so the inner loops need no bounds checks; pad
 // is a caller-provided buffer of max(HP x WP, W + 48) floats (HP, WP: the
 // extent the taps reach, computed below). 3x3 kernels with dilation 1 and
-// stride 1 or 2 take the AVX-512 path where the CPU has it.
+// stride 1 or 2 take the AVX-512 path where the CPU has it; it uses pad as
+// the zero row (W + 48 floats) followed by the lane masks, for which pad
+// must hold dw_mask_floats(OH, OW) more floats.
 CLONES void dwconv_f32(const float *x, const float *w, const float *bias, float *y,
                        int NC, int C, int H, int W, int KH, int KW, int SH, int SW,
                        int PH, int PW, int DH, int DW, int OH, int OW, int c0, float *pad) {
@@ -217,11 +311,16 @@ CLONES void dwconv_f32(const float *x, const float *w, const float *bias, float 
     const int direct = PH == 0 && PW == 0 && HP <= H && WP <= W;
     if (KH == 3 && KW == 3 && DH == 1 && DW == 1 && SH == SW && (SW == 1 || SW == 2) &&
         __builtin_cpu_supports("avx512f")) {
+        __mmask16 *masks = (__mmask16 *)(pad + W + 48);
+        if (SW == 1 && PH == 1 && PW == 1 && OH == H && OW == W) {
+            dw3s1_flat_avx512(x, w, bias, y, NC, C, c0, H, W, masks);
+            return;
+        }
         memset(pad, 0, sizeof(float) * (W + 48)); // the zero row
         for (int nc = 0; nc < NC; nc++) {
             int c = (c0 + nc) % C;
             (SW == 1 ? dw3s1_plane_avx512 : dw3s2_plane_avx512)(x + (long)nc * H * W, w + (long)c * 9,
-                bias ? bias[c] : 0.0f, y + (long)nc * OH * OW, H, W, PH, PW, OH, OW, pad);
+                bias ? bias[c] : 0.0f, y + (long)nc * OH * OW, H, W, PH, PW, OH, OW, pad, masks);
         }
         return;
     }
@@ -358,11 +457,19 @@ CLONES void maxpool2d_f32(const float *x, float *y, int NC, int H, int W, int KH
     }
 }
 
-// fill_rows_f32 sets row j (n floats) of y to b[j] for j in [0, m): the
-// bias the convolution GEMM then accumulates onto (beta = 1).
-CLONES void fill_rows_f32(float *y, const float *b, int m, long n) {
+// dw_mask_floats is how many floats of dwconv_f32's pad the AVX-512 lane
+// masks take after the zero row: 10 per 16 outputs of the flat stride-1
+// kernel or 6 per 16 output columns of the row kernels (16 bits each).
+long dw_mask_floats(int OH, int OW) {
+    const long flat = 10 * (((long)OH * OW + 15) / 16), rows = 6 * (((long)OW + 15) / 16);
+    return ((flat > rows ? flat : rows) + 1) / 2 + 16;
+}
+
+// fill_rows_f32 sets the first n floats of row j (stride ld) of y to b[j]
+// for j in [0, m): the bias the convolution GEMM then accumulates onto (beta = 1).
+CLONES void fill_rows_f32(float *y, const float *b, int m, long n, long ld) {
     for (int j = 0; j < m; j++) {
-        float *r = y + (long)j * n;
+        float *r = y + (long)j * ld;
         const float v = b[j];
         for (long i = 0; i < n; i++) r[i] = v;
     }

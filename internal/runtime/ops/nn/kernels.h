@@ -13,5 +13,6 @@ void dwconv_f32(const float *x, const float *w, const float *bias, float *y,
                 int PH, int PW, int DH, int DW, int OH, int OW, int c0, float *pad);
 void maxpool2d_f32(const float *x, float *y, int NC, int H, int W, int KH, int KW,
                    int SH, int SW, int PH, int PW, int DH, int DW, int OH, int OW, float *tmp);
-void fill_rows_f32(float *y, const float *b, int m, long n);
+long dw_mask_floats(int OH, int OW);
+void fill_rows_f32(float *y, const float *b, int m, long n, long ld);
 #endif
