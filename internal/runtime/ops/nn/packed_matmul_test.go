@@ -1,0 +1,193 @@
+package nn
+
+import (
+	"fmt"
+	"math"
+	"math/rand"
+	"testing"
+
+	"gkconv/internal/ir"
+	"gkconv/internal/runtime/kernel"
+)
+
+// refPackedMatMul is op(A) x B in float64: A [..., k] (or transA: [..., k, m]),
+// B row-major [k, n].
+func refPackedMatMul(a []float32, aShape []int64, transA bool, b []float32, k, n int) []float64 {
+	r := len(aShape)
+	batch, m := 1, prod(aShape[:r-1])
+	if transA && r >= 2 {
+		batch, m = prod(aShape[:r-2]), int(aShape[r-1])
+	}
+	out := make([]float64, batch*m*n)
+	for t := 0; t < batch; t++ {
+		for i := 0; i < m; i++ {
+			for j := 0; j < n; j++ {
+				s := 0.0
+				for q := 0; q < k; q++ {
+					av := a[t*m*k+i*k+q]
+					if transA && r >= 2 {
+						av = a[t*m*k+q*m+i]
+					}
+					s += float64(av) * float64(b[q*n+j])
+				}
+				out[t*m*n+i*n+j] = s
+			}
+		}
+	}
+	return out
+}
+
+func packedNode(k, n, nr int, transA bool) *ir.Node {
+	nd := &ir.Node{Name: "pm", Op: ir.OpPackedMatMul, Attrs: ir.Attrs{
+		"k": ir.IntAttr(int64(k)), "n": ir.IntAttr(int64(n)), "nr": ir.IntAttr(int64(nr))}}
+	if transA {
+		nd.Attrs["transpose_a"] = ir.IntAttr(1)
+	}
+	return nd
+}
+
+// outShape is what ir's shape function gives; built here so the kernel test
+// does not depend on it.
+func packedOutShape(aShape []int64, transA bool, n int) []int64 {
+	r := len(aShape)
+	if transA && r >= 2 {
+		return append(append([]int64{}, aShape[:r-2]...), aShape[r-1], int64(n))
+	}
+	return append(append([]int64{}, aShape[:r-1]...), int64(n))
+}
+
+func checkClose(t *testing.T, name string, got []float32, want []float64) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d elements, want %d", name, len(got), len(want))
+	}
+	for i := range want {
+		if d := math.Abs(float64(got[i]) - want[i]); d > 1e-4+1e-3*math.Abs(want[i]) || math.IsNaN(float64(got[i])) {
+			t.Fatalf("%s: element %d = %g, want %g (diff %g)", name, i, got[i], want[i], d)
+		}
+	}
+}
+
+func runPacked(t *testing.T, threads int, aShape []int64, transA bool, k, n, nr int, transB bool, rng *rand.Rand) {
+	t.Helper()
+	a := randTensor(rng, aShape...)
+	b := randTensor(rng, int64(k), int64(n))
+	bStored := b.F32()
+	if transB { // the pass packs B^T stored [n, k]
+		bStored = make([]float32, k*n)
+		for q := 0; q < k; q++ {
+			for j := 0; j < n; j++ {
+				bStored[j*k+q] = b.F32()[q*n+j]
+			}
+		}
+	}
+	packed := PackB(bStored, k, n, nr, transB)
+	bp := ir.Float32Tensor([]int64{int64(len(packed))}, packed...)
+	y := ir.NewTensor(ir.Float32, packedOutShape(aShape, transA, n))
+	for i := range y.F32() { // outputs are not zeroed by the executor
+		y.F32()[i] = float32(math.NaN())
+	}
+	f, ok := kernel.Lookup(ir.OpPackedMatMul)
+	if !ok {
+		t.Fatal("PackedMatMul is not registered")
+	}
+	if err := f(&kernel.Ctx{Threads: threads}, packedNode(k, n, nr, transA), []*ir.Tensor{a, bp}, []*ir.Tensor{y}); err != nil {
+		t.Fatal(err)
+	}
+	name := fmt.Sprintf("A%v transA=%v k=%d n=%d nr=%d transB=%v threads=%d", aShape, transA, k, n, nr, transB, threads)
+	checkClose(t, name, y.F32(), refPackedMatMul(a.F32(), aShape, transA, b.F32(), k, n))
+}
+
+func TestPackedMatMul(t *testing.T) {
+	type tc struct {
+		a      []int64
+		transA bool
+		k, n   int
+		transB bool
+	}
+	cases := []tc{
+		{[]int64{1, 1}, false, 1, 1, false},
+		{[]int64{5, 7}, false, 7, 33, false},      // N remainder 1, M < MR
+		{[]int64{13, 300}, false, 300, 65, true},  // K crosses the 256 block, M remainder 1
+		{[]int64{25, 513}, false, 513, 31, false}, // N < one panel, K two blocks + 1
+		{[]int64{300, 40}, false, 40, 96, false},  // M crosses the 240-row block
+		{[]int64{40, 29}, true, 40, 50, false},    // transpose_a: A is [k, m]
+		{[]int64{3, 17, 11}, true, 17, 45, true},  // batched transpose_a
+		{[]int64{2, 9, 64}, false, 64, 70, false}, // batch folds into M
+		{[]int64{77}, false, 77, 40, false},       // 1-D A
+		{[]int64{77}, true, 77, 40, false},        // transpose_a ignored for 1-D A
+		{[]int64{0, 8}, false, 8, 16, false},      // empty M
+		{[]int64{6, 0}, false, 0, 16, false},      // K = 0: zeros
+	}
+	rng := rand.New(rand.NewSource(7))
+	defer setPackedISA("")
+	for _, isa := range []string{"avx512f", "avx2", "portable"} {
+		if !setPackedISA(isa) {
+			t.Logf("CPU lacks %s; skipped", isa)
+			continue
+		}
+		for _, c := range cases {
+			for _, nr := range []int{32, 16, 7} {
+				for _, th := range []int{1, 2, 3} {
+					t.Run(fmt.Sprintf("%s/%v_t%v_k%d_n%d_nr%d_th%d", isa, c.a, c.transA, c.k, c.n, nr, th), func(t *testing.T) {
+						runPacked(t, th, c.a, c.transA, c.k, c.n, nr, c.transB, rng)
+					})
+				}
+			}
+		}
+	}
+}
+
+// TestPackedMatMulBertSize checks the corpus tolerance on the largest bert
+// product (K=3072) on both parallel splits.
+func TestPackedMatMulBertSize(t *testing.T) {
+	if testing.Short() {
+		t.Skip("large GEMM")
+	}
+	rng := rand.New(rand.NewSource(3))
+	runPacked(t, 2, []int64{1, 128, 3072}, false, 3072, 768, 32, false, rng)
+	runPacked(t, 2, []int64{64, 3072}, false, 3072, 40, 32, true, rng) // 2 panels: rows split
+}
+
+func TestPackedMatMulErrors(t *testing.T) {
+	f, _ := kernel.Lookup(ir.OpPackedMatMul)
+	ctx := &kernel.Ctx{Threads: 1}
+	a := ir.NewTensor(ir.Float32, []int64{2, 4})
+	bp := ir.NewTensor(ir.Float32, []int64{int64(ir.PackedLen(4, 3, 32))})
+	y := ir.NewTensor(ir.Float32, []int64{2, 3})
+	if err := f(ctx, packedNode(4, 3, 32, false), []*ir.Tensor{a, bp}, []*ir.Tensor{y}); err != nil {
+		t.Fatalf("valid call: %v", err)
+	}
+	short := ir.NewTensor(ir.Float32, []int64{10})
+	if err := f(ctx, packedNode(4, 3, 32, false), []*ir.Tensor{a, short}, []*ir.Tensor{y}); err == nil {
+		t.Error("short packed B accepted")
+	}
+	if err := f(ctx, packedNode(5, 3, 32, false), []*ir.Tensor{a, bp}, []*ir.Tensor{y}); err == nil {
+		t.Error("K mismatch accepted")
+	}
+	if err := f(ctx, &ir.Node{Name: "x", Op: ir.OpPackedMatMul, Attrs: ir.Attrs{}}, []*ir.Tensor{a, bp}, []*ir.Tensor{y}); err == nil {
+		t.Error("missing attrs accepted")
+	}
+	a64 := ir.NewTensor(ir.Float64, []int64{2, 4})
+	err := f(ctx, packedNode(4, 3, 32, false), []*ir.Tensor{a64, bp}, []*ir.Tensor{y})
+	if _, ok := err.(*kernel.Unsupported); !ok {
+		t.Errorf("float64 A: got %v, want Unsupported", err)
+	}
+}
+
+func TestPackB(t *testing.T) {
+	// B [2, 3] = [[1 2 3] [4 5 6]] in panels of 2: [[1 2][4 5]] [[3 0][6 0]].
+	b := []float32{1, 2, 3, 4, 5, 6}
+	want := []float32{1, 2, 4, 5, 3, 0, 6, 0}
+	got := PackB(b, 2, 3, 2, false)
+	bt := []float32{1, 4, 2, 5, 3, 6} // B^T [3, 2]
+	gotT := PackB(bt, 2, 3, 2, true)
+	for i := range want {
+		if got[i] != want[i] || gotT[i] != want[i] {
+			t.Fatalf("PackB = %v / %v (transB), want %v", got, gotT, want)
+		}
+	}
+	if len(got) != len(want) {
+		t.Fatalf("len %d, want %d", len(got), len(want))
+	}
+}
