@@ -52,6 +52,18 @@ func conv(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	}
 	switch x.DType {
 	case ir.Float32:
+		if form := usePackedConv(n, w, g, group, c, m); form != packNone {
+			if wp := packedConvWeights(w, c*g.kVol(), m, form); wp != nil {
+				run := convPackedF32
+				if form == packSlivers {
+					run = convSliversF32
+				}
+				if err := run(ctx, g, nb, c, m, x.F32(), wp, slice[float32](b), y.F32()); err != nil {
+					return errf(n, "%v", err)
+				}
+				return nil
+			}
+		}
 		convF32(ctx, g, nb, c, m, group, x.F32(), w.F32(), slice[float32](b), y.F32())
 	case ir.Float64:
 		convDirect(ctx, g, nb, c, m, group, x.F64(), w.F64(), slice[float64](b), y.F64())

@@ -1,0 +1,253 @@
+package nn
+
+// Packed-weight 2-D convolution: for float32 convs with constant weights and
+// group 1, out^T[pixels, Cout] = im2col^T[pixels, K] x W^T[K, Cout] by the
+// packed-B SGEMM of packed_gemm.c, with W^T packed once per weight tensor.
+// Output pixels go in tiles (im2col tile and GEMM tile stay in L2) and each
+// GEMM tile is transposed into NCHW with the bias added in the same pass.
+
+/*
+#cgo CFLAGS: -O3 -std=gnu11
+#include "conv_packed_gemm.h"
+#include "conv_packed_tile.h"
+#include "packed_gemm.h"
+*/
+import "C"
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+	"weak"
+
+	"gkconv/internal/ir"
+	"gkconv/internal/runtime/kernel"
+)
+
+// packedConvMaxBytes caps the packed weights held per process; convs beyond
+// it keep the im2col + OpenBLAS path.
+const packedConvMaxBytes = 256 << 20
+
+// packedConvTile is the number of output pixels per tile: the packed GEMM's
+// M block, so one tile is one pass over the weights.
+const packedConvTile = 240
+
+// The two packed forms of the weights W[m, k].
+const (
+	packNone       = 0
+	packTransposed = 1 // B = W^T in ir.PackB panels: out^T = im2col^T x W^T by packed_sgemm, then transposed
+	packSlivers    = 2 // A = W in slivers of 12 rows (conv_pack_w): out = W x im2col, written in place
+)
+
+// packedConvMode forces the path for tests and benchmarks: 0 lets
+// usePackedConv choose, packTransposed or packSlivers force that path, -1
+// disables both.
+var packedConvMode atomic.Int32
+
+var convGEMMAvailable = C.conv_gemm_available() != 0
+
+type packedConvEntry struct {
+	src        *float32 // data the packing was made from (a tensor's Data may be replaced)
+	k, m, form int
+	data       []float32
+}
+
+// The cache is keyed weakly by the weight tensor, so a dropped model frees
+// its packed weights (see the cleanup in packedConvWeights) and a recycled
+// address can never hit a stale entry.
+var packedConvCache = struct {
+	sync.Mutex
+	m     map[weak.Pointer[ir.Tensor]]*packedConvEntry
+	bytes int
+}{m: map[weak.Pointer[ir.Tensor]]*packedConvEntry{}}
+
+// packedConvWeights returns w [m, k] packed in the given form, packing it at
+// first use; nil when the cap is reached.
+func packedConvWeights(w *ir.Tensor, k, m, form int) []float32 {
+	wf := w.F32()
+	if len(wf) < k*m || k*m == 0 {
+		return nil
+	}
+	key := weak.Make(w)
+	c := &packedConvCache
+	c.Lock()
+	defer c.Unlock()
+	e, seen := c.m[key]
+	if seen && e.src == &wf[0] && e.k == k && e.m == m && e.form == form {
+		return e.data
+	}
+	size := ir.PackedLen(k, m, ir.PackNR) * 4
+	if form == packSlivers {
+		size = (m + 11) / 12 * 12 * k * 4
+	}
+	old := 0
+	if seen {
+		old = len(e.data) * 4
+	}
+	if c.bytes-old+size > packedConvMaxBytes {
+		return nil
+	}
+	var data []float32
+	if form == packSlivers {
+		data = make([]float32, size/4)
+		C.conv_pack_w(cf(wf), cf(data), C.int(m), C.int(k))
+	} else {
+		data = ir.PackB(wf[:k*m], k, m, ir.PackNR, true)
+	}
+	c.bytes += size - old
+	c.m[key] = &packedConvEntry{src: &wf[0], k: k, m: m, form: form, data: data}
+	if !seen {
+		runtime.AddCleanup(w, func(key weak.Pointer[ir.Tensor]) {
+			c.Lock()
+			if e := c.m[key]; e != nil {
+				c.bytes -= len(e.data) * 4
+				delete(c.m, key)
+			}
+			c.Unlock()
+		}, key)
+	}
+	return data
+}
+
+// usePackedConv says which packed path runs this conv (packNone: the
+// im2col + OpenBLAS path): float32, 2-D, group 1, constant weights, and a
+// shape class where it measured faster than im2col + OpenBLAS.
+func usePackedConv(n *ir.Node, w *ir.Tensor, g *geom, group, c, m int) int {
+	mode := int(packedConvMode.Load())
+	if mode < 0 || group != 1 || g.rank != 2 || g.in[0] != 1 || g.k[0] != 1 {
+		return packNone
+	}
+	if len(n.Inputs) < 2 || n.Inputs[1] == nil || n.Inputs[1].Const != w {
+		return packNone
+	}
+	if mode == packSlivers && !convGEMMAvailable {
+		return packNone
+	}
+	if mode > 0 {
+		return mode
+	}
+	return packedConvFaster(g, c, m)
+}
+
+// packedConvFaster is the shape rule, from BenchmarkConvPackedVsBLAS on the
+// resnet50 and mobilenet_v2 shapes at one thread (noisy machine; repeated):
+//   - small planes (7x7, and 14x14 with a deep K x Cout): the transposed
+//     form, pixels as the GEMM's M, where OpenBLAS's N = pixels is too short
+//     for its blocking (+5-50%);
+//   - planes of 28x28 and more at stride 1, and large kernels (the 7x7
+//     stem): the sliver form, which needs no transpose and reads a 1x1
+//     conv's input in place (+5-50%; most on 3x3 at 56x56 and on the
+//     narrow mobilenet pointwise convs);
+//   - otherwise (strided convs on large planes, the 3x3 stems, mid-size
+//     planes with few channels) neither packed form won: im2col + OpenBLAS.
+func packedConvFaster(g *geom, c, m int) int {
+	outVol, kk := g.outVol(), c*g.kVol()
+	switch {
+	case outVol <= 64 || (outVol <= 256 && kk*m >= 1<<17):
+		return packTransposed
+	case !convGEMMAvailable:
+		return packNone
+	case outVol >= 784 && g.s[1] == 1 && g.s[2] == 1, g.kVol() >= 25:
+		return packSlivers
+	}
+	return packNone
+}
+
+// convPackedF32 runs the conv on packed weights wp (from packedConvWeights).
+func convPackedF32(ctx *kernel.Ctx, g *geom, nb, c, m int, x, wp, b, y []float32) error {
+	inVol, outVol, kk := g.inVol(), g.outVol(), c*g.kVol()
+	pointwise := g.kVol() == 1 && g.s == [3]int{1, 1, 1} && g.pb == [3]int{} && g.pe == [3]int{}
+	mt := packedConvTile
+	threads := 1
+	if ctx != nil {
+		threads = max(1, ctx.Threads)
+	}
+	if tiles := (outVol + mt - 1) / mt; nb*tiles < threads { // give every thread a tile
+		mt = max(12, (outVol+threads-1)/threads+11) / 12 * 12
+	}
+	tiles := (outVol + mt - 1) / mt
+	panels := (m + ir.PackNR - 1) / ir.PackNR
+	var fail atomic.Bool
+	kernel.ParallelFor(ctx, nb*tiles, 1, func(s, e int) {
+		tp := getF32(mt * m)
+		defer putF32(tp)
+		var col []float32
+		if !pointwise {
+			cp := getF32(kk * mt)
+			defer putF32(cp)
+			col = *cp
+		}
+		for t := s; t < e; t++ {
+			bi, p0 := t/tiles, t%tiles*mt
+			rows := min(mt, outVol-p0)
+			xb := x[bi*c*inVol:]
+			a, lda := &xb[p0], outVol
+			if !pointwise {
+				C.im2col_tile_f32(cf(xb), cf(col), C.int(c), C.int(g.in[1]), C.int(g.in[2]), C.int(g.k[1]), C.int(g.k[2]),
+					C.int(g.s[1]), C.int(g.s[2]), C.int(g.pb[1]), C.int(g.pb[2]), C.int(g.d[1]), C.int(g.d[2]),
+					C.int(g.out[2]), C.int(p0), C.int(rows), C.int(rows))
+				a, lda = &col[0], rows
+			}
+			if C.packed_sgemm(C.int(rows), C.int(m), C.int(kk), (*C.float)(unsafe.Pointer(a)), C.int(lda), 1,
+				cf(wp), C.int(ir.PackNR), cf(*tp), C.int(m), 0, C.int(panels)) != 0 {
+				fail.Store(true)
+				return
+			}
+			C.tile_to_nchw_f32(cf(*tp), cf(y[bi*m*outVol:]), cf(b), C.int(rows), C.int(m), C.long(outVol), C.long(p0))
+		}
+	})
+	if fail.Load() {
+		return errString("packed conv: out of memory for the packed A buffer")
+	}
+	return nil
+}
+
+// convSliversTile is the number of output pixels per tile of the sliver path
+// (8 micro-kernel panels).
+const convSliversTile = 256
+
+// convSliversLd is the row stride of the im2col tile: 256 floats (1 KiB)
+// would map the rows of a KC x 32 slice of B onto a quarter of the L1 sets;
+// 17 cache lines spread them over all sets.
+const convSliversLd = convSliversTile + 16
+
+// convSliversF32 runs the conv on weights packed by conv_pack_w: per tile of
+// output pixels, y[:, tile] = W x im2col(tile) + bias, with a 1x1 stride-1
+// conv reading x in place.
+func convSliversF32(ctx *kernel.Ctx, g *geom, nb, c, m int, x, ap, b, y []float32) error {
+	inVol, outVol, kk := g.inVol(), g.outVol(), c*g.kVol()
+	pointwise := g.kVol() == 1 && g.s == [3]int{1, 1, 1} && g.pb == [3]int{} && g.pe == [3]int{}
+	mt := convSliversTile
+	tiles := (outVol + mt - 1) / mt
+	var fail atomic.Bool
+	kernel.ParallelFor(ctx, nb*tiles, 1, func(s, e int) {
+		var col []float32
+		if !pointwise {
+			cp := getF32(kk * convSliversLd)
+			defer putF32(cp)
+			col = *cp
+		}
+		for t := s; t < e; t++ {
+			bi, p0 := t/tiles, t%tiles*mt
+			rows := min(mt, outVol-p0)
+			xb := x[bi*c*inVol:]
+			src, ldb := &xb[p0], outVol
+			if !pointwise {
+				C.im2col_tile_f32(cf(xb), cf(col), C.int(c), C.int(g.in[1]), C.int(g.in[2]), C.int(g.k[1]), C.int(g.k[2]),
+					C.int(g.s[1]), C.int(g.s[2]), C.int(g.pb[1]), C.int(g.pb[2]), C.int(g.d[1]), C.int(g.d[2]),
+					C.int(g.out[2]), C.int(p0), C.int(rows), C.int(convSliversLd))
+				src, ldb = &col[0], convSliversLd
+			}
+			if C.conv_gemm_f32(C.int(m), C.int(rows), C.int(kk), cf(ap), (*C.float)(unsafe.Pointer(src)), C.long(ldb),
+				cf(y[bi*m*outVol+p0:]), C.long(outVol), cf(b)) != 0 {
+				fail.Store(true)
+				return
+			}
+		}
+	})
+	if fail.Load() {
+		return errString("packed conv: no AVX-512 on this CPU")
+	}
+	return nil
+}
