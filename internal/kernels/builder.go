@@ -3,7 +3,6 @@ package kernels
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	goruntime "runtime"
 	"strconv"
@@ -102,67 +101,25 @@ type Target struct {
 // ignored. Errors name the nodes; with Options.AllowInterpreted a body the
 // generator rejects is marked kernel_status=interpreted instead.
 func (b *Builder) BuildKernels(nodes []*ir.Node) error {
-	type job struct {
-		node   *ir.Node
-		symbol string
-		src    string
+	jobs, err := GenerateJobs(nodes, func(n *ir.Node) string { return KernelBaseName(n) + "_kernel" },
+		b.opts.AllowInterpreted, []string{AttrKernelSO, AttrKernelSOHash, AttrKernelSource},
+		func(symbol string, body *ir.Graph) (string, struct{}, error) {
+			src, err := GenerateC(symbol, body)
+			return src, struct{}{}, err
+		})
+	if err != nil || len(jobs) == 0 {
+		return err
 	}
-	var jobs []job
-	var errs []error
-	for _, n := range nodes {
-		if n == nil || n.Op != "GraphKernel" {
-			continue
-		}
-		if n.Attrs == nil {
-			n.Attrs = ir.Attrs{}
-		}
-		symbol := KernelBaseName(n) + "_kernel"
-		src, err := b.generate(n, symbol)
-		if err != nil {
-			if b.opts.AllowInterpreted {
-				for _, k := range []string{AttrKernelSO, AttrKernelSOHash, AttrKernelSource} {
-					delete(n.Attrs, k)
-				}
-				n.Attrs[AttrKernelStatus] = ir.StringAttr("interpreted")
-				n.Attrs[AttrKernelError] = ir.StringAttr(err.Error())
-				continue
-			}
-			errs = append(errs, fmt.Errorf("GraphKernel node %s: %w", n.Name, err))
-			continue
-		}
-		jobs = append(jobs, job{n, symbol, src})
-	}
-	if len(errs) > 0 {
-		return errors.Join(errs...)
-	}
-	if len(jobs) == 0 {
-		return nil
-	}
-	cacheDir := b.opts.CacheDir
-	if cacheDir == "" {
-		d, err := defaultCacheDir()
-		if err != nil {
-			return err
-		}
-		cacheDir = d
+	cacheDir, err := ResolveCacheDir(b.opts.CacheDir)
+	if err != nil {
+		return err
 	}
 	if b.cc == nil {
-		cc, err := resolveCompiler(b.opts.CC, b.opts.MArch, cacheDir)
-		if err != nil {
+		if b.cc, err = resolveCompiler(b.opts.CC, b.opts.MArch, cacheDir); err != nil {
 			return err
 		}
-		b.cc = cc
 	}
-	// Identical sources compile once.
-	index := map[string]int{}
-	var srcs, names []string
-	for _, j := range jobs {
-		if _, ok := index[j.src]; !ok {
-			index[j.src] = len(srcs)
-			srcs = append(srcs, j.src)
-			names = append(names, "GraphKernel node "+j.node.Name)
-		}
-	}
+	index, srcs, names := UniqueSources(jobs)
 	jobsN := b.opts.Jobs
 	if jobsN <= 0 {
 		jobsN = min(8, goruntime.NumCPU())
@@ -175,30 +132,19 @@ func (b *Builder) BuildKernels(nodes []*ir.Node) error {
 	}
 	tgt := b.target()
 	for _, j := range jobs {
-		so := sos[index[j.src]]
+		so := sos[index[j.Src]]
 		sum := sha256.Sum256(so)
-		setKernelAttrs(j.node, j.symbol, tgt)
-		a := j.node.Attrs
+		setKernelAttrs(j.Node, j.Symbol, tgt)
+		a := j.Node.Attrs
 		a[AttrCPUFlags] = ir.StringAttr(strings.Join(b.cc.features, ","))
 		a[AttrMArch] = ir.StringAttr(b.cc.march)
 		a[AttrKernelSO] = ir.BytesAttr(so)
 		a[AttrKernelSOHash] = ir.StringAttr(hex.EncodeToString(sum[:]))
-		a[AttrKernelSource] = ir.StringAttr(j.src)
+		a[AttrKernelSource] = ir.StringAttr(j.Src)
 		a[AttrKernelStatus] = ir.StringAttr("compiled")
 		delete(a, AttrKernelError)
 	}
 	return nil
-}
-
-func (b *Builder) generate(n *ir.Node, symbol string) (string, error) {
-	if n.Body == nil {
-		return "", errors.New("no body")
-	}
-	if len(n.Inputs) != len(n.Body.Inputs) || len(n.Outputs) != len(n.Body.Outputs) {
-		return "", fmt.Errorf("node has %d inputs/%d outputs but its body %d/%d",
-			len(n.Inputs), len(n.Outputs), len(n.Body.Inputs), len(n.Body.Outputs))
-	}
-	return GenerateC(symbol, n.Body)
 }
 
 func (b *Builder) target() Target {
@@ -214,17 +160,8 @@ func (b *Builder) target() Target {
 
 // setKernelAttrs writes the converter_lite CPU Custom attrs of §7.2.
 func setKernelAttrs(n *ir.Node, symbol string, t Target) {
+	SetKernelIOAttrs(n, symbol)
 	a := n.Attrs
-	a[AttrKernelName] = ir.StringAttr(symbol)
-	a[AttrInputsShape] = ir.StringAttr(shapeList(n.Body.Inputs))
-	a[AttrOutputsShape] = ir.StringAttr(shapeList(n.Body.Outputs))
-	var types, formats strings.Builder
-	for _, v := range n.Body.Outputs {
-		fmt.Fprintf(&types, "%d,", MindTypeID(v.DType))
-		formats.WriteString("0,")
-	}
-	a[AttrOutputsType] = ir.StringAttr(types.String())
-	a[AttrOutputsFormat] = ir.StringAttr(formats.String())
 	a[AttrProcess] = ir.StringAttr("cpu")
 	a[AttrArch] = ir.StringAttr(t.Arch)
 	a[AttrSystem] = ir.StringAttr(t.System)

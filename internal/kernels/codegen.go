@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -205,25 +206,13 @@ func bcastMap(in, out []int64, m []int) ([]int, error) {
 // onesMap maps a reshape whose input and output have the same dims apart
 // from 1s (squeeze, unsqueeze, keepdims toggles): no index arithmetic needed.
 func onesMap(in, out []int64, m []int) ([]int, bool) {
-	res := make([]int, len(in))
-	j := 0
-	for a, d := range in {
-		if d == 1 {
-			res[a] = -1
-			continue
-		}
-		for j < len(out) && out[j] == 1 {
-			j++
-		}
-		if j >= len(out) || out[j] != d {
-			return nil, false
-		}
-		res[a] = m[j]
-		j++
+	res, ok := AlignOnes(in, out)
+	if !ok {
+		return nil, false
 	}
-	for ; j < len(out); j++ {
-		if out[j] != 1 {
-			return nil, false
+	for a, j := range res {
+		if j >= 0 {
+			res[a] = m[j]
 		}
 	}
 	return res, true
@@ -446,6 +435,11 @@ func (g *gen) nodeExpr(sc *scope, n *ir.Node, v *ir.Value, m []int) (string, err
 		}
 		return g.eval(sc, in, im)
 	}
+	spill := func(e string) string {
+		t := g.newTmp("t")
+		sc.line("const %s %s = %s;", computeType(v.DType), t, e)
+		return t
+	}
 	switch {
 	case reduceOps[n.Op]:
 		if isNoopReduce(n) {
@@ -507,81 +501,27 @@ func (g *gen) nodeExpr(sc *scope, n *ir.Node, v *ir.Value, m []int) (string, err
 				return "(" + a + " * " + inv + ")", nil
 			}
 		}
-		var pc *float64
-		if n.Op == "Pow" {
-			if c := n.Inputs[1].Const; c != nil && c.NumElements() == 1 {
-				if f, err := c.Float64s(); err == nil {
-					pc = &f[0]
-				}
-			}
-		}
-		e, err := binaryExpr(n.Op, a, b, n.Inputs[0].DType, v.DType, pc)
+		e, err := binaryExpr(n.Op, a, b, n.Inputs[0].DType, v.DType, powConstOf(n))
 		if err != nil {
 			return fail(err)
 		}
 		return e, nil
 	case variadicOps[n.Op]:
-		var acc string
-		for i := range n.Inputs {
-			a, err := operand(i)
-			if err != nil {
-				return fail(err)
-			}
-			switch {
-			case i == 0:
-				acc = a
-			case n.Op == "Maximum":
-				acc = fmt.Sprintf("(%s > %s ? %s : %s)", a, acc, a, acc)
-			case n.Op == "Minimum":
-				acc = fmt.Sprintf("(%s < %s ? %s : %s)", a, acc, a, acc)
-			default:
-				acc = "(" + acc + " + " + a + ")"
-			}
-			if i > 0 && i < len(n.Inputs)-1 {
-				t := g.newTmp("t")
-				sc.line("const %s %s = %s;", computeType(v.DType), t, acc)
-				acc = t
-			}
+		e, err := variadicExpr(n, v.DType, operand, spill)
+		if err != nil {
+			return fail(err)
 		}
-		if n.Op == "Mean" {
-			acc = fmt.Sprintf("(%s / %s)", acc, literal(v.DType, float64(len(n.Inputs))))
-		}
-		return acc, nil
+		return e, nil
 	case n.Op == "Select":
-		c, err := operand(0)
+		e, err := selectExpr(operand)
 		if err != nil {
 			return fail(err)
 		}
-		a, err := operand(1)
-		if err != nil {
-			return fail(err)
-		}
-		b, err := operand(2)
-		if err != nil {
-			return fail(err)
-		}
-		return fmt.Sprintf("(%s ? %s : %s)", c, a, b), nil
+		return e, nil
 	case n.Op == "Clip":
-		x, err := operand(0)
+		e, err := clipExpr(n, operand, spill)
 		if err != nil {
 			return fail(err)
-		}
-		e := x
-		if n.Input(1) != nil {
-			lo, err := operand(1)
-			if err != nil {
-				return fail(err)
-			}
-			t := g.newTmp("t")
-			sc.line("const %s %s = %s < %s ? %s : %s;", computeType(v.DType), t, e, lo, lo, e)
-			e = t
-		}
-		if n.Input(2) != nil {
-			hi, err := operand(2)
-			if err != nil {
-				return fail(err)
-			}
-			e = fmt.Sprintf("(%s > %s ? %s : %s)", e, hi, hi, e)
 		}
 		return e, nil
 	case n.Op == "BiasAdd":
@@ -589,11 +529,7 @@ func (g *gen) nodeExpr(sc *scope, n *ir.Node, v *ir.Value, m []int) (string, err
 		if err != nil {
 			return fail(err)
 		}
-		c := 1
-		switch n.Attrs.String("format", n.Attrs.String("data_format", "NCHW")) {
-		case "NHWC", "NDHWC", "NWC":
-			c = len(v.Shape) - 1
-		}
+		c := biasChannelAxis(n, len(v.Shape))
 		bias := n.Inputs[1]
 		bm := []int{m[c]}
 		if bias.Shape[0] == 1 {
@@ -981,7 +917,7 @@ func (g *gen) emitGeneral(w *strings.Builder) error {
 		}
 		var grp *stage
 		for _, s := range groups {
-			if equalShape(s.shape, v.Shape) {
+			if slices.Equal(s.shape, v.Shape) {
 				grp = s
 			}
 		}
@@ -1004,18 +940,6 @@ func (g *gen) emitGeneral(w *strings.Builder) error {
 		}
 	}
 	return nil
-}
-
-func equalShape(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // runNest generates a loop body twice: once to record the accesses, once with
@@ -1241,7 +1165,7 @@ func (g *gen) planRow() (bool, error) {
 	F := reds[0].node.Inputs[0].Shape
 	p := -1
 	for _, rs := range reds {
-		if !equalShape(rs.node.Inputs[0].Shape, F) {
+		if !slices.Equal(rs.node.Inputs[0].Shape, F) {
 			return false, nil
 		}
 		q := len(F)
@@ -1318,7 +1242,7 @@ func (g *gen) chooseRowBufs() {
 	fullKey := map[string]*ir.Value{}
 	for _, n := range g.body.Nodes {
 		for _, o := range n.Outputs {
-			if o != nil && equalShape(o.Shape, g.full) {
+			if o != nil && slices.Equal(o.Shape, g.full) {
 				fullKey[mapKey(o, identityMap(g.full))] = o
 			}
 		}

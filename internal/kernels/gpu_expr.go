@@ -3,6 +3,7 @@ package kernels
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"gkconv/internal/ir"
@@ -336,6 +337,11 @@ func (g *ElemGen) Eval(sc *Scope, v *ir.Value, idx []string) (string, error) {
 		}
 		return g.Eval(sc, in, im)
 	}
+	spill := func(e string) string {
+		t := g.Tmp("t")
+		sc.Line("const %s %s = %s;", computeType(v.DType), t, e)
+		return t
+	}
 	var expr string
 	alias := false // the result is the operand's expression itself
 	switch {
@@ -383,84 +389,33 @@ func (g *ElemGen) Eval(sc *Scope, v *ir.Value, idx []string) (string, error) {
 		if err != nil {
 			return fail(err)
 		}
-		var pc *float64
-		if n.Op == "Pow" {
-			if c := n.Inputs[1].Const; c != nil && c.NumElements() == 1 {
-				if f, err := c.Float64s(); err == nil {
-					pc = &f[0]
-				}
-			}
-		}
-		if expr, err = binaryExpr(n.Op, a, b, n.Inputs[0].DType, v.DType, pc); err != nil {
+		if expr, err = binaryExpr(n.Op, a, b, n.Inputs[0].DType, v.DType, powConstOf(n)); err != nil {
 			return fail(err)
 		}
 	case variadicOps[n.Op]:
-		for i := range n.Inputs {
-			a, err := operand(i)
-			if err != nil {
-				return fail(err)
-			}
-			switch {
-			case i == 0:
-				expr = a
-			case n.Op == "Maximum":
-				expr = fmt.Sprintf("(%s > %s ? %s : %s)", a, expr, a, expr)
-			case n.Op == "Minimum":
-				expr = fmt.Sprintf("(%s < %s ? %s : %s)", a, expr, a, expr)
-			default:
-				expr = "(" + expr + " + " + a + ")"
-			}
-			if i > 0 && i < len(n.Inputs)-1 {
-				t := g.Tmp("t")
-				sc.Line("const %s %s = %s;", computeType(v.DType), t, expr)
-				expr = t
-			}
-		}
-		if n.Op == "Mean" {
-			expr = fmt.Sprintf("(%s / %s)", expr, literal(v.DType, float64(len(n.Inputs))))
-		}
-	case n.Op == "Select":
-		var ops [3]string
-		for i := range ops {
-			e, err := operand(i)
-			if err != nil {
-				return fail(err)
-			}
-			ops[i] = e
-		}
-		expr = fmt.Sprintf("(%s ? %s : %s)", ops[0], ops[1], ops[2])
-	case n.Op == "Clip":
-		x, err := operand(0)
+		e, err := variadicExpr(n, v.DType, operand, spill)
 		if err != nil {
 			return fail(err)
 		}
-		expr = x
-		if n.Input(1) != nil {
-			lo, err := operand(1)
-			if err != nil {
-				return fail(err)
-			}
-			t := g.Tmp("t")
-			sc.Line("const %s %s = %s < %s ? %s : %s;", computeType(v.DType), t, expr, lo, lo, expr)
-			expr = t
+		expr = e
+	case n.Op == "Select":
+		e, err := selectExpr(operand)
+		if err != nil {
+			return fail(err)
 		}
-		if n.Input(2) != nil {
-			hi, err := operand(2)
-			if err != nil {
-				return fail(err)
-			}
-			expr = fmt.Sprintf("(%s > %s ? %s : %s)", expr, hi, hi, expr)
+		expr = e
+	case n.Op == "Clip":
+		e, err := clipExpr(n, operand, spill)
+		if err != nil {
+			return fail(err)
 		}
+		expr = e
 	case n.Op == "BiasAdd":
 		x, err := operand(0)
 		if err != nil {
 			return fail(err)
 		}
-		c := 1
-		switch n.Attrs.String("format", n.Attrs.String("data_format", "NCHW")) {
-		case "NHWC", "NDHWC", "NWC":
-			c = len(v.Shape) - 1
-		}
+		c := biasChannelAxis(n, len(v.Shape))
 		if c >= len(idx) {
 			return fail(fmt.Errorf("rank %d has no channel axis", len(idx)))
 		}
@@ -576,3 +531,63 @@ func DefaultCacheDir() (string, error) { return defaultCacheDir() }
 // WriteAtomic writes data to path through a temporary file and a rename, so
 // readers never see a partial file.
 func WriteAtomic(path string, data []byte) error { return writeAtomic(path, data) }
+
+// AlignOnes maps each dim of in onto a dim of out when the two shapes are
+// equal apart from 1s (-1 for size-1 dims of in).
+func AlignOnes(in, out []int64) ([]int, bool) {
+	res := make([]int, len(in))
+	j := 0
+	for a, d := range in {
+		if d == 1 {
+			res[a] = -1
+			continue
+		}
+		for j < len(out) && out[j] == 1 {
+			j++
+		}
+		if j >= len(out) || out[j] != d {
+			return nil, false
+		}
+		res[a] = j
+		j++
+	}
+	for ; j < len(out); j++ {
+		if out[j] != 1 {
+			return nil, false
+		}
+	}
+	return res, true
+}
+
+// PickIdx is the index of a value whose dim a is dim m[a] of idx ("0" where
+// m[a] < 0), as AlignOnes maps it.
+func PickIdx(idx []string, m []int) []string {
+	out := make([]string, len(m))
+	for a, l := range m {
+		out[a] = "0"
+		if l >= 0 {
+			out[a] = idx[l]
+		}
+	}
+	return out
+}
+
+// ShapeGroups groups the indices of vs by equal shape, groups and members
+// in first-seen order: outputs of one shape share an element loop.
+func ShapeGroups(vs []*ir.Value) [][]int {
+	var groups [][]int
+	for i, v := range vs {
+		found := false
+		for gi, g := range groups {
+			if slices.Equal(vs[g[0]].Shape, v.Shape) {
+				groups[gi] = append(groups[gi], i)
+				found = true
+				break
+			}
+		}
+		if !found {
+			groups = append(groups, []int{i})
+		}
+	}
+	return groups
+}

@@ -283,35 +283,22 @@ func unaryExpr(n *ir.Node, a string, inDT, outDT ir.DType) (string, error) {
 	return "", fmt.Errorf("op %s is not supported by the C generator", n.Op)
 }
 
+// infixOps are the binary ops that are one C operator.
+var infixOps = map[string]string{
+	"Add": "+", "Sub": "-", "Mul": "*", "RealDiv": "/", "Equal": "==", "Greater": ">", "GreaterEqual": ">=",
+	"Less": "<", "LessEqual": "<=", "LogicalAnd": "&&", "LogicalOr": "||",
+}
+
 // binaryExpr builds the C expression of a binary op. powConst is the value of
 // a scalar constant exponent (Pow), used to avoid powf for small integers.
 func binaryExpr(op string, a, b string, inDT, outDT ir.DType, powConst *float64) (string, error) {
 	ct := computeType(inDT)
+	if o, ok := infixOps[op]; ok {
+		return "(" + a + " " + o + " " + b + ")", nil
+	}
 	switch op {
-	case "Add":
-		return "(" + a + " + " + b + ")", nil
-	case "Sub":
-		return "(" + a + " - " + b + ")", nil
-	case "Mul":
-		return "(" + a + " * " + b + ")", nil
-	case "RealDiv":
-		return "(" + a + " / " + b + ")", nil
 	case "SquaredDifference":
 		return fmt.Sprintf("((%s - %s) * (%s - %s))", a, b, a, b), nil
-	case "Equal":
-		return "(" + a + " == " + b + ")", nil
-	case "Greater":
-		return "(" + a + " > " + b + ")", nil
-	case "GreaterEqual":
-		return "(" + a + " >= " + b + ")", nil
-	case "Less":
-		return "(" + a + " < " + b + ")", nil
-	case "LessEqual":
-		return "(" + a + " <= " + b + ")", nil
-	case "LogicalAnd":
-		return "(" + a + " && " + b + ")", nil
-	case "LogicalOr":
-		return "(" + a + " || " + b + ")", nil
 	case "LogicalXor":
 		return "((" + a + " != 0) != (" + b + " != 0))", nil
 	case "PReLU":
@@ -343,4 +330,96 @@ func binaryExpr(op string, a, b string, inDT, outDT ir.DType, powConst *float64)
 		return mathFn("pow", ct) + "(" + a + ", " + b + ")", nil
 	}
 	return "", fmt.Errorf("op %s is not supported by the C generator", op)
+}
+
+// powConstOf is the exponent of a Pow node when it is a scalar constant
+// (binaryExpr's powConst), else nil.
+func powConstOf(n *ir.Node) *float64 {
+	if n.Op != "Pow" {
+		return nil
+	}
+	if c := n.Inputs[1].Const; c != nil && c.NumElements() == 1 {
+		if f, err := c.Float64s(); err == nil {
+			return &f[0]
+		}
+	}
+	return nil
+}
+
+// The expression rules below are shared by the C and the device generators;
+// operand(i) evaluates input i, spill binds an expression to a new const
+// temporary of the result's compute type and returns its name (it keeps the
+// nesting shallow where an operand is repeated).
+
+// variadicExpr folds Maximum/Minimum/AddN/Mean over n's inputs.
+func variadicExpr(n *ir.Node, outDT ir.DType, operand func(int) (string, error), spill func(string) string) (string, error) {
+	var acc string
+	for i := range n.Inputs {
+		a, err := operand(i)
+		if err != nil {
+			return "", err
+		}
+		switch {
+		case i == 0:
+			acc = a
+		case n.Op == "Maximum":
+			acc = fmt.Sprintf("(%s > %s ? %s : %s)", a, acc, a, acc)
+		case n.Op == "Minimum":
+			acc = fmt.Sprintf("(%s < %s ? %s : %s)", a, acc, a, acc)
+		default:
+			acc = "(" + acc + " + " + a + ")"
+		}
+		if i > 0 && i < len(n.Inputs)-1 {
+			acc = spill(acc)
+		}
+	}
+	if n.Op == "Mean" {
+		acc = fmt.Sprintf("(%s / %s)", acc, literal(outDT, float64(len(n.Inputs))))
+	}
+	return acc, nil
+}
+
+// selectExpr is Select(cond, a, b).
+func selectExpr(operand func(int) (string, error)) (string, error) {
+	var ops [3]string
+	for i := range ops {
+		e, err := operand(i)
+		if err != nil {
+			return "", err
+		}
+		ops[i] = e
+	}
+	return fmt.Sprintf("(%s ? %s : %s)", ops[0], ops[1], ops[2]), nil
+}
+
+// clipExpr is Clip(x, min?, max?).
+func clipExpr(n *ir.Node, operand func(int) (string, error), spill func(string) string) (string, error) {
+	e, err := operand(0)
+	if err != nil {
+		return "", err
+	}
+	if n.Input(1) != nil {
+		lo, err := operand(1)
+		if err != nil {
+			return "", err
+		}
+		e = spill(fmt.Sprintf("%s < %s ? %s : %s", e, lo, lo, e))
+	}
+	if n.Input(2) != nil {
+		hi, err := operand(2)
+		if err != nil {
+			return "", err
+		}
+		e = fmt.Sprintf("(%s > %s ? %s : %s)", e, hi, hi, e)
+	}
+	return e, nil
+}
+
+// biasChannelAxis is the axis of a BiasAdd's output that its bias runs along.
+func biasChannelAxis(n *ir.Node, rank int) int {
+	switch n.Attrs.String("format", n.Attrs.String("data_format", "NCHW")) {
+	case "NHWC", "NDHWC", "NWC":
+		return rank - 1
+	}
+	return 1
 }

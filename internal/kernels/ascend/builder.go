@@ -80,13 +80,8 @@ func (b *Builder) BuildKernels(nodes []*ir.Node) error {
 		if n == nil || n.Op != "GraphKernel" {
 			continue
 		}
-		if n.Body == nil {
-			errs = append(errs, fmt.Errorf("GraphKernel node %s: no body", n.Name))
-			continue
-		}
-		if len(n.Inputs) != len(n.Body.Inputs) || len(n.Outputs) != len(n.Body.Outputs) {
-			errs = append(errs, fmt.Errorf("GraphKernel node %s: node has %d inputs/%d outputs but its body %d/%d",
-				n.Name, len(n.Inputs), len(n.Outputs), len(n.Body.Inputs), len(n.Body.Outputs)))
+		if err := kernels.CheckBodyArity(n); err != nil {
+			errs = append(errs, fmt.Errorf("GraphKernel node %s: %w", n.Name, err))
 			continue
 		}
 		if n.Attrs == nil {
@@ -109,10 +104,7 @@ func (b *Builder) BuildKernels(nodes []*ir.Node) error {
 			outNames = append(outNames, fmt.Sprintf("y%d", i))
 		}
 		isum := sha256.Sum256(info)
-		a[kernels.AttrInputsShape] = ir.StringAttr(kernels.ShapeList(n.Body.Inputs))
-		a[kernels.AttrOutputsShape] = ir.StringAttr(kernels.ShapeList(n.Body.Outputs))
-		a[kernels.AttrOutputsType] = ir.StringAttr(kernels.TypeList(n.Body.Outputs))
-		a[kernels.AttrOutputsFormat] = ir.StringAttr(strings.Repeat("0,", nout))
+		kernels.SetKernelIOAttrs(n, base)
 		a[AttrProcess] = ir.StringAttr("aicore")
 		a[AttrTarget] = ir.StringAttr("aicore")
 		a[AttrSoc] = ir.StringAttr(b.opts.Soc)

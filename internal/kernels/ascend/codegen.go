@@ -174,20 +174,7 @@ func (g *agen) load(v *ir.Value, off string) string {
 // elements dealt round-robin to the cores.
 func (g *agen) scalar() (string, Plan, error) {
 	var sb strings.Builder
-	var groups [][]int
-	for i, v := range g.body.Outputs {
-		found := false
-		for gi, grp := range groups {
-			if equalShape(g.body.Outputs[grp[0]].Shape, v.Shape) {
-				groups[gi] = append(groups[gi], i)
-				found = true
-				break
-			}
-		}
-		if !found {
-			groups = append(groups, []int{i})
-		}
-	}
+	groups := kernels.ShapeGroups(g.body.Outputs)
 	var maxN int64
 	for _, grp := range groups {
 		shape := g.body.Outputs[grp[0]].Shape
@@ -211,16 +198,4 @@ func (g *agen) scalar() (string, Plan, error) {
 		sb.WriteString("    }\n")
 	}
 	return sb.String(), Plan{Strategy: "scalar", BlockDim: min(max(maxN, 1), maxCores)}, nil
-}
-
-func equalShape(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -206,7 +206,7 @@ func (g *agen) cube(mm *ir.Node) (string, Plan, error) {
 	nd := len(F) - 1 // the N dim of F
 	mmOut := mm.Outputs[0]
 	dom := map[*ir.Value][]int{}
-	if m, ok := alignOnes(mmOut.Shape, F); ok {
+	if m, ok := kernels.AlignOnes(mmOut.Shape, F); ok {
 		dom[mmOut] = m
 	} else {
 		return "", Plan{}, fmt.Errorf("node %s: output %v does not match %v", mm.Name, mmOut.Shape, F)
@@ -235,7 +235,7 @@ func (g *agen) cube(mm *ir.Node) (string, Plan, error) {
 			return "", Plan{}, fmt.Errorf("node %s: multi-output op after a MatMul", n.Name)
 		}
 		out := n.Outputs[0]
-		om, ok := alignOnes(out.Shape, F)
+		om, ok := kernels.AlignOnes(out.Shape, F)
 		if !ok {
 			return "", Plan{}, fmt.Errorf("node %s: %s result %v after the MatMul does not keep its %v layout", n.Name, n.Op, out.Shape, F)
 		}
@@ -496,7 +496,7 @@ func (g *agen) cube(mm *ir.Node) (string, Plan, error) {
 	}
 	for _, l := range stageLeaves {
 		rsc.Line("{ LocalTensor<float> l = qin%s.AllocTensor<float>(); DataCopyPad(l, gin%d[%s], cp, DataCopyPadExtParams<float>{false, 0, 0, 0.0f}); qin%s.EnQue(l); }",
-			strings.TrimPrefix(l.buf, "vin"), l.in, kernels.Offset(l.v.Shape, pickIdx(fIdx, l.m)), strings.TrimPrefix(l.buf, "vin"))
+			strings.TrimPrefix(l.buf, "vin"), l.in, kernels.Offset(l.v.Shape, kernels.PickIdx(fIdx, l.m)), strings.TrimPrefix(l.buf, "vin"))
 	}
 	for _, l := range stageLeaves {
 		rsc.Line("LocalTensor<float> %s = qin%s.DeQue<float>();", l.buf, strings.TrimPrefix(l.buf, "vin"))
@@ -510,7 +510,7 @@ func (g *agen) cube(mm *ir.Node) (string, Plan, error) {
 		kIdx[nd] = "(nt0 + k)"
 		var fb strings.Builder
 		fsc := kernels.NewScope(&fb, "            ", rsc)
-		e, err := g.eg.Eval(fsc, l.v, pickIdx(kIdx, l.m))
+		e, err := g.eg.Eval(fsc, l.v, kernels.PickIdx(kIdx, l.m))
 		if err != nil {
 			return "", Plan{}, err
 		}
@@ -532,7 +532,7 @@ func (g *agen) cube(mm *ir.Node) (string, Plan, error) {
 			if l.buf != "" {
 				return true, l.buf, nil
 			}
-			s, err := g.eg.Eval(rsc, l.v, pickIdx(fIdx, l.m))
+			s, err := g.eg.Eval(rsc, l.v, kernels.PickIdx(fIdx, l.m))
 			return false, s, err
 		}
 		if err := emitVecOp(rsc, n, bufName[n.Outputs[0]], opnd); err != nil {
@@ -548,7 +548,7 @@ func (g *agen) cube(mm *ir.Node) (string, Plan, error) {
 		rsc.Line("{ LocalTensor<float> o = q%s.DeQue<float>();", name)
 		for i, o := range body.Outputs {
 			if o == v {
-				rsc.Line("  DataCopyPad(gout%d[%s], o, cp);", i, kernels.Offset(v.Shape, pickIdx(fIdx, dom[v])))
+				rsc.Line("  DataCopyPad(gout%d[%s], o, cp);", i, kernels.Offset(v.Shape, kernels.PickIdx(fIdx, dom[v])))
 			}
 		}
 		rsc.Line("  q%s.FreeTensor(o); }", name)

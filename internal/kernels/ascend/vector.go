@@ -3,6 +3,7 @@ package ascend
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"gkconv/internal/ir"
@@ -77,7 +78,7 @@ func (g *agen) vector() (string, Plan, error) {
 	} else {
 		F = body.Outputs[0].Shape
 		for _, v := range body.Outputs {
-			if !equalShape(v.Shape, F) {
+			if !slices.Equal(v.Shape, F) {
 				return "", Plan{}, errors.New("vector strategy: outputs of different shapes")
 			}
 		}
@@ -155,11 +156,11 @@ func (g *agen) classify(F []int64, p int, hasRed bool) (*vplan, error) {
 		return nil
 	}
 	for _, v := range g.body.Outputs {
-		if m, ok := alignOnes(v.Shape, F); ok {
+		if m, ok := kernels.AlignOnes(v.Shape, F); ok {
 			if err := set(v, m); err != nil {
 				return nil, err
 			}
-		} else if m, ok := alignOnes(v.Shape, F[:p]); ok && hasRed {
+		} else if m, ok := kernels.AlignOnes(v.Shape, F[:p]); ok && hasRed {
 			if err := set(v, m); err != nil {
 				return nil, err
 			}
@@ -178,7 +179,7 @@ func (g *agen) classify(F []int64, p int, hasRed bool) (*vplan, error) {
 		switch {
 		case kernels.IsReduce(n.Op) && !kernels.IsNoopReduce(n):
 			x := n.Inputs[0]
-			if !equalShape(x.Shape, F) {
+			if !slices.Equal(x.Shape, F) {
 				return nil, fmt.Errorf("node %s: reduction input is not the domain", n.Name)
 			}
 			id := make([]int, len(F))
@@ -192,7 +193,7 @@ func (g *agen) classify(F []int64, p int, hasRed bool) (*vplan, error) {
 				return nil, err
 			}
 		case kernels.IsReduce(n.Op), n.Op == "Reshape", n.Op == "Squeeze", n.Op == "Unsqueeze", n.Op == "Flatten":
-			r, ok := alignOnes(n.Inputs[0].Shape, out.Shape)
+			r, ok := kernels.AlignOnes(n.Inputs[0].Shape, out.Shape)
 			if !ok {
 				return nil, fmt.Errorf("node %s: reshape %v -> %v moves elements", n.Name, n.Inputs[0].Shape, out.Shape)
 			}
@@ -324,7 +325,7 @@ func (g *agen) emitVector(vp *vplan) (string, Plan, error) {
 	outBuf := map[int]string{}
 	var outs []int
 	for i, v := range g.body.Outputs {
-		if _, ok := alignOnes(v.Shape, F); ok && usesInnerDims(F, p) {
+		if _, ok := kernels.AlignOnes(v.Shape, F); ok && usesInnerDims(F, p) {
 			outs = append(outs, i)
 			outBuf[i] = fmt.Sprintf("vout%d", i)
 		}
@@ -415,7 +416,7 @@ func (g *agen) emitVector(vp *vplan) (string, Plan, error) {
 	for a := p; a < len(F); a++ {
 		fIdx[a] = "0"
 	}
-	idxOf := func(v *ir.Value) []string { return pickIdx(fIdx, vp.maps[v]) }
+	idxOf := func(v *ir.Value) []string { return kernels.PickIdx(fIdx, vp.maps[v]) }
 	// Row base offset of a vector leaf: the offset of its first row element.
 	base := func(v *ir.Value) string { return kernels.Offset(v.Shape, idxOf(v)) }
 	for _, i := range ins {
@@ -633,42 +634,4 @@ func binaryVec(sc *kernels.Scope, op, d string, av bool, a string, bv bool, b st
 		return errors.New("binary op of two row scalars classified as a vector")
 	}
 	return nil
-}
-
-// alignOnes maps each dim of in onto a dim of out when the shapes are equal
-// apart from 1s (-1 for size-1 dims).
-func alignOnes(in, out []int64) ([]int, bool) {
-	res := make([]int, len(in))
-	j := 0
-	for a, d := range in {
-		if d == 1 {
-			res[a] = -1
-			continue
-		}
-		for j < len(out) && out[j] == 1 {
-			j++
-		}
-		if j >= len(out) || out[j] != d {
-			return nil, false
-		}
-		res[a] = j
-		j++
-	}
-	for ; j < len(out); j++ {
-		if out[j] != 1 {
-			return nil, false
-		}
-	}
-	return res, true
-}
-
-func pickIdx(idx []string, m []int) []string {
-	out := make([]string, len(m))
-	for a, l := range m {
-		out[a] = "0"
-		if l >= 0 {
-			out[a] = idx[l]
-		}
-	}
-	return out
 }

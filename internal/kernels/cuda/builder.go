@@ -10,7 +10,6 @@ package cuda
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -107,63 +106,21 @@ func (b *Builder) BuildKernels(nodes []*ir.Node) error {
 	if err != nil {
 		return err
 	}
-	type job struct {
-		node   *ir.Node
-		symbol string
-		src    string
-		launch Launch
+	jobs, err := kernels.GenerateJobs(nodes, func(n *ir.Node) string { return BaseName(n) + "_kernel0" },
+		b.opts.AllowInterpreted, []string{AttrKernelPTX, AttrKernelPTXHash, AttrKernelSource}, Generate)
+	if err != nil || len(jobs) == 0 {
+		return err
 	}
-	var jobs []job
-	var errs []error
-	for _, n := range nodes {
-		if n == nil || n.Op != "GraphKernel" {
-			continue
-		}
-		if n.Attrs == nil {
-			n.Attrs = ir.Attrs{}
-		}
-		symbol := BaseName(n) + "_kernel0"
-		src, l, err := b.generate(n, symbol)
-		if err != nil {
-			if b.opts.AllowInterpreted {
-				for _, k := range []string{AttrKernelPTX, AttrKernelPTXHash, AttrKernelSource} {
-					delete(n.Attrs, k)
-				}
-				n.Attrs[AttrKernelStatus] = ir.StringAttr("interpreted")
-				n.Attrs[AttrKernelError] = ir.StringAttr(err.Error())
-				continue
-			}
-			errs = append(errs, fmt.Errorf("GraphKernel node %s: %w", n.Name, err))
-			continue
-		}
-		jobs = append(jobs, job{n, symbol, src, l})
-	}
-	if len(errs) > 0 {
-		return errors.Join(errs...)
-	}
-	if len(jobs) == 0 {
-		return nil
-	}
-	cacheDir := b.opts.CacheDir
-	if cacheDir == "" {
-		if cacheDir, err = kernels.DefaultCacheDir(); err != nil {
-			return err
-		}
+	cacheDir, err := kernels.ResolveCacheDir(b.opts.CacheDir)
+	if err != nil {
+		return err
 	}
 	if b.cc == nil {
 		if b.cc, err = resolveClang(b.opts.Clang); err != nil {
 			return err
 		}
 	}
-	index := map[string]int{}
-	var srcs, names []string
-	for _, j := range jobs {
-		if _, ok := index[j.src]; !ok {
-			index[j.src] = len(srcs)
-			srcs = append(srcs, j.src)
-			names = append(names, "GraphKernel node "+j.node.Name)
-		}
-	}
+	index, srcs, names := kernels.UniqueSources(jobs)
 	b.Stats.Kernels += len(jobs)
 	b.Stats.Unique += len(srcs)
 	ptxs, err := b.cc.compileAll(srcs, names, b.opts.Arch, cacheDir, b.opts.Jobs, &b.Stats)
@@ -171,52 +128,37 @@ func (b *Builder) BuildKernels(nodes []*ir.Node) error {
 		return err
 	}
 	for _, j := range jobs {
-		ptx := ptxs[index[j.src]]
-		if err := CheckPTX(ptx, j.symbol, b.opts.Arch, len(j.node.Body.Inputs)+len(j.node.Body.Outputs)); err != nil {
-			return fmt.Errorf("GraphKernel node %s: %w", j.node.Name, err)
+		ptx := ptxs[index[j.Src]]
+		if err := CheckPTX(ptx, j.Symbol, b.opts.Arch, len(j.Node.Body.Inputs)+len(j.Node.Body.Outputs)); err != nil {
+			return fmt.Errorf("GraphKernel node %s: %w", j.Node.Name, err)
 		}
 		sum := sha256.Sum256(ptx)
-		a := j.node.Attrs
-		a[kernels.AttrKernelName] = ir.StringAttr(j.symbol)
-		a[kernels.AttrInputsShape] = ir.StringAttr(kernels.ShapeList(j.node.Body.Inputs))
-		a[kernels.AttrOutputsShape] = ir.StringAttr(kernels.ShapeList(j.node.Body.Outputs))
-		a[kernels.AttrOutputsType] = ir.StringAttr(kernels.TypeList(j.node.Body.Outputs))
-		a[kernels.AttrOutputsFormat] = ir.StringAttr(strings.Repeat("0,", len(j.node.Body.Outputs)))
+		kernels.SetKernelIOAttrs(j.Node, j.Symbol)
+		a := j.Node.Attrs
 		a[AttrProcess] = ir.StringAttr("cuda")
 		a[AttrTarget] = ir.StringAttr("cuda")
 		a[AttrBinaryFormat] = ir.StringAttr("ptx")
 		a[AttrFuncType] = ir.StringAttr("custom_akg_gpu")
 		a[AttrUniqueName] = ir.StringAttr("CustomAkgGpu")
 		a[AttrComputeCapability] = ir.StringAttr(cc)
-		a[AttrGridDimX] = ir.IntAttr(j.launch.Grid[0])
-		a[AttrGridDimY] = ir.IntAttr(j.launch.Grid[1])
-		a[AttrGridDimZ] = ir.IntAttr(j.launch.Grid[2])
-		a[AttrBlockDimX] = ir.IntAttr(j.launch.Block[0])
-		a[AttrBlockDimY] = ir.IntAttr(j.launch.Block[1])
-		a[AttrBlockDimZ] = ir.IntAttr(j.launch.Block[2])
-		a[AttrSharedBytes] = ir.IntAttr(j.launch.SharedBytes)
-		a[AttrStrategy] = ir.StringAttr(j.launch.Strategy)
+		a[AttrGridDimX] = ir.IntAttr(j.Extra.Grid[0])
+		a[AttrGridDimY] = ir.IntAttr(j.Extra.Grid[1])
+		a[AttrGridDimZ] = ir.IntAttr(j.Extra.Grid[2])
+		a[AttrBlockDimX] = ir.IntAttr(j.Extra.Block[0])
+		a[AttrBlockDimY] = ir.IntAttr(j.Extra.Block[1])
+		a[AttrBlockDimZ] = ir.IntAttr(j.Extra.Block[2])
+		a[AttrSharedBytes] = ir.IntAttr(j.Extra.SharedBytes)
+		a[AttrStrategy] = ir.StringAttr(j.Extra.Strategy)
 		a[AttrKernelPTX] = ir.BytesAttr(ptx)
 		a[AttrKernelPTXHash] = ir.StringAttr(hex.EncodeToString(sum[:]))
-		a[AttrKernelSource] = ir.StringAttr(j.src)
+		a[AttrKernelSource] = ir.StringAttr(j.Src)
 		a[AttrKernelStatus] = ir.StringAttr("compiled")
 		delete(a, AttrKernelError)
-		info, err := kernels.InfoJSONFor(j.node, kernels.InfoTarget{Process: "cuda", ComputeCapability: cc})
+		info, err := kernels.InfoJSONFor(j.Node, kernels.InfoTarget{Process: "cuda", ComputeCapability: cc})
 		if err != nil {
 			return err
 		}
 		a[AttrKernelInfo] = ir.BytesAttr(info)
 	}
 	return nil
-}
-
-func (b *Builder) generate(n *ir.Node, symbol string) (string, Launch, error) {
-	if n.Body == nil {
-		return "", Launch{}, errors.New("no body")
-	}
-	if len(n.Inputs) != len(n.Body.Inputs) || len(n.Outputs) != len(n.Body.Outputs) {
-		return "", Launch{}, fmt.Errorf("node has %d inputs/%d outputs but its body %d/%d",
-			len(n.Inputs), len(n.Outputs), len(n.Body.Inputs), len(n.Body.Outputs))
-	}
-	return Generate(symbol, n.Body)
 }

@@ -173,20 +173,7 @@ func (c *cgen) elemKernel() (string, Launch, error) {
 			strategy = "inline-reduce"
 		}
 	}
-	var groups [][]int
-	for i, v := range c.body.Outputs {
-		found := false
-		for gi, g := range groups {
-			if equalShape(c.body.Outputs[g[0]].Shape, v.Shape) {
-				groups[gi] = append(groups[gi], i)
-				found = true
-				break
-			}
-		}
-		if !found {
-			groups = append(groups, []int{i})
-		}
-	}
+	groups := kernels.ShapeGroups(c.body.Outputs)
 	var maxN int64
 	it := c.eg.IdxT
 	for _, g := range groups {
@@ -288,7 +275,7 @@ func (c *cgen) rowKernel(F []int64, p int, passes [][]*ir.Node) (string, Launch,
 	// Per-element outputs, then per-row ones.
 	var elemOuts, rowOuts []int
 	for i, v := range c.body.Outputs {
-		if m, ok := alignOnes(v.Shape, F); ok && usesInner(m, p) {
+		if m, ok := kernels.AlignOnes(v.Shape, F); ok && usesInner(m, p) {
 			elemOuts = append(elemOuts, i)
 		} else {
 			rowOuts = append(rowOuts, i)
@@ -300,8 +287,8 @@ func (c *cgen) rowKernel(F []int64, p int, passes [][]*ir.Node) (string, Launch,
 		jIdx := c.eg.Decompose(in, "j", "j", innerShape)
 		fi := full(jIdx)
 		for _, i := range elemOuts {
-			m, _ := alignOnes(c.body.Outputs[i].Shape, F)
-			if err := c.store(in, i, pick(fi, m)); err != nil {
+			m, _ := kernels.AlignOnes(c.body.Outputs[i].Shape, F)
+			if err := c.store(in, i, kernels.PickIdx(fi, m)); err != nil {
 				return "", Launch{}, err
 			}
 		}
@@ -312,11 +299,11 @@ func (c *cgen) rowKernel(F []int64, p int, passes [][]*ir.Node) (string, Launch,
 		sc := kernels.NewScope(&sb, "      ", rowSc)
 		for _, i := range rowOuts {
 			v := c.body.Outputs[i]
-			m, ok := alignOnes(v.Shape, F[:p])
+			m, ok := kernels.AlignOnes(v.Shape, F[:p])
 			if !ok {
 				return "", Launch{}, fmt.Errorf("output %s does not fit the row layout", v.Name)
 			}
-			if err := c.store(sc, i, pick(rowIdx, m)); err != nil {
+			if err := c.store(sc, i, kernels.PickIdx(rowIdx, m)); err != nil {
 				return "", Launch{}, err
 			}
 		}
@@ -351,37 +338,10 @@ func rowResultIdx(v *ir.Value, F []int64, p int, rowIdx []string) []string {
 		}
 		return idx
 	}
-	if m, ok := alignOnes(v.Shape, F[:p]); ok {
-		return pick(rowIdx, m)
+	if m, ok := kernels.AlignOnes(v.Shape, F[:p]); ok {
+		return kernels.PickIdx(rowIdx, m)
 	}
 	return make([]string, len(v.Shape)) // never matched: the value is recomputed inline
-}
-
-// alignOnes maps each dim of in onto a dim of out when the two shapes are
-// equal apart from 1s (-1 for size-1 dims).
-func alignOnes(in, out []int64) ([]int, bool) {
-	res := make([]int, len(in))
-	j := 0
-	for a, d := range in {
-		if d == 1 {
-			res[a] = -1
-			continue
-		}
-		for j < len(out) && out[j] == 1 {
-			j++
-		}
-		if j >= len(out) || out[j] != d {
-			return nil, false
-		}
-		res[a] = j
-		j++
-	}
-	for ; j < len(out); j++ {
-		if out[j] != 1 {
-			return nil, false
-		}
-	}
-	return res, true
 }
 
 func usesInner(m []int, p int) bool {
@@ -391,27 +351,4 @@ func usesInner(m []int, p int) bool {
 		}
 	}
 	return false
-}
-
-func pick(idx []string, m []int) []string {
-	out := make([]string, len(m))
-	for a, l := range m {
-		out[a] = "0"
-		if l >= 0 {
-			out[a] = idx[l]
-		}
-	}
-	return out
-}
-
-func equalShape(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
