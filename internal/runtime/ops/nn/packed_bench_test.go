@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"math/rand"
 	"testing"
+	"unsafe"
 
 	"gkconv/internal/ir"
+	"gkconv/internal/runtime/kernel"
 )
 
 func BenchmarkPackedVsBLAS(b *testing.B) {
@@ -32,5 +34,51 @@ func BenchmarkPackedVsBLAS(b *testing.B) {
 		b.Run("packed/"+name, func(b *testing.B) {
 			benchOp(b, packedMatMul, packedNode(k, n, ir.PackNR, false), []*ir.Tensor{a, bp}, y, flops)
 		})
+	}
+}
+
+// BenchmarkPackedCold mimics the model: every call reads a different packed B
+// (copies cycled through a buffer larger than L3), so B always comes from
+// DRAM, as each weight of an inference does. "unaligned" starts every B 7
+// bytes into a cache line, as a weight in the .mindir mapping may (protobuf
+// raw_data lies at any byte offset).
+//
+//	OPENBLAS_CORETYPE=SkylakeX go test -run XXX -bench PackedCold ./internal/runtime/ops/nn/
+func BenchmarkPackedCold(b *testing.B) {
+	shapes := [][3]int{{128, 768, 768}, {128, 768, 3072}, {128, 3072, 768}, {64, 768, 2304}}
+	for _, s := range shapes {
+		m, k, n := s[0], s[1], s[2]
+		rng := rand.New(rand.NewSource(1))
+		a, w := randTensor(rng, int64(m), int64(k)), randTensor(rng, int64(k), int64(n))
+		y := ir.NewTensor(ir.Float32, []int64{int64(m), int64(n)})
+		packed := PackB(w.F32(), k, n, ir.PackNR, false)
+		copies := max(2, (96<<20)/(4*len(packed))) // > 96 MiB in all: never cached
+		stride := (len(packed) + 16) * 4           // bytes; a multiple of 64
+		buf := make([]byte, copies*stride+64)      // large: page aligned
+		flops := 2 * float64(m) * float64(k) * float64(n)
+		for _, align := range []struct {
+			name string
+			off  int
+		}{{"aligned", 0}, {"unaligned", 7}} {
+			ins := make([][]*ir.Tensor, copies)
+			for c := range copies {
+				o := c*stride + align.off
+				copy(unsafe.Slice((*float32)(unsafe.Pointer(&buf[o])), len(packed)), packed)
+				bp := &ir.Tensor{DType: ir.Float32, Shape: []int64{int64(len(packed))}, Data: buf[o : o+4*len(packed)]}
+				ins[c] = []*ir.Tensor{a, bp}
+			}
+			nd := packedNode(k, n, ir.PackNR, false)
+			b.Run(fmt.Sprintf("%s/M%d_K%d_N%d", align.name, m, k, n), func(b *testing.B) {
+				ctx := &kernel.Ctx{Threads: 1}
+				out := []*ir.Tensor{y}
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if err := packedMatMul(ctx, nd, ins[i%copies], out); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand"
 	"testing"
+	"unsafe"
 
 	"gkconv/internal/ir"
 	"gkconv/internal/runtime/kernel"
@@ -70,6 +71,13 @@ func checkClose(t *testing.T, name string, got []float32, want []float64) {
 
 func runPacked(t *testing.T, threads int, aShape []int64, transA bool, k, n, nr int, transB bool, rng *rand.Rand) {
 	t.Helper()
+	runPackedAt(t, threads, aShape, transA, k, n, nr, transB, 0, rng)
+}
+
+// runPackedAt is runPacked with packed B placed bOff bytes past a 64-byte
+// boundary, as weights in a .mindir mapping are.
+func runPackedAt(t *testing.T, threads int, aShape []int64, transA bool, k, n, nr int, transB bool, bOff int, rng *rand.Rand) {
+	t.Helper()
 	a := randTensor(rng, aShape...)
 	b := randTensor(rng, int64(k), int64(n))
 	bStored := b.F32()
@@ -83,6 +91,12 @@ func runPacked(t *testing.T, threads int, aShape []int64, transA bool, k, n, nr 
 	}
 	packed := PackB(bStored, k, n, nr, transB)
 	bp := ir.Float32Tensor([]int64{int64(len(packed))}, packed...)
+	if bOff != 0 {
+		raw := make([]byte, 4*len(packed)+128)
+		o := bOff + (64-int(uintptr(unsafe.Pointer(&raw[0]))%64))%64
+		bp.Data = raw[o : o+4*len(packed)]
+		copy(unsafe.Slice((*float32)(unsafe.Pointer(&bp.Data[0])), len(packed)), packed)
+	}
 	y := ir.NewTensor(ir.Float32, packedOutShape(aShape, transA, n))
 	for i := range y.F32() { // outputs are not zeroed by the executor
 		y.F32()[i] = float32(math.NaN())
@@ -94,7 +108,7 @@ func runPacked(t *testing.T, threads int, aShape []int64, transA bool, k, n, nr 
 	if err := f(&kernel.Ctx{Threads: threads}, packedNode(k, n, nr, transA), []*ir.Tensor{a, bp}, []*ir.Tensor{y}); err != nil {
 		t.Fatal(err)
 	}
-	name := fmt.Sprintf("A%v transA=%v k=%d n=%d nr=%d transB=%v threads=%d", aShape, transA, k, n, nr, transB, threads)
+	name := fmt.Sprintf("A%v transA=%v k=%d n=%d nr=%d transB=%v threads=%d bOff=%d", aShape, transA, k, n, nr, transB, threads, bOff)
 	checkClose(t, name, y.F32(), refPackedMatMul(a.F32(), aShape, transA, b.F32(), k, n))
 }
 
@@ -147,6 +161,26 @@ func TestPackedMatMulBertSize(t *testing.T) {
 	rng := rand.New(rand.NewSource(3))
 	runPacked(t, 2, []int64{1, 128, 3072}, false, 3072, 768, 32, false, rng)
 	runPacked(t, 2, []int64{64, 3072}, false, 3072, 40, 32, true, rng) // 2 panels: rows split
+}
+
+// TestPackedMatMulUnalignedB: B at odd byte offsets goes through the aligned
+// copy of each K block (M > one sliver), including K and N remainders.
+func TestPackedMatMulUnalignedB(t *testing.T) {
+	rng := rand.New(rand.NewSource(11))
+	defer setPackedISA("")
+	for _, isa := range []string{"avx512f", "avx2", "portable"} {
+		if !setPackedISA(isa) {
+			continue
+		}
+		for _, off := range []int{4, 7, 61} {
+			for _, c := range [][3]int{{30, 300, 65}, {13, 513, 40}, {25, 256, 32}, {5, 40, 70}} {
+				t.Run(fmt.Sprintf("%s/off%d/m%d_k%d_n%d", isa, off, c[0], c[1], c[2]), func(t *testing.T) {
+					runPackedAt(t, 1, []int64{int64(c[0]), int64(c[1])}, false, c[1], c[2], 32, false, off, rng)
+					runPackedAt(t, 2, []int64{int64(c[1]), int64(c[0])}, true, c[1], c[2], 32, true, off, rng)
+				})
+			}
+		}
+	}
 }
 
 func TestPackedMatMulErrors(t *testing.T) {
