@@ -30,26 +30,30 @@ const streamBytesAttr = 4 << 10
 
 var marshalOpts = proto.MarshalOptions{Deterministic: true}
 
-// Writing without holding weights twice: every message is encoded as a list
+// Writing without holding weights twice: every message is encoded as a tree
 // of parts whose big payloads (raw_data, kernel bytes) are the graph's own
-// slices; only the small framing is allocated. Parts are then copied to the
-// writer in order. Field order inside a message is not canonical (streamed
-// fields come after the marshaled ones), which every protobuf parser accepts,
-// and it is fixed, so the output is deterministic.
+// slices; only the small framing is allocated. The tree is laid out (see
+// layout) and then copied to the writer in order. Field order inside a
+// message is not canonical (streamed fields come after the marshaled ones),
+// which every protobuf parser accepts, and it is fixed, so the output is
+// deterministic.
 type part struct {
-	b   []byte
-	f16 []byte // float32 data written as float16
+	b    []byte           // bytes written as is, or a payload's data
+	sub  *parts           // a length-delimited field holding a message
+	num  protowire.Number // field number of sub or of an aligned payload
+	pay  bool             // b is an aligned raw_data payload
+	half bool             // the payload is float32 data written as float16
+	pad  int              // bytes of padding field before an aligned payload
 }
 
 type parts struct {
 	list []part
-	n    int
+	n    int // encoded size, valid after sizes
 }
 
 func (p *parts) add(b []byte) {
 	if len(b) > 0 {
 		p.list = append(p.list, part{b: b})
-		p.n += len(b)
 	}
 }
 
@@ -62,14 +66,10 @@ func (p *parts) addMsg(m proto.Message) error {
 	return nil
 }
 
-// field appends a length-delimited field holding sub.
+// field appends a length-delimited field holding sub; its length prefix is
+// computed at layout time, when the padding inside sub is known.
 func (p *parts) field(num protowire.Number, sub *parts) {
-	var hdr []byte
-	hdr = protowire.AppendTag(hdr, num, protowire.BytesType)
-	hdr = protowire.AppendVarint(hdr, uint64(sub.n))
-	p.add(hdr)
-	p.list = append(p.list, sub.list...)
-	p.n += sub.n
+	p.list = append(p.list, part{sub: sub, num: num})
 }
 
 // rawField appends a bytes field whose payload is written as is.
@@ -78,21 +78,198 @@ func (p *parts) rawField(num protowire.Number, b []byte) {
 	hdr = protowire.AppendTag(hdr, num, protowire.BytesType)
 	hdr = protowire.AppendVarint(hdr, uint64(len(b)))
 	p.add(hdr)
-	if len(b) > 0 {
-		p.list = append(p.list, part{b: b})
-		p.n += len(b)
+	p.add(b)
+}
+
+// payloadField appends a bytes field whose payload starts at a multiple of
+// payloadAlign in the file; half writes float32 data as float16.
+func (p *parts) payloadField(num protowire.Number, data []byte, half bool) {
+	p.list = append(p.list, part{b: data, num: num, pay: true, half: half})
+}
+
+// payloadLen is the number of bytes the payload takes in the file.
+func (q *part) payloadLen() int {
+	if q.half {
+		return len(q.b) / 2
+	}
+	return len(q.b)
+}
+
+// Weight payloads start at a multiple of payloadAlign in the file, so the
+// runtime, which uses the mapped file in place, gets cache-line-aligned
+// weights. The gap is filled by a bytes field of a number that TensorProto
+// does not define: every protobuf parser skips it (ours keeps it as an
+// unknown field of a few bytes).
+const (
+	payloadAlign     = 64
+	padField         = protowire.Number(1000)
+	layoutFreeRounds = 4
+	layoutRounds     = 64
+)
+
+var padZeros [payloadAlign]byte
+
+// padContent is the length of the padding field's content when the whole
+// field takes pad bytes (tag, length, content).
+func padContent(pad int) int {
+	k := pad - protowire.SizeTag(padField) - 1
+	if protowire.SizeVarint(uint64(k)) > 1 {
+		k--
+	}
+	return k
+}
+
+// padFor is the smallest padding of at least floor bytes that puts the next
+// byte need bytes further modulo payloadAlign. A padding field takes at least
+// 3 bytes, and 131 (127 content bytes plus a 2-byte length) cannot be made.
+func padFor(need, floor int) int {
+	pad := need & (payloadAlign - 1)
+	for pad < floor || (pad > 0 && pad < 3) || (pad > 0 && pad != protowire.SizeTag(padField)+protowire.SizeBytes(padContent(pad))) {
+		pad += payloadAlign
+	}
+	return pad
+}
+
+// sizes computes p.n for p and every message inside it.
+func (p *parts) sizes() int {
+	n := 0
+	for i := range p.list {
+		q := &p.list[i]
+		switch {
+		case q.sub != nil:
+			s := q.sub.sizes()
+			n += protowire.SizeTag(q.num) + protowire.SizeBytes(s)
+		case q.pay:
+			n += q.pad + protowire.SizeTag(q.num) + protowire.SizeBytes(q.payloadLen())
+		default:
+			n += len(q.b)
+		}
+	}
+	p.n = n
+	return n
+}
+
+// place walks p starting at file offset off with the message sizes of the
+// last sizes call, sets the padding of every payload from the offset it
+// lands at and reports whether any padding changed. Paddings are used as
+// soon as they are set, so only stale length prefixes (a varint that
+// changes width) can make another round necessary. When grow is set a
+// padding never shrinks (it grows by payloadAlign instead), which stops the
+// oscillation where a padding moves a length prefix across a varint width
+// and back: sizes then only grow, so widths only grow, and they are bounded.
+func (p *parts) place(off int, grow bool) (int, bool) {
+	changed := false
+	for i := range p.list {
+		q := &p.list[i]
+		switch {
+		case q.sub != nil:
+			off += protowire.SizeTag(q.num) + protowire.SizeVarint(uint64(q.sub.n))
+			var c bool
+			off, c = q.sub.place(off, grow)
+			changed = changed || c
+		case q.pay:
+			hdr := protowire.SizeTag(q.num) + protowire.SizeVarint(uint64(q.payloadLen()))
+			pad := 0
+			if q.payloadLen() > 0 {
+				floor := 0
+				if grow {
+					floor = q.pad
+				}
+				pad = padFor(-(off + hdr), floor)
+			}
+			if pad != q.pad {
+				q.pad, changed = pad, true
+			}
+			off += q.pad + hdr + q.payloadLen()
+		default:
+			off += len(q.b)
+		}
+	}
+	return off, changed
+}
+
+// layout fixes the paddings (the file starts at offset 0) and the sizes.
+// It converges in two or three rounds. Should it not within layoutRounds,
+// the last paddings are kept: the sizes computed from them keep the file
+// valid, only some payload may be unaligned.
+func (p *parts) layout() {
+	p.sizes()
+	for round := 0; round < layoutRounds; round++ {
+		_, changed := p.place(0, round >= layoutFreeRounds)
+		p.sizes()
+		if !changed {
+			return
+		}
 	}
 }
 
-func (p *parts) f16Field(num protowire.Number, f32 []byte) {
-	var hdr []byte
-	hdr = protowire.AppendTag(hdr, num, protowire.BytesType)
-	hdr = protowire.AppendVarint(hdr, uint64(len(f32)/2))
-	p.add(hdr)
-	if len(f32) > 0 {
-		p.list = append(p.list, part{f16: f32})
-		p.n += len(f32) / 2
+// emitter copies a laid-out tree to w.
+type emitter struct {
+	w   *bufio.Writer
+	buf []byte // float16 conversion chunk
+	hdr []byte
+}
+
+func (e *emitter) emit(p *parts) error {
+	for i := range p.list {
+		q := &p.list[i]
+		switch {
+		case q.sub != nil:
+			e.hdr = protowire.AppendTag(e.hdr[:0], q.num, protowire.BytesType)
+			e.hdr = protowire.AppendVarint(e.hdr, uint64(q.sub.n))
+			if _, err := e.w.Write(e.hdr); err != nil {
+				return err
+			}
+			if err := e.emit(q.sub); err != nil {
+				return err
+			}
+		case q.pay:
+			if err := e.payload(q); err != nil {
+				return err
+			}
+		default:
+			if _, err := e.w.Write(q.b); err != nil {
+				return err
+			}
+		}
 	}
+	return nil
+}
+
+func (e *emitter) payload(q *part) error {
+	e.hdr = e.hdr[:0]
+	if q.pad > 0 {
+		k := padContent(q.pad)
+		e.hdr = protowire.AppendTag(e.hdr, padField, protowire.BytesType)
+		e.hdr = protowire.AppendVarint(e.hdr, uint64(k))
+		for ; k > 0; k -= min(k, len(padZeros)) {
+			e.hdr = append(e.hdr, padZeros[:min(k, len(padZeros))]...)
+		}
+	}
+	e.hdr = protowire.AppendTag(e.hdr, q.num, protowire.BytesType)
+	e.hdr = protowire.AppendVarint(e.hdr, uint64(q.payloadLen()))
+	if _, err := e.w.Write(e.hdr); err != nil {
+		return err
+	}
+	if !q.half {
+		_, err := e.w.Write(q.b)
+		return err
+	}
+	if e.buf == nil {
+		e.buf = make([]byte, 64<<10)
+	}
+	for src := q.b; len(src) >= 4; {
+		k := min(len(src)/4, len(e.buf)/2)
+		for i := 0; i < k; i++ {
+			f := math.Float32frombits(binary.LittleEndian.Uint32(src[4*i:]))
+			binary.LittleEndian.PutUint16(e.buf[2*i:], ir.F32ToF16(f))
+		}
+		if _, err := e.w.Write(e.buf[:2*k]); err != nil {
+			return err
+		}
+		src = src[4*k:]
+	}
+	return nil
 }
 
 type writer struct {
@@ -105,7 +282,9 @@ type writer struct {
 }
 
 // Write encodes g as a MindIR model. The output is deterministic: the same
-// graph gives the same bytes.
+// graph gives the same bytes. Every tensor's raw_data starts at a multiple
+// of 64 bytes from the first byte written (the file offset when w is a new
+// file).
 func Write(w io.Writer, g *ir.Graph, opts WriteOptions) error {
 	if g == nil {
 		return errors.New("mindir: nil graph")
@@ -139,31 +318,12 @@ func Write(w io.Writer, g *ir.Graph, opts WriteOptions) error {
 	for _, p := range wr.prims {
 		model.field(12, p)
 	}
-	bw := bufio.NewWriterSize(w, 1<<20)
-	var buf []byte
-	for _, p := range model.list {
-		if p.f16 != nil {
-			if buf == nil {
-				buf = make([]byte, 64<<10)
-			}
-			for src := p.f16; len(src) > 0; {
-				k := min(len(src)/4, len(buf)/2)
-				for i := 0; i < k; i++ {
-					f := math.Float32frombits(binary.LittleEndian.Uint32(src[4*i:]))
-					binary.LittleEndian.PutUint16(buf[2*i:], ir.F32ToF16(f))
-				}
-				if _, err := bw.Write(buf[:2*k]); err != nil {
-					return err
-				}
-				src = src[4*k:]
-			}
-			continue
-		}
-		if _, err := bw.Write(p.b); err != nil {
-			return err
-		}
+	model.layout()
+	e := &emitter{w: bufio.NewWriterSize(w, 1<<20), hdr: make([]byte, 0, 256)}
+	if err := e.emit(&model); err != nil {
+		return err
 	}
-	return bw.Flush()
+	return e.w.Flush()
 }
 
 // WriteFile writes g to path through a temporary file in the same folder,
@@ -328,11 +488,7 @@ func (wr *writer) tensor(name string, t *ir.Tensor, fp16 bool) (*parts, error) {
 	if err := out.addMsg(tp); err != nil {
 		return nil, err
 	}
-	if half {
-		out.f16Field(9, t.Data)
-	} else {
-		out.rawField(9, t.Data)
-	}
+	out.payloadField(9, t.Data, half)
 	return &out, nil
 }
 
