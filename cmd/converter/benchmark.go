@@ -339,19 +339,10 @@ func loadTensors(vals []*ir.Value, files []string, what string) ([]*ir.Tensor, e
 	if !byName {
 		copy(out, positional)
 	}
-	for i, v := range vals {
-		t := out[i]
-		if what == "input" && v.DType != ir.Undefined && t.DType != v.DType {
-			return nil, fmt.Errorf("%s: %s %s is %s, the model expects %s", files[i], what, v.Name, t.DType, v.DType)
-		}
-		if what == "input" && v.Shape != nil {
-			if len(v.Shape) != len(t.Shape) {
-				return nil, fmt.Errorf("%s: %s %s has shape %v, the model expects %v", files[i], what, v.Name, t.Shape, v.Shape)
-			}
-			for k, d := range v.Shape {
-				if d >= 0 && d != t.Shape[k] {
-					return nil, fmt.Errorf("%s: %s %s has shape %v, the model expects %v", files[i], what, v.Name, t.Shape, v.Shape)
-				}
+	if what == "input" {
+		for i, v := range vals {
+			if err := runtime.CheckInput(v, out[i]); err != nil {
+				return nil, fmt.Errorf("%s: %w", files[i], err)
 			}
 		}
 	}

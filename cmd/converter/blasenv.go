@@ -1,10 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"strings"
 	"syscall"
+
+	"gkconv/internal/kernels/cpu"
 )
 
 // ensureBLASCoreType re-executes the binary with OPENBLAS_CORETYPE=SkylakeX
@@ -24,12 +25,9 @@ func ensureBLASCoreType() {
 		if cur != "" && cur != "Haswell" {
 			return
 		}
-		info, err := os.ReadFile("/proc/cpuinfo")
-		if err != nil {
-			return
-		}
-		for _, f := range []string{" avx512f", " avx512bw", " avx512dq", " avx512vl", " avx512cd"} {
-			if !bytes.Contains(info, []byte(f)) {
+		have := cpu.HostFlags()
+		for _, f := range []string{"avx512f", "avx512bw", "avx512dq", "avx512vl", "avx512cd"} {
+			if !have[f] {
 				return
 			}
 		}

@@ -117,16 +117,14 @@ func backendOf(optimize, device string) (akgcfg.Device, string, error) {
 	}
 	if device != "" {
 		// converter_lite: --optimize is ignored when --device is given.
-		d := strings.ToLower(device)
-		switch {
-		case strings.HasPrefix(d, "ascend"):
-			return akgcfg.Ascend, device, nil
-		case d == "gpu" || strings.HasPrefix(d, "sm_") || strings.HasPrefix(d, "cuda"):
-			return akgcfg.GPU, device, nil
-		case d == "cpu":
-			return akgcfg.CPU, "", nil
+		d, err := akgcfg.ParseDevice(device)
+		if err != nil {
+			return 0, "", fmt.Errorf("--device=%s: %v", device, err)
 		}
-		return 0, "", fmt.Errorf("--device=%s: want CPU, GPU, sm_XX or Ascend[chip]", device)
+		if d == akgcfg.CPU {
+			return d, "", nil
+		}
+		return d, device, nil
 	}
 	switch opt {
 	case "gpu_oriented":
@@ -262,11 +260,10 @@ func convert(cmd *cobra.Command, f *convertFlags) (err error) {
 	if ferr != nil {
 		return failf(retError, "%s: %v", f.modelFile, ferr)
 	}
+	// FoldConstants has typed every node on the way (shape inference with
+	// the folded values known).
 	g.RemoveDead()
 	slog.Info("constant folding", "nodes_folded", folded)
-	if err := ir.InferShapes(g); err != nil {
-		return failf(retError, "%s: shape inference: %v", f.modelFile, err)
-	}
 
 	// Fusion.
 	fo := fusionOptions{kernelCacheDir: f.kernelCacheDir, dumpDir: f.dumpDir, gpuArch: "sm_80"}
@@ -319,32 +316,11 @@ func loadModel(fmk, path string, shapes map[string][]int64) (*ir.Graph, func(), 
 	return nil, nil, fmt.Errorf("unsupported --fmk=%s", fmk)
 }
 
-// applyInputShapes fixes dynamic input dims of a graph that has no frontend
-// option for it.
+// applyInputShapes fixes dynamic input dims of a graph whose frontend took
+// no shapes (MindIR, benchmark).
 func applyInputShapes(g *ir.Graph, shapes map[string][]int64, file string) error {
-	var names []string
-	for _, v := range g.Inputs {
-		names = append(names, v.Name)
-	}
-	for name, s := range shapes {
-		var in *ir.Value
-		for _, v := range g.Inputs {
-			if v.Name == name {
-				in = v
-			}
-		}
-		if in == nil {
-			return fmt.Errorf("%s: --inputShape names %q, but the model's inputs are %s", file, name, strings.Join(names, ", "))
-		}
-		if in.Shape != nil && len(in.Shape) != len(s) {
-			return fmt.Errorf("%s: --inputShape %s has rank %d, the model's input has shape %v", file, name, len(s), in.Shape)
-		}
-		for i, d := range in.Shape {
-			if d >= 0 && d != s[i] {
-				return fmt.Errorf("%s: --inputShape %s: dim %d is fixed to %d in the model, not %d", file, name, i, d, s[i])
-			}
-		}
-		in.Shape = append([]int64{}, s...)
+	if err := g.FixInputShapes(shapes); err != nil {
+		return fmt.Errorf("%s: %w", file, err)
 	}
 	return nil
 }

@@ -133,3 +133,12 @@ func TestFusedDeterministic(t *testing.T) {
 		t.Fatal("two fused conversions of the same model differ")
 	}
 }
+
+// TestReconvertFused reads a fused .mindir back (GraphKernel nodes are typed
+// from their bodies) and converts and runs it again.
+func TestReconvertFused(t *testing.T) {
+	dir := testdataModel(t, "mlp")
+	cfg := writeConfig(t, "[graph_kernel_param]\nopt_level=2\n")
+	out := convertAndBench(t, "ONNX", filepath.Join(dir, "model.onnx"), dir, "--configFile="+cfg, "--kernelCacheDir="+kernelCache)
+	convertAndBench(t, "MINDIR", out, dir)
+}

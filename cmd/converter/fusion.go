@@ -29,7 +29,7 @@ type fusionOptions struct {
 // kernel per fused subgraph and records passes and kernels in the report.
 func runFusion(g *ir.Graph, cfg *akgcfg.Config, backend akgcfg.Backend, disabled bool, fo fusionOptions, rep *report) error {
 	if disabled {
-		rep.Warnings = appendNote(rep.Warnings, "--optimize=none: graph kernel fusion skipped")
+		rep.Warnings = append(rep.Warnings, "--optimize=none: graph kernel fusion skipped")
 		return nil
 	}
 	if cfg == nil || !cfg.FusionEnabled() {
@@ -106,13 +106,8 @@ func runFusion(g *ir.Graph, cfg *akgcfg.Config, backend akgcfg.Backend, disabled
 			rk.Info = json.RawMessage(info)
 			if dump != "" {
 				os.WriteFile(filepath.Join(dump, rk.Name+".info"), info, 0o644)
-				for attr, ext := range map[string]string{"kernel_source": ".src", "kernel_ascendc": ".ascendc.cpp", "kernel_ptx": ".ptx"} {
+				for attr, ext := range dumpedSources(rk.Target) {
 					if src := n.Attrs.String(attr, ""); src != "" {
-						if attr == "kernel_source" && rk.Target == "cpu" {
-							ext = ".c"
-						} else if attr == "kernel_source" {
-							ext = ".cu"
-						}
 						os.WriteFile(filepath.Join(dump, rk.Name+ext), []byte(src), 0o644)
 					}
 				}
@@ -144,4 +139,13 @@ func renderSVG(dir string) {
 	}
 }
 
-func appendNote(list []string, s string) []string { return append(list, s) }
+// dumpedSources maps the source attrs a kernel of target carries to the
+// file extensions they are dumped with (kernel_source is C on the CPU and
+// CUDA on the GPU).
+func dumpedSources(target string) map[string]string {
+	src := ".c"
+	if target == "cuda" {
+		src = ".cu"
+	}
+	return map[string]string{"kernel_source": src, "kernel_ascendc": ".ascendc.cpp", "kernel_ptx": ".ptx"}
+}

@@ -21,9 +21,6 @@ func roundTrip(g *ir.Graph, _ fusionMode) (*ir.Graph, error) {
 		return nil, err
 	}
 	g.RemoveDead()
-	if err := ir.InferShapes(g); err != nil {
-		return nil, err
-	}
 	var buf bytes.Buffer
 	if err := mindir.Write(&buf, g, mindir.WriteOptions{}); err != nil {
 		return nil, err

@@ -4,7 +4,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -19,8 +18,8 @@ func main() {
 	os.Exit(run(os.Args[1:]))
 }
 
-// exitError carries a process exit code and the converter_lite status code
-// printed in the result line.
+// exitError carries the converter_lite status code printed in the result
+// line; the process exit status is 1 for every failure.
 type exitError struct {
 	code int // MindSpore status code (negative)
 	err  error
@@ -44,15 +43,10 @@ func failf(code int, format string, args ...any) error {
 func run(args []string) int {
 	root := newRootCmd()
 	root.SetArgs(args)
-	err := root.Execute()
-	if err == nil {
-		return 0
-	}
-	var ee *exitError
-	if errors.As(err, &ee) {
+	if err := root.Execute(); err != nil {
 		return 1
 	}
-	return 1
+	return 0
 }
 
 func newRootCmd() *cobra.Command {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"gkconv/internal/repotest"
 	"os"
 	"path/filepath"
 	"sort"
@@ -28,27 +29,9 @@ ReduceMean ReduceMin ReduceProd ReduceSum ReduceSumSquare Relu Reshape Resize Ro
 Sin Sinh Size Slice Softmax Softplus Softsign SpaceToDepth Split Sqrt Squeeze Sub Sum Tan Tanh
 ThresholdedRelu Tile TopK Transpose Trilu Unsqueeze Where Xor`)
 
-func repoRoot(t testing.TB) string {
-	dir, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found")
-		}
-		dir = parent
-	}
-}
+func repoRoot(t testing.TB) string { return repotest.RepoRoot(t) }
 
-func sharedDir(t testing.TB) string {
-	d := filepath.Join(repoRoot(t), "..", "shared")
-	if _, err := os.Stat(d); err != nil {
-		t.Skipf("../shared is absent (%v): corpus tests skipped", err)
-	}
-	return d
-}
+func sharedDir(t testing.TB) string { return repotest.SharedDir(t, "") }
 
 type manifestRow struct {
 	ops []string

@@ -41,20 +41,20 @@ func (d Device) String() string {
 	return strings.Join(parts, "|")
 }
 
-// ParseDevice reads a converter --device value: "CPU", "GPU", or anything
-// containing "Ascend" (Ascend310, Ascend310P...), case-insensitively, as
-// converter_lite tests `device.find("Ascend")`.
+// ParseDevice reads a converter --device value: "CPU", "GPU" or a CUDA arch
+// ("sm_80", "cuda"), or anything containing "Ascend" (Ascend310, Ascend910B...),
+// case-insensitively, as converter_lite tests `device.find("Ascend")`.
 func ParseDevice(s string) (Device, error) {
 	l := strings.ToLower(strings.TrimSpace(s))
 	switch {
 	case l == "cpu" || l == "":
 		return CPU, nil
-	case l == "gpu":
+	case l == "gpu" || strings.HasPrefix(l, "sm_") || strings.HasPrefix(l, "cuda"):
 		return GPU, nil
 	case strings.Contains(l, "ascend"):
 		return Ascend, nil
 	}
-	return 0, fmt.Errorf("unknown device %q (want CPU, GPU or Ascend)", s)
+	return 0, fmt.Errorf("unknown device %q (want CPU, GPU, sm_XX or Ascend[chip])", s)
 }
 
 // Backend is the device a model is converted for; Soc is the Ascend chip

@@ -2,7 +2,7 @@ package akgcfg
 
 import (
 	"errors"
-	"os"
+	"gkconv/internal/repotest"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -260,24 +260,8 @@ func TestLoadConfigFileErrors(t *testing.T) {
 	}
 }
 
-// repoRoot walks up from the package directory to go.mod.
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	dir, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("go.mod not found above the package")
-		}
-		dir = parent
-	}
-}
-
 func TestSampleConfig(t *testing.T) {
-	p := filepath.Join(repoRoot(t), "configs", "akg.cfg")
+	p := filepath.Join(repotest.RepoRoot(t), "configs", "akg.cfg")
 	c, w, err := Load(p, "")
 	if err != nil {
 		t.Fatal(err)

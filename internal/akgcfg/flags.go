@@ -163,9 +163,6 @@ func init() {
 // Keys returns every known graph-kernel flag key, sorted.
 func Keys() []string { return slices.Clone(flagNames) }
 
-// IsKnownKey reports whether key is a graph-kernel flag.
-func IsKnownKey(key string) bool { _, ok := flagIndex[key]; return ok }
-
 // NewFlags returns the flag set with its static defaults (converter_lite:
 // opt_level 0). Backend-dependent values assume a non-Ascend backend until
 // Resolve is called.

@@ -35,9 +35,6 @@ var clusterTable = []akgcfg.OpEntry{
 	{Backends: ascend, Name: "FastGeLU"}, {Backends: ascend, Name: "Reshape"},
 }
 
-// ClusterTable returns the default cluster table (read-only).
-func ClusterTable() []akgcfg.OpEntry { return clusterTable }
-
 // valueDependOps read input 1 as data (shape, axes): it must be constant.
 var valueDependOps = map[string]bool{
 	"Reshape": true, "BroadcastTo": true, "Squeeze": true, "Unsqueeze": true, "Tile": true,

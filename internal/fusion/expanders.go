@@ -54,9 +54,6 @@ var expandTable = []akgcfg.OpEntry{
 	{Backends: ascend, Level: 1, Name: "Softsign"},
 }
 
-// ExpandTable returns the default expand table (read-only).
-func ExpandTable() []akgcfg.OpEntry { return expandTable }
-
 // expanders holds every op that can be expanded, table or not: ops outside
 // the default table expand only when enable_expand_ops names them.
 var expanders = map[string]expander{
@@ -90,9 +87,6 @@ var expanders = map[string]expander{
 	"LeakyReLU":         expandLeakyReLU,
 	"Elu":               expandElu,
 }
-
-// HasExpander reports whether op can be expanded at all.
-func HasExpander(op string) bool { _, ok := expanders[op]; return ok }
 
 func one(v *ir.Value, b *Builder) ([]*ir.Value, error) { return []*ir.Value{v}, b.Err() }
 

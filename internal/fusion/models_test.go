@@ -9,13 +9,13 @@ import (
 	"gkconv/internal/akgcfg"
 	"gkconv/internal/ir"
 	"gkconv/internal/onnx"
-	"gkconv/internal/runtime/ops/opstest"
+	"gkconv/internal/repotest"
 )
 
 // TestCorpusModels fuses real architectures and runs them fused and unfused
 // on the runtime's op library.
 func TestCorpusModels(t *testing.T) {
-	root := opstest.SharedDir(t, "corpus/models")
+	root := repotest.SharedDir(t, "corpus/models")
 	for _, name := range []string{"bert_tiny", "gpt_tiny", "squeezenet1_1", "mobilenet_v2_bn", "mobilenet_v3_small", "resnet18_bn"} {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join(root, name, "model.onnx")

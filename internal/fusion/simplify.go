@@ -296,15 +296,6 @@ var simplifyRules = []simplifyRule{
 	}},
 }
 
-// SimplifyRuleIDs lists the rule ids and expressions (for documentation).
-func SimplifyRuleIDs() map[int]string {
-	m := map[int]string{}
-	for _, r := range simplifyRules {
-		m[r.id] = r.expr
-	}
-	return m
-}
-
 // activeRules applies enable_simplify_exprs_only / disable_simplify_exprs
 // and exact_precision_mode.
 func activeRules(f *akgcfg.Flags) map[string][]simplifyRule {

@@ -715,12 +715,3 @@ func enabledPatterns(ps []fusePattern, f *akgcfg.Flags) []fusePattern {
 	}
 	return out
 }
-
-// PatternNames lists the split-model patterns of a backend, in order.
-func PatternNames(be akgcfg.Backend) []string {
-	var out []string
-	for _, p := range backendPatterns(be, 20) {
-		out = append(out, p.name)
-	}
-	return out
-}

@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"encoding/json"
+	"gkconv/internal/repotest"
 	"math"
 	"math/rand"
 	"os"
@@ -230,14 +231,8 @@ func TestInfoJSON(t *testing.T) {
 
 // The writer's key layout matches the AKG CPU corpus files.
 func TestInfoJSONMatchesCorpus(t *testing.T) {
-	root, _ := os.Getwd()
-	for root != "/" {
-		if _, err := os.Stat(filepath.Join(root, "go.mod")); err == nil {
-			break
-		}
-		root = filepath.Dir(root)
-	}
-	files, _ := filepath.Glob(filepath.Join(root, "..", "shared", "corpus", "akg-info", "cpu", "*.info"))
+	cpuInfo := repotest.SharedDir(t, "corpus/akg-info/cpu")
+	files, _ := filepath.Glob(filepath.Join(cpuInfo, "*.info"))
 	if len(files) == 0 {
 		t.Skip("../shared/corpus/akg-info/cpu not present")
 	}
@@ -250,7 +245,7 @@ func TestInfoJSONMatchesCorpus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden, err := os.ReadFile(filepath.Join(root, "..", "shared", "corpus", "akg-info", "cpu", "Fused_Mul_fusion_11850656069760946926.info"))
+	golden, err := os.ReadFile(filepath.Join(cpuInfo, "Fused_Mul_fusion_11850656069760946926.info"))
 	if err != nil {
 		t.Skip(err)
 	}

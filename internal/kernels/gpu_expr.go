@@ -27,9 +27,6 @@ func LoadConv(dt ir.DType, e string) string { return loadConv(dt, e) }
 // StoreConv converts a compute-type expression for a store into dt.
 func StoreConv(dt ir.DType, e string) string { return storeConv(dt, e) }
 
-// Literal writes v as a constant of dt's compute type.
-func Literal(dt ir.DType, v float64) string { return literal(dt, v) }
-
 // IsReduce reports whether op is a reduction the generators understand.
 func IsReduce(op string) bool { return reduceOps[op] }
 
@@ -511,10 +508,6 @@ func CheckDeviceBody(body *ir.Graph) error {
 	return errors.Join(errs...)
 }
 
-// ShapeList writes "<rank>,<d0>,<d1>,...," for each value (the
-// inputs_shape/outputs_shape attr format of §7.2).
-func ShapeList(vs []*ir.Value) string { return shapeList(vs) }
-
 // TypeList writes the MindSpore TypeIds of the values, "43," each.
 func TypeList(vs []*ir.Value) string {
 	var sb strings.Builder
@@ -523,10 +516,6 @@ func TypeList(vs []*ir.Value) string {
 	}
 	return sb.String()
 }
-
-// DefaultCacheDir is the kernel cache of the CPU builder:
-// $GKCONV_KERNEL_CACHE, else os.UserCacheDir()/gkconv/kernels.
-func DefaultCacheDir() (string, error) { return defaultCacheDir() }
 
 // WriteAtomic writes data to path through a temporary file and a rename, so
 // readers never see a partial file.

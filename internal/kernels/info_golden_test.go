@@ -3,6 +3,7 @@ package kernels
 import (
 	"encoding/json"
 	"fmt"
+	"gkconv/internal/repotest"
 	"math"
 	"os"
 	"path/filepath"
@@ -14,28 +15,7 @@ import (
 	"gkconv/internal/ir"
 )
 
-func akgInfoDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("repository root (go.mod) not found")
-		}
-		dir = parent
-	}
-	d := filepath.Join(dir, "..", "shared", "corpus", "akg-info")
-	if _, err := os.Stat(d); err != nil {
-		t.Skip("../shared/corpus/akg-info is absent: golden kernel-info tests skipped")
-	}
-	return d
-}
+func akgInfoDir(t *testing.T) string { return repotest.SharedDir(t, "corpus/akg-info") }
 
 // metaKeys are top-level keys that depend on the MindSpore version or
 // feature flags rather than on the kernel (reference §6 "Optional").

@@ -3,37 +3,14 @@ package mindir
 import (
 	"bytes"
 	"fmt"
-	"os"
-	"path/filepath"
+	"gkconv/internal/repotest"
 	"reflect"
 	"testing"
 
 	"gkconv/internal/ir"
 )
 
-// sharedDir returns <repo>/../shared/<rel>, skipping the test when absent.
-func sharedDir(t testing.TB, rel string) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("repository root (go.mod) not found")
-		}
-		dir = parent
-	}
-	p := filepath.Join(dir, "..", "shared", rel)
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("test material %s is absent (../shared is not checked out): %v", p, err)
-	}
-	return p
-}
+func sharedDir(t testing.TB, rel string) string { return repotest.SharedDir(t, rel) }
 
 // graphDiff describes the first difference between two graphs, or "".
 func graphDiff(a, b *ir.Graph) string {

@@ -4,7 +4,6 @@ import (
 	"container/heap"
 	"errors"
 	"fmt"
-	"strings"
 
 	"gkconv/internal/ir"
 	"gkconv/internal/onnx/onnxpb"
@@ -153,56 +152,7 @@ func (b *builder) build() (*ir.Graph, error) {
 }
 
 // applyInputShapes fixes dynamic input dims from Options.InputShapes.
-func (b *builder) applyInputShapes() error {
-	for _, name := range sortedKeys(b.opts.InputShapes) {
-		dims := b.opts.InputShapes[name]
-		var v *ir.Value
-		for _, in := range b.g.Inputs {
-			if in.Name == name {
-				v = in
-			}
-		}
-		if v == nil {
-			names := make([]string, len(b.g.Inputs))
-			for i, in := range b.g.Inputs {
-				names[i] = in.Name
-			}
-			return fmt.Errorf("input shape given for %q, but the model's inputs are: %s", name, strings.Join(names, ", "))
-		}
-		if v.Shape != nil && len(v.Shape) != len(dims) {
-			return fmt.Errorf("input %s: shape %v has rank %d, the model's input has rank %d %v", name, dims, len(dims), len(v.Shape), v.Shape)
-		}
-		shape := make([]int64, len(dims))
-		names := make([]string, len(dims))
-		for i, d := range dims {
-			model := int64(-1)
-			if v.Shape != nil {
-				model = v.Shape[i]
-				if i < len(v.DimNames) {
-					names[i] = v.DimNames[i]
-				}
-			}
-			switch {
-			case d < 0:
-				shape[i] = model
-			case model >= 0 && d != model:
-				return fmt.Errorf("input %s: dim %d is fixed to %d in the model, cannot set it to %d", name, i, model, d)
-			default:
-				shape[i] = d
-				names[i] = ""
-			}
-		}
-		v.Shape = shape
-		v.DimNames = nil
-		for _, n := range names {
-			if n != "" {
-				v.DimNames = names
-				break
-			}
-		}
-	}
-	return nil
-}
+func (b *builder) applyInputShapes() error { return b.g.FixInputShapes(b.opts.InputShapes) }
 
 // setType copies a ValueInfo's tensor type onto v; symbolic dims become -1
 // with their names in DimNames.

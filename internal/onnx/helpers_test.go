@@ -1,8 +1,7 @@
 package onnx
 
 import (
-	"os"
-	"path/filepath"
+	"gkconv/internal/repotest"
 	"slices"
 	"testing"
 
@@ -10,24 +9,7 @@ import (
 	"gkconv/internal/onnx/onnxbuild"
 )
 
-// repoRoot walks up from the package folder to go.mod.
-func repoRoot(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the test folder")
-		}
-		dir = parent
-	}
-}
+func repoRoot(t testing.TB) string { return repotest.RepoRoot(t) }
 
 func parseModel(t *testing.T, m *onnxbuild.Model, opts Options) (*Model, error) {
 	t.Helper()

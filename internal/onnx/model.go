@@ -3,7 +3,6 @@ package onnx
 import (
 	"fmt"
 	"path/filepath"
-	"sort"
 	"strings"
 	"syscall"
 
@@ -146,13 +145,4 @@ func allInfer(g *ir.Graph) bool {
 		}
 	}
 	return true
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }

@@ -21,10 +21,8 @@ func FoldConstants(g *ir.Graph) (int, error) {
 	folded := 0
 	kept := g.Nodes[:0:0]
 	for _, n := range g.Nodes {
-		if ir.HasInfer(n.Op) {
-			if err := ir.InferNode(n); err != nil {
-				return folded, err
-			}
+		if err := ir.InferNode(n); err != nil {
+			return folded, err
 		}
 		vals, ok, err := tryFold(ctx, n)
 		if err != nil {

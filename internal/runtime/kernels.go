@@ -4,38 +4,16 @@ import (
 	"fmt"
 
 	"gkconv/internal/ir"
+	"gkconv/internal/kernels"
 	"gkconv/internal/kernels/cpu"
 	"gkconv/internal/runtime/kernel"
 )
 
-// Attribute names written by internal/kernels (kept as literals so the
-// runtime does not depend on the converter's kernel builder).
-const (
-	gkAttrKernelName = "kernel_name"
-	gkAttrSO         = "kernel_so"
-	gkAttrSOHash     = "kernel_so_sha256"
-	gkAttrArch       = "arch"
-	gkAttrFeature    = "feature"
-	gkAttrCPUFlags   = "cpu_flags"
-	gkAttrStatus     = "kernel_status"
-)
-
-// graphKernelFunc binds a fused GraphKernel node to its embedded shared
-// object: verified by sha256, checked against this CPU, loaded once per
-// process per hash, called through the AKG CPU ABI. A node without an object
-// runs its Body with the op library only when marked
-// kernel_status=interpreted; otherwise it is refused.
-func graphKernelFunc(n *ir.Node) (kernel.Func, bool) {
-	f, err := bindGraphKernel(n)
-	if err != nil {
-		// The session reports missing kernels by node; the error text is the
-		// reason, carried in a func that fails at run time as well.
-		return func(*kernel.Ctx, *ir.Node, []*ir.Tensor, []*ir.Tensor) error { return err }, true
-	}
-	return f, true
-}
-
-// bindGraphKernel returns the node's kernel func or why it cannot run.
+// bindGraphKernel binds a fused GraphKernel node to its embedded shared
+// object (verified by sha256, checked against this CPU, loaded once per
+// process per hash, called through the AKG CPU ABI), or says why it cannot
+// run. A node without an object runs its Body with the op library only when
+// marked kernel_status=interpreted.
 func bindGraphKernel(n *ir.Node) (kernel.Func, error) {
 	switch p := n.Attrs.String("process", "cpu"); p {
 	case "cpu":
@@ -48,21 +26,21 @@ func bindGraphKernel(n *ir.Node) (kernel.Func, error) {
 	default:
 		return nil, fmt.Errorf("its kernel targets process %q, which this CPU runtime cannot run", p)
 	}
-	a, ok := n.Attrs[gkAttrSO]
+	a, ok := n.Attrs[kernels.AttrKernelSO]
 	if !ok || a.Kind != ir.AttrBytes || len(a.B) == 0 {
-		if n.Attrs.String(gkAttrStatus, "") == "interpreted" && n.Body != nil {
+		if n.Attrs.String(kernels.AttrKernelStatus, "") == "interpreted" && n.Body != nil {
 			return interpretedFunc(n)
 		}
 		return nil, fmt.Errorf("GraphKernel node %s has no compiled kernel (kernel_so) and is not marked kernel_status=interpreted", n.Name)
 	}
-	sym := n.Attrs.String(gkAttrKernelName, "")
+	sym := n.Attrs.String(kernels.AttrKernelName, "")
 	if sym == "" {
 		return nil, fmt.Errorf("GraphKernel node %s: no kernel_name", n.Name)
 	}
-	if err := cpu.CheckHost(n.Attrs.String(gkAttrArch, ""), n.Attrs.String(gkAttrFeature, ""), n.Attrs.String(gkAttrCPUFlags, "")); err != nil {
+	if err := cpu.CheckHost(n.Attrs.String(kernels.AttrArch, ""), n.Attrs.String(kernels.AttrFeature, ""), n.Attrs.String(kernels.AttrCPUFlags, "")); err != nil {
 		return nil, fmt.Errorf("GraphKernel node %s (%s): %w", n.Name, sym, err)
 	}
-	k, err := cpu.Load(a.B, n.Attrs.String(gkAttrSOHash, ""), sym)
+	k, err := cpu.Load(a.B, n.Attrs.String(kernels.AttrKernelSOHash, ""), sym)
 	if err != nil {
 		return nil, fmt.Errorf("GraphKernel node %s: %w", n.Name, err)
 	}

@@ -5,7 +5,6 @@ package runtime
 // happens.
 type pool struct {
 	free  map[int][][]byte
-	live  int64
 	total int64 // bytes held by the pool, in use or free
 	peak  int64
 }

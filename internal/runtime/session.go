@@ -139,7 +139,7 @@ func (s *Session) Run(inputs []*ir.Tensor) ([]*ir.Tensor, error) {
 		if t == nil {
 			return nil, fmt.Errorf("input %s: no data", v.Name)
 		}
-		if err := checkInput(v, t); err != nil {
+		if err := CheckInput(v, t); err != nil {
 			return nil, err
 		}
 		vals[s.index[v]] = t
@@ -279,15 +279,13 @@ func inferRuntime(n *ir.Node, ins []*ir.Value) ([]typeShape, error) {
 		tmp.Outputs[k] = &ir.Value{Producer: tmp, OutIndex: k}
 		if n.Outputs[k] != nil {
 			tmp.Outputs[k].Name = n.Outputs[k].Name
-			// Fused kernels carry static output types from conversion.
+			// Start from the conversion-time types; inference refines them.
 			tmp.Outputs[k].DType = n.Outputs[k].DType
 			tmp.Outputs[k].Shape = n.Outputs[k].Shape
 		}
 	}
-	if n.Op != "GraphKernel" {
-		if err := ir.InferNode(tmp); err != nil {
-			return nil, err
-		}
+	if err := ir.InferNode(tmp); err != nil {
+		return nil, err
 	}
 	res := make([]typeShape, len(tmp.Outputs))
 	for k, o := range tmp.Outputs {
@@ -299,7 +297,9 @@ func inferRuntime(n *ir.Node, ins []*ir.Value) ([]typeShape, error) {
 	return res, nil
 }
 
-func checkInput(v *ir.Value, t *ir.Tensor) error {
+// CheckInput reports whether t can feed graph input v: same dtype, same rank,
+// every fixed dim equal, and as many bytes as the shape needs.
+func CheckInput(v *ir.Value, t *ir.Tensor) error {
 	if v.DType != ir.Undefined && t.DType != v.DType {
 		return fmt.Errorf("input %s: model expects %s, got %s", v.Name, v.DType, t.DType)
 	}

@@ -4,6 +4,7 @@
 package kerneltest
 
 import (
+	"gkconv/internal/repotest"
 	"math"
 	"math/rand"
 	"os"
@@ -16,7 +17,6 @@ import (
 	"gkconv/internal/kernels"
 	"gkconv/internal/onnx"
 	"gkconv/internal/runtime/kernel"
-	"gkconv/internal/runtime/ops/opstest"
 
 	_ "gkconv/internal/runtime/ops/elementwise"
 	_ "gkconv/internal/runtime/ops/nn"
@@ -25,7 +25,7 @@ import (
 
 // SharedDir is ../shared beside the repository; the test is skipped when
 // it is absent.
-func SharedDir(t testing.TB) string { return opstest.SharedDir(t, "") }
+func SharedDir(t testing.TB) string { return repotest.SharedDir(t, "") }
 
 // FusedKernels loads a corpus model, fuses it for be at flags and returns
 // its GraphKernel nodes.

@@ -98,10 +98,3 @@ func sameShape(a, b []int64) bool {
 	}
 	return true
 }
-
-func ctxThreads(ctx *kernel.Ctx) int {
-	if ctx == nil || ctx.Threads < 1 {
-		return 1
-	}
-	return ctx.Threads
-}

@@ -24,10 +24,6 @@ func init() { kernel.Register(ir.OpPackedMatMul, packedMatMul) }
 // PackedMatMul; see ir.PackB.
 func PackB(b []float32, k, n, nr int, transB bool) []float32 { return ir.PackB(b, k, n, nr, transB) }
 
-// PackedGEMMISA names the instruction set the packed GEMM uses on this CPU
-// ("avx512f", "avx2" or "portable").
-func PackedGEMMISA() string { return C.GoString(C.packed_sgemm_isa()) }
-
 // setPackedISA forces the packed GEMM's code path ("portable", "avx2",
 // "avx512f"; "" = best) for tests; false when the CPU lacks it (the best path
 // is then in use).

@@ -8,6 +8,7 @@ package opstest
 import (
 	"errors"
 	"fmt"
+	"gkconv/internal/repotest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,36 +19,6 @@ import (
 	"gkconv/internal/onnx"
 	"gkconv/internal/runtime/kernel"
 )
-
-// RepoRoot walks up from the working directory to the folder holding go.mod.
-func RepoRoot(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("repository root (go.mod) not found above the test folder")
-		}
-		dir = parent
-	}
-}
-
-// SharedDir returns <repo>/../shared/<rel>, skipping the test when it is
-// absent (a fresh clone has no ../shared beside it).
-func SharedDir(t testing.TB, rel string) string {
-	t.Helper()
-	p := filepath.Join(RepoRoot(t), "..", "shared", filepath.FromSlash(rel))
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("test material %s is absent (../shared is not checked out beside the repo): skipping", p)
-	}
-	return p
-}
 
 // Entry is one row of the backend corpus manifest.
 type Entry struct {
@@ -63,7 +34,7 @@ func (e Entry) Name() string { return e.Suite + "/" + e.Test }
 // corpus is absent.
 func Manifest(t testing.TB) []Entry {
 	t.Helper()
-	root := SharedDir(t, "corpus/onnx-backend")
+	root := repotest.SharedDir(t, "corpus/onnx-backend")
 	path := filepath.Join(root, "manifest.tsv")
 	b, err := os.ReadFile(path)
 	if err != nil {
