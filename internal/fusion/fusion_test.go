@@ -480,7 +480,7 @@ func TestKernelBuilderAndDump(t *testing.T) {
 	g := myOp(t)
 	dir := t.TempDir()
 	fb := &fakeBuilder{}
-	res, err := Run(g, flagsFor(t, "--opt_level=2 --dump_as_text", cpuBE), cpuBE, fb, Options{DumpDir: dir})
+	_, err := Run(g, flagsFor(t, "--opt_level=2 --dump_as_text", cpuBE), cpuBE, fb, Options{DumpDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -506,7 +506,7 @@ func TestKernelBuilderAndDump(t *testing.T) {
 	}
 	// Without a builder the build stage reports it.
 	g = myOp(t)
-	res = run(t, g, "--opt_level=2", cpuBE)
+	res := run(t, g, "--opt_level=2", cpuBE)
 	i := slices.IndexFunc(res.Passes, func(p PassRecord) bool { return p.Name == "akg_kernel_builder" })
 	if !strings.Contains(res.Passes[i].Note, "no kernel builder") {
 		t.Errorf("build note %q", res.Passes[i].Note)

@@ -173,25 +173,28 @@ func spatialRank(n *Node, vs ...*Value) (int, error) {
 	return -1, nil
 }
 
-// inferConv (ONNX Conv): x [N, C, D...], w [M, C/group, k...], b? [M].
-func inferConv(n *Node) error {
+// convOperands is what Conv and ConvTranspose inference share: operand
+// counts, spatial rank, full-rank shapes (unknown dims -1), the geometry
+// attributes and group. With the spatial rank unknown it types the output
+// (rank unknown) and returns nsp < 0.
+func convOperands(n *Node) (dt DType, nsp int, xs, ws []int64, c *convAttrs, group int64, err error) {
 	if err := checkInputs(n, 2, 3); err != nil {
-		return err
+		return dt, nsp, xs, ws, c, group, err
 	}
 	if err := checkOutputs(n, 1, 1); err != nil {
-		return err
+		return dt, nsp, xs, ws, c, group, err
 	}
 	x, w := n.Inputs[0], n.Inputs[1]
-	dt := firstDType(x, w)
-	nsp, err := spatialRank(n, x, w)
+	dt = firstDType(x, w)
+	nsp, err = spatialRank(n, x, w)
 	if err != nil {
-		return err
+		return dt, nsp, xs, ws, c, group, err
 	}
 	if nsp < 0 {
 		setOutput(n, 0, dt, nil)
-		return nil
+		return dt, nsp, xs, ws, c, group, nil
 	}
-	xs, ws := x.Shape, w.Shape
+	xs, ws = x.Shape, w.Shape
 	if xs == nil {
 		xs = unknownShape(nsp + 2)
 	}
@@ -199,15 +202,24 @@ func inferConv(n *Node) error {
 		ws = unknownShape(nsp + 2)
 	}
 	if len(xs) != nsp+2 || len(ws) != nsp+2 {
-		return fmt.Errorf("x %v and w %v must have the same rank", x.Shape, w.Shape)
+		return dt, nsp, xs, ws, c, group, fmt.Errorf("x %v and w %v must have the same rank", x.Shape, w.Shape)
 	}
-	c, err := readConvAttrs(n, nsp, ws[2:])
+	c, err = readConvAttrs(n, nsp, ws[2:])
 	if err != nil {
-		return err
+		return dt, nsp, xs, ws, c, group, err
 	}
-	group := n.Attrs.Int("group", 1)
+	group = n.Attrs.Int("group", 1)
 	if group <= 0 {
-		return fmt.Errorf("attribute group must be positive, got %d", group)
+		return dt, nsp, xs, ws, c, group, fmt.Errorf("attribute group must be positive, got %d", group)
+	}
+	return dt, nsp, xs, ws, c, group, nil
+}
+
+// inferConv (ONNX Conv): x [N, C, D...], w [M, C/group, k...], b? [M].
+func inferConv(n *Node) error {
+	dt, nsp, xs, ws, c, group, err := convOperands(n)
+	if err != nil || nsp < 0 {
+		return err
 	}
 	if xs[1] >= 0 && ws[1] >= 0 && xs[1] != ws[1]*group {
 		return fmt.Errorf("%s has %d channels, but w %v with group %d expects %d", inputDesc(n, 0), xs[1], ws, group, ws[1]*group)
@@ -238,39 +250,9 @@ func inferConv(n *Node) error {
 
 // inferConvTranspose (ONNX ConvTranspose): x [N, C, D...], w [C, M/group, k...].
 func inferConvTranspose(n *Node) error {
-	if err := checkInputs(n, 2, 3); err != nil {
+	dt, nsp, xs, ws, c, group, err := convOperands(n)
+	if err != nil || nsp < 0 {
 		return err
-	}
-	if err := checkOutputs(n, 1, 1); err != nil {
-		return err
-	}
-	x, w := n.Inputs[0], n.Inputs[1]
-	dt := firstDType(x, w)
-	nsp, err := spatialRank(n, x, w)
-	if err != nil {
-		return err
-	}
-	if nsp < 0 {
-		setOutput(n, 0, dt, nil)
-		return nil
-	}
-	xs, ws := x.Shape, w.Shape
-	if xs == nil {
-		xs = unknownShape(nsp + 2)
-	}
-	if ws == nil {
-		ws = unknownShape(nsp + 2)
-	}
-	if len(xs) != nsp+2 || len(ws) != nsp+2 {
-		return fmt.Errorf("x %v and w %v must have the same rank", x.Shape, w.Shape)
-	}
-	c, err := readConvAttrs(n, nsp, ws[2:])
-	if err != nil {
-		return err
-	}
-	group := n.Attrs.Int("group", 1)
-	if group <= 0 {
-		return fmt.Errorf("attribute group must be positive, got %d", group)
 	}
 	if xs[1] >= 0 && ws[0] >= 0 && xs[1] != ws[0] {
 		return fmt.Errorf("%s has %d channels, but w %v expects %d", inputDesc(n, 0), xs[1], ws, ws[0])

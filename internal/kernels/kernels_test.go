@@ -189,7 +189,7 @@ func TestExpAccuracy(t *testing.T) {
 	build(t, t.TempDir(), n)
 	xi := ir.NewTensor(ir.Float32, x.Shape)
 	r := rand.New(rand.NewSource(9))
-	special := []float32{0, -0.0, 1, -1, 88.7, 88.8, -87.3, -100, -103, -104.5, -200, 200, 1e-8, -1e-8,
+	special := []float32{0, float32(math.Copysign(0, -1)), 1, -1, 88.7, 88.8, -87.3, -100, -103, -104.5, -200, 200, 1e-8, -1e-8,
 		float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN())}
 	for i := range xi.F32() {
 		if i < len(special) {

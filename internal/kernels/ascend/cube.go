@@ -215,7 +215,6 @@ func (g *agen) cube(mm *ir.Node) (string, Plan, error) {
 	// Epilogue: nodes reading the product, in order; each operand that does
 	// not depend on it is a leaf.
 	var epi []*ir.Node
-	var leaves []*cubeLeaf
 	leafOf := map[*ir.Node][]*cubeLeaf{} // per node, per input (nil: a domain value)
 	uses := map[*ir.Value]int{}
 	for _, n := range body.Nodes {
@@ -276,7 +275,6 @@ func (g *agen) cube(mm *ir.Node) (string, Plan, error) {
 			}
 			l := &cubeLeaf{v: in, m: m, in: -1}
 			ls[k] = l
-			leaves = append(leaves, l)
 		}
 		dom[out] = om
 		leafOf[n] = ls
