@@ -3,7 +3,6 @@ package fusion
 import (
 	"fmt"
 
-	"gkconv/internal/akgcfg"
 	"gkconv/internal/ir"
 )
 
@@ -11,11 +10,8 @@ import (
 // A MatMul whose B is a constant float32 matrix becomes PackedMatMul with B
 // packed once, here, into the panel layout of the CPU GEMM micro-kernel
 // (ir.PackB), so the runtime neither re-packs B per call nor keeps a second
-// copy: the unpacked const is dropped unless something else reads it.
-func init() {
-	pipeline = append(pipeline, pass{5, 2, "matmul_pack_b", 2, nil, akgcfg.CPU, runMatMulPackB})
-}
-
+// copy: the unpacked const is dropped unless something else reads it. A bias
+// folded in by preprocess.matmul_bias_fold stays the third input.
 func runMatMulPackB(st *state) (bool, string, error) {
 	g := st.g
 	type key struct {
@@ -40,7 +36,7 @@ func runMatMulPackB(st *state) (bool, string, error) {
 			packedFloats += int(t.NumElements())
 		}
 		n.Op = ir.OpPackedMatMul
-		n.Inputs = []*ir.Value{n.Inputs[0], pv}
+		n.Inputs = append([]*ir.Value{n.Inputs[0], pv}, n.Inputs[2:]...)
 		n.Attrs = ir.Attrs{
 			"k":           ir.IntAttr(int64(k)),
 			"n":           ir.IntAttr(int64(nn)),
@@ -64,7 +60,10 @@ func runMatMulPackB(st *state) (bool, string, error) {
 // packableMatMul reports whether n is a top-level float32 MatMul with a
 // constant rank-2 B, and its k and n (after transpose_b).
 func packableMatMul(n *ir.Node) (k, nn int, transB, ok bool) {
-	if n.Op != "MatMul" || len(n.Inputs) != 2 || len(n.Outputs) != 1 {
+	if n.Op != "MatMul" || len(n.Inputs) < 2 || len(n.Inputs) > 3 || len(n.Outputs) != 1 {
+		return 0, 0, false, false
+	}
+	if len(n.Inputs) == 3 && !isRowBias(n.Inputs[2], -1) {
 		return 0, 0, false, false
 	}
 	a, b := n.Inputs[0], n.Inputs[1]

@@ -36,12 +36,15 @@ const all = akgcfg.AllDevices
 // a stage follow converter_lite so enable_pass/disable_pass "S.I" names mean
 // the same pass; graph_kernel_cse (MindSpore's L2 pass of highlevelopt1) and
 // the opt_level-3 stitch/parallel passes of the MindSpore backend are
-// appended at the end of their stage to keep those indices.
+// appended at the end of their stage to keep those indices, as are this
+// converter's own CPU passes (preprocess.matmul_bias_fold,
+// postprocess.matmul_pack_b).
 var pipeline = []pass{
 	{0, 0, "empty_pass", 1, nil, all, note("IR dump point")},
 	{0, 1, "format_recognition", 1, nil, all, note("IR keeps the model's layout; no format to recognise")},
 	{0, 2, "dynamic_infer_shape", 1, nil, akgcfg.Ascend, runInferShape},
 	{0, 3, "parameter_to_tensor", 1, nil, akgcfg.CPU, note("weights are already constant tensors in the IR")},
+	{0, 4, "matmul_bias_fold", 2, nil, akgcfg.CPU, runMatMulBiasFold},
 
 	{1, 0, "graph_kernel_expander", 1, nil, all, runExpander},
 	{1, 1, "split_reshape_and_cache", 0, nil, akgcfg.Ascend, note("IR has no ReshapeAndCache op")},
@@ -67,6 +70,7 @@ var pipeline = []pass{
 
 	{5, 0, "rename_fullname_with_scope", 1, nil, all, runRename},
 	{5, 1, "update_kernel_info", 1, nil, all, runUpdateKernelInfo},
+	{5, 2, "matmul_pack_b", 2, nil, akgcfg.CPU, runMatMulPackB},
 }
 
 // note is a pass with nothing to do on this IR; it says why.

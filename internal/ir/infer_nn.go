@@ -22,7 +22,7 @@ func init() {
 // inferMatMul: numpy matmul with optional transposes of the last two dims;
 // 1-D operands are promoted and their added dim removed again.
 func inferMatMul(n *Node) error {
-	if err := checkInputs(n, 2, 2); err != nil {
+	if err := checkInputs(n, 2, 3); err != nil {
 		return err
 	}
 	if err := checkOutputs(n, 1, 1); err != nil {
@@ -65,6 +65,17 @@ func inferMatMul(n *Node) error {
 	}
 	if !bVec {
 		out = append(out, nn)
+	}
+	if len(n.Inputs) == 3 && n.Inputs[2] != nil { // bias: one value per output column
+		c := n.Inputs[2]
+		if bVec || len(c.Shape) == 0 || (nn >= 0 && c.Shape[len(c.Shape)-1] >= 0 && c.Shape[len(c.Shape)-1] != nn) {
+			return fmt.Errorf("%s %v must be [..., %d] (one value per output column)", inputDesc(n, 2), c.Shape, nn)
+		}
+		for _, d := range c.Shape[:len(c.Shape)-1] {
+			if d != 1 {
+				return fmt.Errorf("%s %v must be [..., %d] (one value per output column)", inputDesc(n, 2), c.Shape, nn)
+			}
+		}
 	}
 	setOutput(n, 0, dt, out)
 	return nil

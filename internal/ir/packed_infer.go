@@ -6,9 +6,9 @@ func init() { RegisterInfer(OpPackedMatMul, inferPackedMatMul) }
 
 // inferPackedMatMul: inputs A (rank >= 1, last dim k, or with transpose_a
 // and rank >= 2 the last two dims [k, m]) and Bpacked (1-D, PackedLen(k, n,
-// nr) floats); output A.shape[:-1] + [n] (transpose_a: A.shape[:-2] + [m, n]).
+// nr) floats), optionally a bias of n values added after the product; output A.shape[:-1] + [n] (transpose_a: A.shape[:-2] + [m, n]).
 func inferPackedMatMul(n *Node) error {
-	if err := checkInputs(n, 2, 2); err != nil {
+	if err := checkInputs(n, 2, 3); err != nil {
 		return err
 	}
 	if err := checkOutputs(n, 1, 1); err != nil {
@@ -24,6 +24,16 @@ func inferPackedMatMul(n *Node) error {
 		if len(b.Shape) != 1 || (b.Shape[0] >= 0 && b.Shape[0] != want) {
 			return fmt.Errorf("%s: packed B must be 1-D with %d elements for k=%d n=%d nr=%d, got %v",
 				inputDesc(n, 1), want, k, nn, nr, b.Shape)
+		}
+	}
+	if len(n.Inputs) == 3 && n.Inputs[2] != nil && n.Inputs[2].ShapeKnown() {
+		bias := n.Inputs[2]
+		cnt := int64(1)
+		for _, d := range bias.Shape {
+			cnt *= d
+		}
+		if cnt != nn {
+			return fmt.Errorf("%s: bias must hold n=%d values, got shape %v", inputDesc(n, 2), nn, bias.Shape)
 		}
 	}
 	dt := firstDType(a, b)

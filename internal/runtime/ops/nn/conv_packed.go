@@ -190,7 +190,7 @@ func convPackedF32(ctx *kernel.Ctx, g *geom, nb, c, m int, x, wp, b, y []float32
 				a, lda = &col[0], rows
 			}
 			if C.packed_sgemm(C.int(rows), C.int(m), C.int(kk), (*C.float)(unsafe.Pointer(a)), C.int(lda), 1,
-				cf(wp), C.int(ir.PackNR), cf(*tp), C.int(m), 0, C.int(panels)) != 0 {
+				cf(wp), C.int(ir.PackNR), nil, cf(*tp), C.int(m), 0, C.int(panels)) != 0 {
 				fail.Store(true)
 				return
 			}

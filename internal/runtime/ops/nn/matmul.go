@@ -26,6 +26,17 @@ func matMul(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	if !shapeEq(p.outShape, y.Shape) {
 		return errf(n, "output shape %v, expected %v for %v x %v", y.Shape, p.outShape, a.Shape, b.Shape)
 	}
+	var bias *ir.Tensor // optional third input, added after the product
+	if len(in) > 2 && in[2] != nil {
+		bias = in[2]
+		if bias.DType != y.DType || len(y.Shape) == 0 || bias.NumElements() != y.Shape[len(y.Shape)-1] {
+			return errf(n, "bias %s %v does not hold one value per output column of %v", bias.DType, bias.Shape, y.Shape)
+		}
+		if y.DType != ir.Float32 && y.DType != ir.Float64 {
+			return kernel.Unsupportedf(n, "bias input with dtype %s (float only)", y.DType)
+		}
+		defer addRowBias(y, bias)
+	}
 	switch a.DType {
 	case ir.Float32:
 		setBLASThreads(ctx.Threads)
@@ -53,6 +64,26 @@ func matMul(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 		return kernel.Unsupportedf(n, "dtype %s", a.DType)
 	}
 	return nil
+}
+
+// addRowBias adds bias[j] to y[..., j] (float32 and float64; other dtypes
+// are refused before this runs).
+func addRowBias(y, bias *ir.Tensor) {
+	switch y.DType {
+	case ir.Float32:
+		addRows(y.F32(), bias.F32())
+	case ir.Float64:
+		addRows(y.F64(), bias.F64())
+	}
+}
+
+func addRows[T float32 | float64](y, b []T) {
+	for r := 0; r+len(b) <= len(y); r += len(b) {
+		row := y[r : r+len(b)]
+		for j := range row {
+			row[j] += b[j]
+		}
+	}
 }
 
 // matMulPlan is a matmul reduced to a loop of row-major GEMMs.

@@ -86,6 +86,24 @@ func TestMatMul(t *testing.T) {
 		run(t, "MatMul", nil, []*ir.Tensor{a, b}, y)
 		expect(t, y, 11)
 	})
+	t.Run("bias", func(t *testing.T) { // a folded bias Add: [2,2]x[2,3] + [1,3]
+		y := ir.NewTensor(ir.Float32, []int64{2, 3})
+		run(t, "MatMul", nil, []*ir.Tensor{f32([]int64{2, 2}, 1, 2, 3, 4), f32([]int64{2, 3}, 1, 0, 1, 0, 1, 1),
+			f32([]int64{1, 3}, 10, 20, 30)}, y)
+		expect(t, y, 11, 22, 33, 13, 24, 37)
+		f, _ := kernel.Lookup("MatMul")
+		i32 := ir.NewTensor(ir.Int32, []int64{2, 2})
+		err := f(&kernel.Ctx{Threads: 1}, &ir.Node{Name: "t", Op: "MatMul", Attrs: ir.Attrs{}},
+			[]*ir.Tensor{i32, i32, ir.NewTensor(ir.Int32, []int64{2})}, []*ir.Tensor{ir.NewTensor(ir.Int32, []int64{2, 2})})
+		if _, ok := err.(*kernel.Unsupported); !ok {
+			t.Errorf("int32 bias: got %v, want Unsupported", err)
+		}
+		err = f(&kernel.Ctx{Threads: 1}, &ir.Node{Name: "t", Op: "MatMul", Attrs: ir.Attrs{}},
+			[]*ir.Tensor{f32([]int64{2, 2}), f32([]int64{2, 3}), f32([]int64{2})}, []*ir.Tensor{ir.NewTensor(ir.Float32, []int64{2, 3})})
+		if err == nil {
+			t.Error("bias of 2 values for 3 columns accepted")
+		}
+	})
 	t.Run("bad shapes", func(t *testing.T) {
 		f, _ := kernel.Lookup("MatMul")
 		err := f(&kernel.Ctx{Threads: 1}, &ir.Node{Name: "t", Op: "MatMul", Attrs: ir.Attrs{}},

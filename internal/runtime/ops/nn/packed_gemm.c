@@ -96,8 +96,8 @@ static void pack_a(int mr, const float *a, int lda, int trans, int i0, int mc,
 // kc x 32 slice of a B panel into C rows [0, mr) and the columns in m0/m1.
 // mr is a constant at every call site so the accumulators become registers.
 INLINE AVX512 void ukr512(const int mr, int kc, const float *ap, const float *bp,
-                          float *c, int ldc, int acc, __mmask16 m0, __mmask16 m1,
-                          const char *pf) {
+                          float *c, int ldc, int acc, const float *bias,
+                          __mmask16 m0, __mmask16 m1, const char *pf) {
     __m512 c0[MR512], c1[MR512];
 #pragma GCC unroll 12
     for (int r = 0; r < mr; r++) {
@@ -120,6 +120,11 @@ INLINE AVX512 void ukr512(const int mr, int kc, const float *ap, const float *bp
         ap += MR512;
         bp += NR;
     }
+    __m512 bias0 = _mm512_setzero_ps(), bias1 = _mm512_setzero_ps();
+    if (bias) {
+        bias0 = _mm512_maskz_loadu_ps(m0, bias);
+        bias1 = _mm512_maskz_loadu_ps(m1, bias + 16);
+    }
 #pragma GCC unroll 12
     for (int r = 0; r < mr; r++) {
         float *cr = c + (size_t)r * ldc;
@@ -127,33 +132,76 @@ INLINE AVX512 void ukr512(const int mr, int kc, const float *ap, const float *bp
             c0[r] = _mm512_add_ps(c0[r], _mm512_maskz_loadu_ps(m0, cr));
             c1[r] = _mm512_add_ps(c1[r], _mm512_maskz_loadu_ps(m1, cr + 16));
         }
+        if (bias) { // after the last K block: (A*B) + bias, as MatMul then Add
+            c0[r] = _mm512_add_ps(c0[r], bias0);
+            c1[r] = _mm512_add_ps(c1[r], bias1);
+        }
         _mm512_mask_storeu_ps(cr, m0, c0[r]);
         _mm512_mask_storeu_ps(cr + 16, m1, c1[r]);
     }
 }
 
 static AVX512 void ukr512_any(int mr, int kc, const float *ap, const float *bp,
-                              float *c, int ldc, int acc, int ncols, const char *pf) {
+                              float *c, int ldc, int acc, const float *bias, int ncols,
+                              const char *pf) {
     __mmask16 m0 = ncols >= 16 ? 0xFFFF : (__mmask16)((1u << ncols) - 1);
     __mmask16 m1 = ncols >= 32 ? 0xFFFF : ncols <= 16 ? 0 : (__mmask16)((1u << (ncols - 16)) - 1);
     switch (mr) {
-    case 12: ukr512(12, kc, ap, bp, c, ldc, acc, m0, m1, pf); break;
-    case 11: ukr512(11, kc, ap, bp, c, ldc, acc, m0, m1, pf); break;
-    case 10: ukr512(10, kc, ap, bp, c, ldc, acc, m0, m1, pf); break;
-    case 9: ukr512(9, kc, ap, bp, c, ldc, acc, m0, m1, pf); break;
-    case 8: ukr512(8, kc, ap, bp, c, ldc, acc, m0, m1, pf); break;
-    case 7: ukr512(7, kc, ap, bp, c, ldc, acc, m0, m1, pf); break;
-    case 6: ukr512(6, kc, ap, bp, c, ldc, acc, m0, m1, pf); break;
-    case 5: ukr512(5, kc, ap, bp, c, ldc, acc, m0, m1, pf); break;
-    case 4: ukr512(4, kc, ap, bp, c, ldc, acc, m0, m1, pf); break;
-    case 3: ukr512(3, kc, ap, bp, c, ldc, acc, m0, m1, pf); break;
-    case 2: ukr512(2, kc, ap, bp, c, ldc, acc, m0, m1, pf); break;
-    default: ukr512(1, kc, ap, bp, c, ldc, acc, m0, m1, pf); break;
+    case 12: ukr512(12, kc, ap, bp, c, ldc, acc, bias, m0, m1, pf); break;
+    case 11: ukr512(11, kc, ap, bp, c, ldc, acc, bias, m0, m1, pf); break;
+    case 10: ukr512(10, kc, ap, bp, c, ldc, acc, bias, m0, m1, pf); break;
+    case 9: ukr512(9, kc, ap, bp, c, ldc, acc, bias, m0, m1, pf); break;
+    case 8: ukr512(8, kc, ap, bp, c, ldc, acc, bias, m0, m1, pf); break;
+    case 7: ukr512(7, kc, ap, bp, c, ldc, acc, bias, m0, m1, pf); break;
+    case 6: ukr512(6, kc, ap, bp, c, ldc, acc, bias, m0, m1, pf); break;
+    case 5: ukr512(5, kc, ap, bp, c, ldc, acc, bias, m0, m1, pf); break;
+    case 4: ukr512(4, kc, ap, bp, c, ldc, acc, bias, m0, m1, pf); break;
+    case 3: ukr512(3, kc, ap, bp, c, ldc, acc, bias, m0, m1, pf); break;
+    case 2: ukr512(2, kc, ap, bp, c, ldc, acc, bias, m0, m1, pf); break;
+    default: ukr512(1, kc, ap, bp, c, ldc, acc, bias, m0, m1, pf); break;
     }
 }
 
+// gemm512_panels is the order for m <= MC (every transformer GEMM at batch 1):
+// all of op(A) is packed once, then each B panel is walked from top to bottom
+// (K blocks innermost), so the weights stream through memory in address
+// order and the hardware prefetcher sees one sequential read of B.
+static AVX512 int gemm512_panels(int m, int n, int k, const float *a, int lda, int trans_a,
+                                 const float *bp, const float *bias, float *c, int ldc,
+                                 int p0, int p1) {
+    size_t mp = (size_t)(m + MR512 - 1) / MR512 * MR512;
+    float *pa = get_abuf(mp * (size_t)k);
+    if (!pa) return -1;
+    for (int pc = 0; pc < k; pc += KC) {
+        int kc = k - pc < KC ? k - pc : KC;
+        pack_a(MR512, a, lda, trans_a, 0, m, pc, kc, pa + mp * (size_t)pc);
+    }
+    const float *bend = bp + (size_t)p1 * k * NR;
+    for (int p = p0; p < p1; p++) {
+        int j0 = p * NR;
+        int ncols = n - j0 < NR ? n - j0 : NR;
+        for (int pc = 0; pc < k; pc += KC) {
+            int kc = k - pc < KC ? k - pc : KC;
+            const float *bs = bp + (size_t)p * k * NR + (size_t)pc * NR;
+            const float *bsa = m > MR512 ? aligned_slice(bs, kc) : bs;
+            const float *next = bs + (size_t)KC * NR;
+            if (next >= bend) next = NULL;
+            const float *pab = pa + mp * (size_t)pc;
+            for (int ir = 0, s = 0; ir < m; ir += MR512, s++) {
+                int mr = m - ir < MR512 ? m - ir : MR512;
+                const float *ap = pab + (size_t)ir * kc;
+                const char *pf = next && s < 2 ? (const char *)(next + (size_t)s * kc * 16) : (const char *)ap;
+                ukr512_any(mr, kc, ap, bsa, c + (size_t)ir * ldc + j0, ldc, pc > 0,
+                           bias && pc + kc == k ? bias + j0 : NULL, ncols, pf);
+            }
+        }
+    }
+    return 0;
+}
+
 static AVX512 int gemm512(int m, int n, int k, const float *a, int lda, int trans_a,
-                           const float *bp, float *c, int ldc, int p0, int p1) {
+                           const float *bp, const float *bias, float *c, int ldc, int p0, int p1) {
+    if (m <= MC) return gemm512_panels(m, n, k, a, lda, trans_a, bp, bias, c, ldc, p0, p1);
     int mcmax = m < MC ? m : MC;
     int kcmax = k < KC ? k : KC;
     float *pa = get_abuf((size_t)((mcmax + MR512 - 1) / MR512 * MR512) * kcmax);
@@ -178,7 +226,8 @@ static AVX512 int gemm512(int m, int n, int k, const float *a, int lda, int tran
                     int mr = mc - ir < MR512 ? mc - ir : MR512;
                     const float *ap = pa + (size_t)ir * kc;
                     const char *pf = next && s < 2 ? (const char *)(next + (size_t)s * kc * 16) : (const char *)ap;
-                    ukr512_any(mr, kc, ap, bsa, c + (size_t)(ic + ir) * ldc + j0, ldc, pc > 0, ncols, pf);
+                    ukr512_any(mr, kc, ap, bsa, c + (size_t)(ic + ir) * ldc + j0, ldc, pc > 0,
+                               bias && pc + kc == k ? bias + j0 : NULL, ncols, pf);
                 }
             }
         }
@@ -328,8 +377,17 @@ const char *packed_sgemm_isa(void) {
     }
 }
 
+// add_bias adds bias[j] to columns [p0*nr, min(p1*nr, n)) of every row of C.
+static void add_bias(int m, int n, const float *bias, int nr, float *c, int ldc, int p0, int p1) {
+    int j0 = p0 * nr, j1 = p1 * nr < n ? p1 * nr : n;
+    for (int i = 0; i < m; i++) {
+        float *cr = c + (size_t)i * ldc;
+        for (int j = j0; j < j1; j++) cr[j] += bias[j];
+    }
+}
+
 int packed_sgemm(int m, int n, int k, const float *a, int lda, int trans_a,
-                 const float *bp, int nr, float *c, int ldc, int p0, int p1) {
+                 const float *bp, int nr, const float *bias, float *c, int ldc, int p0, int p1) {
     if (m <= 0 || p1 <= p0) return 0;
     if (k <= 0) {
         for (int i = 0; i < m; i++)
@@ -337,12 +395,15 @@ int packed_sgemm(int m, int n, int k, const float *a, int lda, int trans_a,
                 int j0 = p * nr, j1 = j0 + nr < n ? j0 + nr : n;
                 memset(c + (size_t)i * ldc + j0, 0, (size_t)(j1 - j0) * sizeof(float));
             }
+        if (bias) add_bias(m, n, bias, nr, c, ldc, p0, p1);
         return 0;
     }
-    int v = nr == NR ? detect() : ISA_ANY;
+    int v = nr == NR ? detect() : ISA_ANY, rc;
     switch (v) {
-    case ISA_AVX512: return gemm512(m, n, k, a, lda, trans_a, bp, c, ldc, p0, p1);
-    case ISA_AVX2: return gemm256(m, n, k, a, lda, trans_a, bp, c, ldc, p0, p1);
-    default: return gemm_any(m, n, k, a, lda, trans_a, bp, nr, c, ldc, p0, p1);
+    case ISA_AVX512: return gemm512(m, n, k, a, lda, trans_a, bp, bias, c, ldc, p0, p1);
+    case ISA_AVX2: rc = gemm256(m, n, k, a, lda, trans_a, bp, c, ldc, p0, p1); break;
+    default: rc = gemm_any(m, n, k, a, lda, trans_a, bp, nr, c, ldc, p0, p1); break;
     }
+    if (rc == 0 && bias) add_bias(m, n, bias, nr, c, ldc, p0, p1);
+    return rc;
 }

@@ -41,6 +41,14 @@ func packedMatMul(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 		return err
 	}
 	a, bp, y := in[0], in[1], out[0]
+	var bias []float32 // optional third input: a folded bias Add
+	if len(in) > 2 && in[2] != nil {
+		bt := in[2]
+		if bt.DType != ir.Float32 || bt.NumElements() != n.Attrs.Int("n", -1) {
+			return errf(n, "bias must be float32 with n=%d elements, got %s %v", n.Attrs.Int("n", -1), bt.DType, bt.Shape)
+		}
+		bias = bt.F32()
+	}
 	if a.DType != ir.Float32 || bp.DType != ir.Float32 || y.DType != ir.Float32 {
 		return kernel.Unsupportedf(n, "dtypes %s x %s -> %s (float32 only)", a.DType, bp.DType, y.DType)
 	}
@@ -76,21 +84,26 @@ func packedMatMul(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	if m == 0 || nn == 0 || batch == 0 {
 		return nil
 	}
-	if k == 0 {
+	if k == 0 { // empty product: zeros (+ bias)
 		clear(yv[:batch*m*nn])
+		if bias != nil {
+			for r := 0; r < batch*m; r++ {
+				copy(yv[r*nn:(r+1)*nn], bias)
+			}
+		}
 		return nil
 	}
 	for t := 0; t < batch; t++ {
-		if err := packedGEMM(ctx, m, nn, k, av[t*k*m:], lda, transA, bv, nr, yv[t*m*nn:]); err != nil {
+		if err := packedGEMM(ctx, m, nn, k, av[t*k*m:], lda, transA, bv, nr, bias, yv[t*m*nn:]); err != nil {
 			return errf(n, "%v", err)
 		}
 	}
 	return nil
 }
 
-// packedGEMM computes c[m, n] = op(a) * B from packed B, split over
+// packedGEMM computes c[m, n] = op(a) * B (+ bias) from packed B, split over
 // ctx.Threads by panels of B or, when there are too few panels, by rows.
-func packedGEMM(ctx *kernel.Ctx, m, n, k int, a []float32, lda int, transA bool, bp []float32, nr int, c []float32) error {
+func packedGEMM(ctx *kernel.Ctx, m, n, k int, a []float32, lda int, transA bool, bp []float32, nr int, bias, c []float32) error {
 	panels := (n + nr - 1) / nr
 	threads := 1
 	if ctx != nil {
@@ -101,13 +114,17 @@ func packedGEMM(ctx *kernel.Ctx, m, n, k int, a []float32, lda int, transA bool,
 		ta = 1
 	}
 	var fail atomic.Bool
+	var biasp *C.float
+	if bias != nil {
+		biasp = (*C.float)(unsafe.Pointer(&bias[0]))
+	}
 	call := func(i0, i1, p0, p1 int) {
 		ao := i0 * lda
 		if transA {
 			ao = i0
 		}
 		rc := C.packed_sgemm(C.int(i1-i0), C.int(n), C.int(k), (*C.float)(unsafe.Pointer(&a[ao])), C.int(lda), ta,
-			(*C.float)(unsafe.Pointer(&bp[0])), C.int(nr), (*C.float)(unsafe.Pointer(&c[i0*n])), C.int(n), C.int(p0), C.int(p1))
+			(*C.float)(unsafe.Pointer(&bp[0])), C.int(nr), biasp, (*C.float)(unsafe.Pointer(&c[i0*n])), C.int(n), C.int(p0), C.int(p1))
 		if rc != 0 {
 			fail.Store(true)
 		}

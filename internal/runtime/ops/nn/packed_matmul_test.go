@@ -112,27 +112,30 @@ func runPackedAt(t *testing.T, threads int, aShape []int64, transA bool, k, n, n
 	checkClose(t, name, y.F32(), refPackedMatMul(a.F32(), aShape, transA, b.F32(), k, n))
 }
 
+type packedCase struct {
+	a      []int64
+	transA bool
+	k, n   int
+	transB bool
+}
+
+var packedCases = []packedCase{
+	{[]int64{1, 1}, false, 1, 1, false},
+	{[]int64{5, 7}, false, 7, 33, false},      // N remainder 1, M < MR
+	{[]int64{13, 300}, false, 300, 65, true},  // K crosses the 256 block, M remainder 1
+	{[]int64{25, 513}, false, 513, 31, false}, // N < one panel, K two blocks + 1
+	{[]int64{300, 40}, false, 40, 96, false},  // M crosses the 240-row block
+	{[]int64{40, 29}, true, 40, 50, false},    // transpose_a: A is [k, m]
+	{[]int64{3, 17, 11}, true, 17, 45, true},  // batched transpose_a
+	{[]int64{2, 9, 64}, false, 64, 70, false}, // batch folds into M
+	{[]int64{77}, false, 77, 40, false},       // 1-D A
+	{[]int64{77}, true, 77, 40, false},        // transpose_a ignored for 1-D A
+	{[]int64{0, 8}, false, 8, 16, false},      // empty M
+	{[]int64{6, 0}, false, 0, 16, false},      // K = 0: zeros
+}
+
 func TestPackedMatMul(t *testing.T) {
-	type tc struct {
-		a      []int64
-		transA bool
-		k, n   int
-		transB bool
-	}
-	cases := []tc{
-		{[]int64{1, 1}, false, 1, 1, false},
-		{[]int64{5, 7}, false, 7, 33, false},      // N remainder 1, M < MR
-		{[]int64{13, 300}, false, 300, 65, true},  // K crosses the 256 block, M remainder 1
-		{[]int64{25, 513}, false, 513, 31, false}, // N < one panel, K two blocks + 1
-		{[]int64{300, 40}, false, 40, 96, false},  // M crosses the 240-row block
-		{[]int64{40, 29}, true, 40, 50, false},    // transpose_a: A is [k, m]
-		{[]int64{3, 17, 11}, true, 17, 45, true},  // batched transpose_a
-		{[]int64{2, 9, 64}, false, 64, 70, false}, // batch folds into M
-		{[]int64{77}, false, 77, 40, false},       // 1-D A
-		{[]int64{77}, true, 77, 40, false},        // transpose_a ignored for 1-D A
-		{[]int64{0, 8}, false, 8, 16, false},      // empty M
-		{[]int64{6, 0}, false, 0, 16, false},      // K = 0: zeros
-	}
+	cases := packedCases
 	rng := rand.New(rand.NewSource(7))
 	defer setPackedISA("")
 	for _, isa := range []string{"avx512f", "avx2", "portable"} {
@@ -223,5 +226,49 @@ func TestPackB(t *testing.T) {
 	}
 	if len(got) != len(want) {
 		t.Fatalf("len %d, want %d", len(got), len(want))
+	}
+}
+
+// TestPackedMatMulBias: a folded bias gives exactly float32(A*B) + bias, the
+// rounding of MatMul followed by Add, on every code path and split.
+func TestPackedMatMulBias(t *testing.T) {
+	rng := rand.New(rand.NewSource(5))
+	defer setPackedISA("")
+	f, _ := kernel.Lookup(ir.OpPackedMatMul)
+	for _, isa := range []string{"avx512f", "avx2", "portable"} {
+		if !setPackedISA(isa) {
+			continue
+		}
+		for _, c := range append(packedCases, packedCase{[]int64{128, 600}, false, 600, 100, false}) {
+			for _, nr := range []int{32, 7} {
+				for _, th := range []int{1, 2} {
+					a := randTensor(rng, c.a...)
+					b := randTensor(rng, int64(c.k), int64(c.n))
+					bias := randTensor(rng, int64(c.n))
+					packed := PackB(b.F32(), c.k, c.n, nr, false)
+					bp := ir.Float32Tensor([]int64{int64(len(packed))}, packed...)
+					nd := packedNode(c.k, c.n, nr, c.transA)
+					plain := ir.NewTensor(ir.Float32, packedOutShape(c.a, c.transA, c.n))
+					fused := ir.NewTensor(ir.Float32, plain.Shape)
+					ctx := &kernel.Ctx{Threads: th}
+					if err := f(ctx, nd, []*ir.Tensor{a, bp}, []*ir.Tensor{plain}); err != nil {
+						t.Fatal(err)
+					}
+					if err := f(ctx, nd, []*ir.Tensor{a, bp, bias}, []*ir.Tensor{fused}); err != nil {
+						t.Fatal(err)
+					}
+					for i, v := range plain.F32() {
+						if want := v + bias.F32()[i%c.n]; fused.F32()[i] != want {
+							t.Fatalf("%s %v k=%d n=%d nr=%d th=%d: element %d = %g, want %g", isa, c.a, c.k, c.n, nr, th, i, fused.F32()[i], want)
+						}
+					}
+				}
+			}
+		}
+	}
+	a, bp := ir.NewTensor(ir.Float32, []int64{2, 4}), ir.NewTensor(ir.Float32, []int64{int64(ir.PackedLen(4, 3, 32))})
+	y := ir.NewTensor(ir.Float32, []int64{2, 3})
+	if err := f(&kernel.Ctx{Threads: 1}, packedNode(4, 3, 32, false), []*ir.Tensor{a, bp, ir.NewTensor(ir.Float32, []int64{4})}, []*ir.Tensor{y}); err == nil {
+		t.Error("bias of the wrong length accepted")
 	}
 }

@@ -1,0 +1,75 @@
+package fusion
+
+import (
+	"strings"
+	"testing"
+
+	"gkconv/internal/ir"
+)
+
+// biasGraph: five MatMuls with constant B. mm1 (Add [1,24]) and mm2
+// (BiasAdd [24]) fold; mm3 adds a graph input, mm4's Add broadcasts the
+// product to a bigger shape, mm5's product is also a graph output.
+func biasGraph(t *testing.T) *ir.Graph {
+	b := newGB(t)
+	x := b.input("x", 6, 16)
+	z := b.input("z", 6, 24)
+	o1 := b.op("bias1", "Add", nil, b.op("mm1", "MatMul", nil, x, b.weights(16, 24)), b.weights(1, 24))
+	o2 := b.op("bias2", "BiasAdd", nil, b.op("mm2", "MatMul", nil, x, b.weights(16, 24)), b.weights(24))
+	o3 := b.op("add3", "Add", nil, b.op("mm3", "MatMul", nil, x, b.weights(16, 24)), z)
+	o4 := b.op("add4", "Add", nil, b.op("mm4", "MatMul", nil, x, b.weights(16, 24)), b.weights(2, 6, 24))
+	shared := b.op("mm5", "MatMul", nil, x, b.weights(16, 24))
+	return b.output(o1, o2, o3, o4, b.op("add5", "Add", nil, shared, b.weights(24)), shared)
+}
+
+func passRecord(res *Result, stage, name string) PassRecord {
+	for _, p := range res.Passes {
+		if p.Stage == stage && p.Name == name {
+			return p
+		}
+	}
+	return PassRecord{}
+}
+
+func TestMatMulBiasFold(t *testing.T) {
+	for _, flags := range []string{"--opt_level=2", "--opt_level=2 --disable_pass=postprocess.matmul_pack_b"} {
+		g := biasGraph(t)
+		res := checkEquivalent(t, g, flags, cpuBE, 1e-5)
+		rec := passRecord(res, "preprocess", "matmul_bias_fold")
+		if !rec.Ran || !rec.Changed || rec.StageIndex != 0 || rec.Level != 2 || !strings.Contains(rec.Note, "2 bias Add folded") {
+			t.Errorf("%s: record %+v", flags, rec)
+		}
+		for _, n := range g.Nodes {
+			if n.Op != "MatMul" && n.Op != ir.OpPackedMatMul {
+				continue
+			}
+			want := 2
+			if n.Name == "mm1" || n.Name == "mm2" {
+				want = 3
+			}
+			if len(n.Inputs) != want {
+				t.Errorf("%s: %s has %d inputs, want %d", flags, n.Name, len(n.Inputs), want)
+			}
+		}
+	}
+}
+
+func TestMatMulBiasFoldOff(t *testing.T) {
+	for _, c := range []struct{ flags, note string }{
+		{"--opt_level=1", "opt_level >= 2"},
+		{"--opt_level=2 --disable_pass=preprocess.matmul_bias_fold", "disable_pass"},
+		{"--opt_level=2 --enable_cluster_ops=MatMul", "clusterable"},
+	} {
+		g := biasGraph(t)
+		res := checkEquivalent(t, g, c.flags, cpuBE, 1e-5)
+		rec := passRecord(res, "preprocess", "matmul_bias_fold")
+		if rec.Changed || !strings.Contains(rec.Note, c.note) {
+			t.Errorf("%s: record %+v", c.flags, rec)
+		}
+		for _, n := range g.Nodes {
+			if (n.Op == "MatMul" || n.Op == ir.OpPackedMatMul) && len(n.Inputs) != 2 {
+				t.Errorf("%s: %s got a bias", c.flags, n.Name)
+			}
+		}
+	}
+}
