@@ -191,6 +191,7 @@ func (b *Builder) Sqrt(x *ir.Value) *ir.Value       { return b.Emit("Sqrt", nil,
 func (b *Builder) Rsqrt(x *ir.Value) *ir.Value      { return b.Emit("Rsqrt", nil, x) }
 func (b *Builder) Reciprocal(x *ir.Value) *ir.Value { return b.Emit("Reciprocal", nil, x) }
 func (b *Builder) Abs(x *ir.Value) *ir.Value        { return b.Emit("Abs", nil, x) }
+func (b *Builder) Sign(x *ir.Value) *ir.Value       { return b.Emit("Sign", nil, x) }
 func (b *Builder) Tanh(x *ir.Value) *ir.Value       { return b.Emit("Tanh", nil, x) }
 func (b *Builder) Erf(x *ir.Value) *ir.Value        { return b.Emit("Erf", nil, x) }
 
