@@ -30,10 +30,7 @@ func runMatMulBiasFold(st *state) (bool, string, error) {
 		return false, "MatMul is clusterable (enable_cluster_ops): its bias stays an Add", nil
 	}
 	users := g.Consumers()
-	graphOut := map[*ir.Value]bool{}
-	for _, o := range g.Outputs {
-		graphOut[o] = true
-	}
+	graphOut := graphOutputs(g)
 	folded := map[*ir.Node]bool{}
 	for _, n := range g.Nodes {
 		if n.Op != "MatMul" || len(n.Inputs) != 2 || len(n.Outputs) != 1 || n.Body != nil {
@@ -72,6 +69,15 @@ func runMatMulBiasFold(st *state) (bool, string, error) {
 	clear(g.Nodes[len(kept):])
 	g.Nodes = kept
 	return true, fmt.Sprintf("%d bias Add folded into MatMul", len(folded)), nil
+}
+
+// graphOutputs is the set of g's output values.
+func graphOutputs(g *ir.Graph) map[*ir.Value]bool {
+	m := make(map[*ir.Value]bool, len(g.Outputs))
+	for _, o := range g.Outputs {
+		m[o] = true
+	}
+	return m
 }
 
 // biasOperand returns the operand of add other than v when add is a plain

@@ -37,14 +37,17 @@ const all = akgcfg.AllDevices
 // the same pass; graph_kernel_cse (MindSpore's L2 pass of highlevelopt1) and
 // the opt_level-3 stitch/parallel passes of the MindSpore backend are
 // appended at the end of their stage to keep those indices, as are this
-// converter's own CPU passes (preprocess.matmul_bias_fold,
-// postprocess.matmul_pack_b).
+// converter's own CPU passes (preprocess.matmul_bias_fold and the layout
+// passes of pass_layout.go, postprocess.matmul_pack_b).
 var pipeline = []pass{
 	{0, 0, "empty_pass", 1, nil, all, note("IR dump point")},
 	{0, 1, "format_recognition", 1, nil, all, note("IR keeps the model's layout; no format to recognise")},
 	{0, 2, "dynamic_infer_shape", 1, nil, akgcfg.Ascend, runInferShape},
 	{0, 3, "parameter_to_tensor", 1, nil, akgcfg.CPU, note("weights are already constant tensors in the IR")},
 	{0, 4, "matmul_bias_fold", 2, nil, akgcfg.CPU, runMatMulBiasFold},
+	{0, 5, "transpose_to_reshape", 2, nil, akgcfg.CPU, runTransposeToReshape},
+	{0, 6, "transpose_matmul_fusion", 2, nil, akgcfg.CPU, runTransposeMatMulFusion},
+	{0, 7, "matmul_slice_split", 2, nil, akgcfg.CPU, runMatMulSliceSplit},
 
 	{1, 0, "graph_kernel_expander", 1, nil, all, runExpander},
 	{1, 1, "split_reshape_and_cache", 0, nil, akgcfg.Ascend, note("IR has no ReshapeAndCache op")},

@@ -1,0 +1,269 @@
+package fusion
+
+import (
+	"fmt"
+	"slices"
+
+	"gkconv/internal/ir"
+)
+
+// Layout passes (preprocess, level 2, CPU; this converter's own): they
+// remove copies that only move data, before clustering. Each keeps every
+// result bit for bit except transpose_matmul_fusion, which lets the GEMM
+// read an operand transposed (the same products, summed by the GEMM in its
+// own order, as any MatMul).
+
+// transpose_to_reshape: a Transpose that only moves size-1 axes keeps the
+// element order, so it is a Reshape, which the runtime runs as an alias
+// (batch-1 transformers: [1,S,D] <-> [S,1,D]).
+func runTransposeToReshape(st *state) (bool, string, error) {
+	g := st.g
+	changed := 0
+	for _, n := range g.Nodes {
+		if n.Op != "Transpose" || len(n.Inputs) != 1 || len(n.Outputs) != 1 || !n.Attrs.Has("perm") {
+			continue
+		}
+		x, y := n.Inputs[0], n.Outputs[0]
+		if !x.ShapeKnown() || !y.ShapeKnown() || !keepsOrder(x.Shape, n.Attrs.Ints("perm", nil)) || slices.Contains(y.Shape, 0) {
+			continue
+		}
+		shape := g.AddConst(st.names.unique(n.Name+"_shape"), ir.Int64Tensor([]int64{int64(len(y.Shape))}, y.Shape...))
+		n.Op, n.Inputs, n.Attrs = "Reshape", []*ir.Value{x, shape}, ir.Attrs{}
+		if err := ir.InferNode(n); err != nil {
+			return false, "", fmt.Errorf("%s: %w", n.Name, err)
+		}
+		changed++
+	}
+	if changed == 0 {
+		return false, "no Transpose moves only size-1 axes", nil
+	}
+	return true, fmt.Sprintf("%d Transpose -> Reshape", changed), nil
+}
+
+// keepsOrder reports whether perm, applied to shape, leaves the axes longer
+// than 1 in their order.
+func keepsOrder(shape, perm []int64) bool {
+	if len(perm) != len(shape) {
+		return false
+	}
+	last := int64(-1)
+	for _, p := range perm {
+		if p < 0 || p >= int64(len(shape)) {
+			return false
+		}
+		if shape[p] == 1 {
+			continue
+		}
+		if p < last {
+			return false
+		}
+		last = p
+	}
+	return true
+}
+
+// transpose_matmul_fusion (MindSpore's L2 pass of that name, here on CPU):
+// a Transpose read only by a MatMul operand is folded into the MatMul's
+// transpose_a/transpose_b when, after swapping its last two axes, it leaves
+// the last axis in place: the Transpose then disappears (a plain swap of the
+// last two axes) or becomes a copy of whole rows instead of an element
+// gather (attention's K^T: [S,H,D] perm [1,2,0] -> [1,0,2] + transpose_b).
+func runTransposeMatMulFusion(st *state) (bool, string, error) {
+	g := st.g
+	users := g.Consumers()
+	graphOut := graphOutputs(g)
+	removed := map[*ir.Node]bool{}
+	folded := 0
+	for _, mm := range g.Nodes {
+		if mm.Op != "MatMul" || len(mm.Inputs) < 2 || removed[mm] {
+			continue
+		}
+		for i, flag := range []string{"transpose_a", "transpose_b"} {
+			v := mm.Inputs[i]
+			t := v.Producer
+			if t == nil || t.Op != "Transpose" || removed[t] || graphOut[v] || len(users[v]) != 1 || !t.Attrs.Has("perm") ||
+				len(t.Inputs) != 1 || !t.Inputs[0].ShapeKnown() {
+				continue
+			}
+			perm := slices.Clone(t.Attrs.Ints("perm", nil))
+			r := len(perm)
+			if r < 2 || len(t.Inputs[0].Shape) != r {
+				continue
+			}
+			perm[r-2], perm[r-1] = perm[r-1], perm[r-2]
+			if perm[r-1] != int64(r-1) {
+				continue // the new Transpose would gather elements too
+			}
+			mm.Attrs = cloneAttrs(mm.Attrs)
+			mm.Attrs[flag] = ir.IntAttr(1 - mm.Attrs.Int(flag, 0))
+			if isIdentityPerm(perm) {
+				mm.Inputs[i] = t.Inputs[0]
+				removed[t] = true
+			} else {
+				t.Attrs = cloneAttrs(t.Attrs)
+				t.Attrs["perm"] = ir.IntsAttr(perm...)
+				if err := ir.InferNode(t); err != nil {
+					return false, "", fmt.Errorf("%s: %w", t.Name, err)
+				}
+			}
+			if err := ir.InferNode(mm); err != nil {
+				return false, "", fmt.Errorf("%s: %w", mm.Name, err)
+			}
+			folded++
+		}
+	}
+	if folded == 0 {
+		return false, "no Transpose feeds a MatMul alone", nil
+	}
+	g.Nodes = slices.DeleteFunc(g.Nodes, func(n *ir.Node) bool { return removed[n] })
+	return true, fmt.Sprintf("%d Transpose folded into MatMul (%d removed)", folded, len(removed)), nil
+}
+
+func isIdentityPerm(p []int64) bool {
+	for i, v := range p {
+		if v != int64(i) {
+			return false
+		}
+	}
+	return true
+}
+
+// matmul_slice_split: when every reader of a MatMul with a constant B is a
+// Slice of disjoint column ranges (a fused QKV projection split into Q, K
+// and V), each Slice becomes its own MatMul over those columns of B (and of
+// the bias). Every output column is the same dot product as before, so the
+// values are identical, and the copies into the Slices are gone.
+func runMatMulSliceSplit(st *state) (bool, string, error) {
+	g := st.g
+	users := g.Consumers()
+	graphOut := graphOutputs(g)
+	var split []*ir.Node
+	made := 0
+	for _, mm := range g.Nodes {
+		if mm.Op != "MatMul" || len(mm.Inputs) < 2 || len(mm.Outputs) != 1 {
+			continue
+		}
+		v, b := mm.Inputs[1], mm.Outputs[0]
+		if graphOut[b] || !v.IsConst() || len(v.Const.Shape) != 2 || !b.ShapeKnown() || len(b.Shape) < 2 || len(users[b]) == 0 {
+			continue
+		}
+		ranges := make([][2]int64, 0, len(users[b]))
+		for _, s := range users[b] {
+			lo, hi, ok := lastAxisSlice(s, b)
+			if !ok {
+				ranges = nil
+				break
+			}
+			ranges = append(ranges, [2]int64{lo, hi})
+		}
+		if len(ranges) == 0 || !disjoint(ranges) {
+			continue
+		}
+		for k, s := range users[b] {
+			lo, hi := ranges[k][0], ranges[k][1]
+			ins := []*ir.Value{mm.Inputs[0], g.AddConst(st.names.unique(v.Name+"_cols"), columns(v.Const, mm.Attrs.Int("transpose_b", 0) != 0, lo, hi))}
+			if len(mm.Inputs) == 3 {
+				ins = append(ins, g.AddConst(st.names.unique(mm.Inputs[2].Name+"_cols"), ir.Float32Tensor([]int64{hi - lo}, mm.Inputs[2].Const.F32()[lo:hi]...)))
+			}
+			s.Op, s.Inputs, s.Attrs = "MatMul", ins, cloneAttrs(mm.Attrs)
+			s.Provenance = append(slices.Clone(mm.Provenance), s.Provenance...)
+			if err := ir.InferNode(s); err != nil {
+				return false, "", fmt.Errorf("%s: %w", s.Name, err)
+			}
+			made++
+		}
+		split = append(split, mm)
+	}
+	if len(split) == 0 {
+		return false, "no MatMul is read only by column Slices", nil
+	}
+	g.Nodes = slices.DeleteFunc(g.Nodes, func(n *ir.Node) bool { return slices.Contains(split, n) })
+	g.RemoveDead()
+	if err := g.TopoSort(); err != nil {
+		return false, "", err
+	}
+	return true, fmt.Sprintf("%d MatMul split into %d by their column Slices", len(split), made), nil
+}
+
+// lastAxisSlice returns the column range [lo, hi) that Slice s takes from
+// the last axis of v, when s reads only that axis with step 1 and constant
+// bounds.
+func lastAxisSlice(s *ir.Node, v *ir.Value) (lo, hi int64, ok bool) {
+	if s.Op != "Slice" || len(s.Inputs) < 3 || s.Inputs[0] != v || len(s.Outputs) != 1 || !s.Outputs[0].ShapeKnown() {
+		return 0, 0, false
+	}
+	ints := func(i int) ([]int64, bool) {
+		x := s.Input(i)
+		if x == nil {
+			return nil, true
+		}
+		if !x.IsConst() {
+			return nil, false
+		}
+		vals, err := x.Const.Int64s()
+		return vals, err == nil
+	}
+	starts, ok1 := ints(1)
+	ends, ok2 := ints(2)
+	axes, ok3 := ints(3)
+	steps, ok4 := ints(4)
+	r := int64(len(v.Shape))
+	if !ok1 || !ok2 || !ok3 || !ok4 || len(starts) != 1 || len(ends) != 1 {
+		return 0, 0, false
+	}
+	axis := int64(0)
+	if axes != nil {
+		if len(axes) != 1 {
+			return 0, 0, false
+		}
+		axis = axes[0]
+	}
+	if axis < 0 {
+		axis += r
+	}
+	if axis != r-1 || (steps != nil && (len(steps) != 1 || steps[0] != 1)) {
+		return 0, 0, false
+	}
+	n := v.Shape[r-1]
+	clamp := func(i int64) int64 {
+		if i < 0 {
+			i += n
+		}
+		return max(0, min(i, n))
+	}
+	lo, hi = clamp(starts[0]), clamp(ends[0])
+	out := s.Outputs[0].Shape
+	if hi <= lo || out[len(out)-1] != hi-lo {
+		return 0, 0, false
+	}
+	return lo, hi, true
+}
+
+func disjoint(rs [][2]int64) bool {
+	s := slices.Clone(rs)
+	slices.SortFunc(s, func(a, b [2]int64) int { return int(a[0] - b[0]) })
+	for i := 1; i < len(s); i++ {
+		if s[i][0] < s[i-1][1] {
+			return false
+		}
+	}
+	return true
+}
+
+// columns copies columns [lo, hi) of the 2-D constant B (stored [N, K] when
+// transB) as a new tensor of the same layout.
+func columns(b *ir.Tensor, transB bool, lo, hi int64) *ir.Tensor {
+	rows, cols := b.Shape[0], b.Shape[1]
+	es := int64(b.DType.Size())
+	if transB { // rows are output columns: one contiguous block
+		t := ir.NewTensor(b.DType, []int64{hi - lo, cols})
+		copy(t.Data, b.Data[lo*cols*es:hi*cols*es])
+		return t
+	}
+	t := ir.NewTensor(b.DType, []int64{rows, hi - lo})
+	w := (hi - lo) * es
+	for r := int64(0); r < rows; r++ {
+		copy(t.Data[r*w:(r+1)*w], b.Data[(r*cols+lo)*es:(r*cols+hi)*es])
+	}
+	return t
+}
