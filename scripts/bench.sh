@@ -62,16 +62,32 @@ done
 
 # Fusion: the same runtime at opt_level 2 vs --optimize=none (issue target >= 1.25x).
 FUSION_MODELS=${FUSION_MODELS:-"bert_base gpt_small"}
+# Accuracy first: both variants against the reference outputs that
+# export_models.py saved with the model (PyTorch's; onnxruntime's when
+# missing), benchmark --atol=1e-4 --rtol=1e-3; the script stops on failure.
 {
   echo
-  echo "| model | opt_level 0 median ms | opt_level 2 median ms | speedup | kernels |"
-  echo "|---|---|---|---|---|"
+  echo "| model | opt_level 0 median ms | opt_level 2 median ms | speedup | kernels | max abs error vs reference (O0 / O2) |"
+  echo "|---|---|---|---|---|---|"
 } >> "$OUT"
 for m in $FUSION_MODELS; do
   src="$MODELS_DIR/$m/model.onnx"
   ./converter --fmk=ONNX --modelFile="$src" --outputFile="bench/out/${m}_none" --optimize=none >/dev/null
   ./converter --fmk=ONNX --modelFile="$src" --outputFile="bench/out/${m}_o2" --configFile=configs/akg.cfg \
     --reportFile="bench/out/${m}_o2.report.json" >/dev/null
+  ref="$MODELS_DIR/$m/test_data_set_0"
+  if [ ! -f "$ref/output_0.pb" ]; then
+    ref="bench/out/ref_$m"
+    mkdir -p "$ref"
+    node "$ORT_DIR/run_ort.js" "$src" --threads 1 --runs 1 --warmup 0 --save-out "$ref" --quiet >/dev/null
+  fi
+  outs=$(ls "$ref"/output_*.pb | sort -V | paste -sd, -)
+  errs=()
+  for v in none o2; do
+    ./converter benchmark --modelFile="bench/out/${m}_${v}.mindir" --inDataFile="$ref/input_0.pb" --benchmarkDataFile="$outs" \
+      --numThreads=1 --loopCount=1 --warmUpLoopCount=0 --resultFile=bench/out/acc.json >/dev/null
+    errs+=("$(python3 -c 'import json;print("%.1e" % max(o["max_abs_error"] for o in json.load(open("bench/out/acc.json"))["accuracy"]))')")
+  done
   o0=(); o2=()
   for ((r = 0; r < ROUNDS; r++)); do
     for v in none o2; do
@@ -83,7 +99,7 @@ for m in $FUSION_MODELS; do
   done
   a=$(median "${o0[@]}"); b=$(median "${o2[@]}")
   k=$(python3 -c "import json;print(len(json.load(open('bench/out/${m}_o2.report.json'))['kernels']))")
-  echo "| $m | $a | $b | $(python3 -c "print('%.2f' % ($a/$b))") | $k |" | tee -a "$OUT"
+  echo "| $m | $a | $b | $(python3 -c "print('%.2f' % ($a/$b))") | $k | ${errs[0]} / ${errs[1]} |" | tee -a "$OUT"
 done
 
 # Fused kernel bandwidth against STREAM triad (1 thread).
