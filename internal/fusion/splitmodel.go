@@ -1,6 +1,7 @@
 package fusion
 
 import (
+	"slices"
 	"sort"
 	"strings"
 
@@ -665,8 +666,198 @@ func expandedOpPattern() fusePattern {
 	}}
 }
 
+// rowShape is the row plan of the kernel generators (kernels.RowPlan) as
+// the split model sees it: every reduction reduces the trailing axes
+// full[p:] of a tensor of shape full, and every value is per element of
+// full or per row (full[:p]), ignoring 1s. Areas that fit one rowShape
+// still fit it after they merge.
+type rowShape struct {
+	full []int64
+	p    int
+}
+
+func (r rowShape) equal(o rowShape) bool { return r.p == o.p && slices.Equal(r.full, o.full) }
+
+// rowShapeOf returns the rowShape of a REDUCE area; ok is false when a has
+// no reduction or does not fit one row plan.
+func rowShapeOf(a *area) (rowShape, bool) {
+	for _, n := range a.ops {
+		if opPattern(n) != patReduce {
+			continue
+		}
+		full, p, ok, reduces := reduceRows(n)
+		if !ok {
+			return rowShape{}, false
+		}
+		if reduces {
+			rs := rowShape{full: full, p: p}
+			return rs, fitsRows(a, rs)
+		}
+	}
+	return rowShape{}, false
+}
+
+// fitsRows: every reduction of a reduces rs's rows and every op output is
+// per element or per row of rs.
+func fitsRows(a *area, rs rowShape) bool {
+	for _, n := range a.ops {
+		if opPattern(n) == patReduce {
+			full, p, ok, reduces := reduceRows(n)
+			if !ok || reduces && !rs.equal(rowShape{full: full, p: p}) {
+				return false
+			}
+		}
+		for _, o := range n.Outputs {
+			if o != nil && !sameNonOnes(o.Shape, rs.full) && !sameNonOnes(o.Shape, rs.full[:rs.p]) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// reduceRows reads reduce op n (ONNX signature: data, constant axes): the
+// input shape full and the first reduced axis p when n reduces exactly the
+// trailing axes full[p:]. reduces is false for a no-op reduction
+// (noop_with_empty_axes with no axes), which the generators treat as a copy.
+func reduceRows(n *ir.Node) (full []int64, p int, ok, reduces bool) {
+	if len(n.Inputs) == 0 || n.Inputs[0] == nil || len(n.Outputs) != 1 || n.Outputs[0] == nil {
+		return nil, 0, false, false
+	}
+	full = n.Inputs[0].Shape
+	r := len(full)
+	var axes []int64
+	if in := n.Input(1); in != nil {
+		if in.Const == nil {
+			return nil, 0, false, false
+		}
+		a, err := in.Const.Int64s()
+		if err != nil {
+			return nil, 0, false, false
+		}
+		axes = a
+	}
+	if len(axes) == 0 && n.Attrs.Int("noop_with_empty_axes", 0) != 0 {
+		return full, 0, true, false
+	}
+	reduced := make([]bool, r)
+	for i := range reduced {
+		reduced[i] = len(axes) == 0 // no axes: all of them
+	}
+	for _, ax := range axes {
+		if ax < 0 {
+			ax += int64(r)
+		}
+		if ax < 0 || ax >= int64(r) {
+			return nil, 0, false, false
+		}
+		reduced[ax] = true
+	}
+	p = r
+	for p > 0 && reduced[p-1] {
+		p--
+	}
+	for i := 0; i < p; i++ {
+		if reduced[i] {
+			return nil, 0, false, false // not only trailing axes
+		}
+	}
+	return full, p, true, true
+}
+
+// sameNonOnes: a and b have the same dims apart from 1s.
+func sameNonOnes(a, b []int64) bool {
+	i, j := 0, 0
+	for {
+		for i < len(a) && a[i] == 1 {
+			i++
+		}
+		for j < len(b) && b[j] == 1 {
+			j++
+		}
+		if i == len(a) || j == len(b) {
+			return i == len(a) && j == len(b)
+		}
+		if a[i] != b[j] {
+			return false
+		}
+		i, j = i+1, j+1
+	}
+}
+
+// mergeMakesCycle reports whether merging set (already connected by edges)
+// would make a cycle: some area outside set lies on a path between two of
+// its members.
+func (m *splitModel) mergeMakesCycle(set ...*area) bool {
+	for _, s := range set {
+		for _, e := range s.inputs {
+			if slices.Contains(set, e.a) {
+				continue
+			}
+			for _, t := range set {
+				if m.reachable(t.id, e.a.id) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// layerNormPattern is our addition, modelled on Lite Ascend's layer_norm
+// (ReduceSum -> BROADCAST -> {REDUCE, BROADCAST}) and generalised. A
+// LayerNorm or Softmax written out with basic ops (ONNX opset < 17) leaves
+// the MindSpore patterns with one area per reduction, joined through the
+// elementwise area between them (x - mean and its square). A REDUCE dom
+// with a rowShape absorbs either a REDUCE input area of the same rowShape,
+// or an ELEMWISE/BROADCAST input area that fits the rowShape together with
+// a REDUCE input of that area of the same rowShape (both or neither); the
+// merge must make no cycle and stay within composite_op_limit_size. The
+// result fits the generators' row-wise strategy: one pass per reduction
+// over the same rows, the input read once, the intermediates kept out of
+// memory. disable_fusion_pattern=layer_norm turns it off.
+func layerNormPattern() fusePattern {
+	return fusePattern{"layer_norm", func(m *splitModel, dom *area) bool {
+		if dom.pat != patReduce {
+			return false
+		}
+		rows, ok := rowShapeOf(dom)
+		if !ok {
+			return false
+		}
+		fits := func(areas ...*area) bool {
+			size := len(dom.ops)
+			for _, a := range areas {
+				size += len(a.ops)
+			}
+			return size <= m.limit && !m.mergeMakesCycle(append(areas, dom)...)
+		}
+		for _, e := range dom.inputs {
+			a := e.a
+			switch {
+			case a.pat == patReduce:
+				if r, ok := rowShapeOf(a); ok && r.equal(rows) && fits(a) {
+					m.fused = append(m.fused, a)
+					return true
+				}
+			case (a.pat == patElemwise || a.pat == patBroadcast) && fitsRows(a, rows):
+				for _, ae := range a.inputs {
+					r, ok := rowShapeOf(ae.a)
+					if ae.a.pat == patReduce && ok && r.equal(rows) && fits(a, ae.a) {
+						m.fused = append(m.fused, a, ae.a) // a is dom's input, then ae.a is
+						return true
+					}
+				}
+			}
+		}
+		return false
+	}}
+}
+
 // backendPatterns is the pattern order of each backend (reference §4.2,
-// converter_lite's split_model_{cpu,gpu,ascend}).
+// converter_lite's split_model_{cpu,gpu,ascend}). Our additions: layer_norm
+// (where Lite Ascend has its layer_norm; on CPU/GPU after the MindSpore
+// patterns) and expanded_op, last.
 func backendPatterns(be akgcfg.Backend, reduceDepth int) []fusePattern {
 	switch be.Device {
 	case akgcfg.Ascend:
@@ -678,7 +869,7 @@ func backendPatterns(be akgcfg.Backend, reduceDepth int) []fusePattern {
 			elemwiseBroadcastFwdPattern(false), elemwiseBroadcastFwdPattern(true),
 			reduceFwdPattern(false, reduceDepth), reduceFwdPattern(true, reduceDepth),
 			elemwiseBroadcastBwdPattern(false, 6), elemwiseBroadcastBwdPattern(true, 6),
-			isolateReshapePattern(), expandedOpPattern())
+			layerNormPattern(), isolateReshapePattern(), expandedOpPattern())
 	default:
 		ps := []fusePattern{virtualPattern(), reshapePattern(), elemwiseFwdPattern(false), elemwiseFwdPattern(true)}
 		if be.Device == akgcfg.CPU {
@@ -688,7 +879,7 @@ func backendPatterns(be akgcfg.Backend, reduceDepth int) []fusePattern {
 			elemwiseBroadcastFwdPattern(false), elemwiseBroadcastFwdPattern(true),
 			reduceFwdPattern(false, reduceDepth), reduceFwdPattern(true, reduceDepth),
 			elemwiseBroadcastBwdPattern(false, 20), elemwiseBroadcastBwdPattern(true, 20),
-			isolateReshapePattern(), expandedOpPattern())
+			isolateReshapePattern(), layerNormPattern(), expandedOpPattern())
 	}
 }
 
