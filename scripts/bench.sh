@@ -109,11 +109,23 @@ triad=$(OMP_NUM_THREADS=1 bench/out/stream | awk '/Triad/ {print $2}')
   echo
   echo "STREAM triad, 1 thread: ${triad} GB/s"
   echo
-  echo "| fused kernel (1 thread) | GB/s | % of triad |"
+  echo "| fused kernel (1 thread) | GB/s median (range) | % of triad |"
   echo "|---|---|---|"
 } >> "$OUT"
-go test -run '^$' -bench 'Affine16M|LayerNorm512x4096|Softmax512x4096' -benchtime 20x ./internal/kernels/ |
-  awk -v triad="$triad" '/^Benchmark/ { for (i = 1; i <= NF; i++) if ($i == "GB/s") printf "| %s | %s | %.0f%% |\n", $1, $(i-1), 100*$(i-1)/triad }' | tee -a "$OUT"
+# 5 samples of 100 calls each, median per kernel (single samples move +-20% here).
+go test -run '^$' -bench 'Affine16M|LayerNorm512x4096|Softmax512x4096' -benchtime 100x -count 5 ./internal/kernels/ |
+  awk '/^Benchmark/ { for (i = 1; i <= NF; i++) if ($i == "GB/s") print $1, $(i-1) }' |
+  python3 -c '
+import sys, statistics
+triad = float(sys.argv[1])
+runs = {}
+for line in sys.stdin:
+    name, gbs = line.split()
+    runs.setdefault(name, []).append(float(gbs))
+for name, v in runs.items():
+    m = statistics.median(v)
+    print("| %s | %.1f (%.1f-%.1f) | %.0f%% |" % (name, m, min(v), max(v), 100 * m / triad))
+' "$triad" | tee -a "$OUT"
 
 # Conversion time of resnet50 at opt_level 2: cold and warm kernel cache.
 cache=$(mktemp -d)
