@@ -104,6 +104,7 @@ INLINE AVX512 void ukr512(const int mr, int kc, const float *ap, const float *bp
         c0[r] = _mm512_setzero_ps();
         c1[r] = _mm512_setzero_ps();
     }
+#pragma GCC unroll 4
     for (int p = 0; p < kc; p++) {
         __m512 b0 = _mm512_loadu_ps(bp);
         __m512 b1 = _mm512_loadu_ps(bp + 16);
