@@ -172,6 +172,7 @@ func runMatMulSliceSplit(st *state) (bool, string, error) {
 			}
 			made++
 		}
+		ir.ReleaseMapped(v.Const.Data) // the column copies replace it
 		split = append(split, mm)
 	}
 	if len(split) == 0 {

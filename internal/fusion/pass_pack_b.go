@@ -31,6 +31,7 @@ func runMatMulPackB(st *state) (bool, string, error) {
 		pv := packedOf[pk]
 		if pv == nil {
 			t := ir.PackBTensor(b.Const.F32(), k, nn, ir.PackNR, transB)
+			ir.ReleaseMapped(b.Const.Data) // one resident copy: the packed one
 			pv = g.AddConst(st.names.unique(b.Name+"_packed"), t)
 			packedOf[pk] = pv
 			packedFloats += int(t.NumElements())

@@ -80,6 +80,7 @@ func Open(path string) (*Model, error) {
 		syscall.Munmap(data)
 		return nil, err
 	}
+	ir.RegisterMapping(data) // passes may drop weight pages they replaced
 	return &Model{Graph: g, data: data}, nil
 }
 
@@ -88,6 +89,7 @@ func (m *Model) Close() error {
 	if m == nil || m.data == nil {
 		return nil
 	}
+	ir.UnregisterMapping(m.data)
 	err := syscall.Munmap(m.data)
 	m.data = nil
 	return err

@@ -251,6 +251,10 @@ func (e *emitter) payload(q *part) error {
 	if _, err := e.w.Write(e.hdr); err != nil {
 		return err
 	}
+	// Once written, a weight in the input file's mapping leaves this process's
+	// resident memory, so a conversion holds about one page of each weight at
+	// a time instead of the whole mapped model.
+	defer ir.ReleaseMapped(q.b)
 	if !q.half {
 		_, err := e.w.Write(q.b)
 		return err

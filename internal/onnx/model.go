@@ -32,6 +32,7 @@ type Model struct {
 func (m *Model) Close() error {
 	var first error
 	for _, d := range m.maps {
+		ir.UnregisterMapping(d)
 		if err := syscall.Munmap(d); err != nil && first == nil {
 			first = err
 		}
@@ -71,6 +72,7 @@ func Open(path string, opts Options) (*Model, error) {
 	m := &Model{}
 	if len(data) > 0 {
 		m.maps = append(m.maps, data)
+		ir.RegisterMapping(data) // passes may drop weight pages they replaced
 	}
 	if err := m.load(data, filepath.Dir(path), path, opts); err != nil {
 		m.Close()

@@ -256,6 +256,7 @@ func (l *loader) mapSide(location string) ([]byte, error) {
 	l.side[location] = d
 	if len(d) > 0 {
 		l.model.maps = append(l.model.maps, d)
+		ir.RegisterMapping(d)
 	}
 	return d, nil
 }
