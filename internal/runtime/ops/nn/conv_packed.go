@@ -95,6 +95,9 @@ func packedConvWeights(w *ir.Tensor, k, m, form int) []float32 {
 	} else {
 		data = ir.PackB(wf[:k*m], k, m, ir.PackNR, true)
 	}
+	// The packed copy is what runs from now on: drop the original's pages when
+	// it lies in the model file's mapping (read back from the file if needed).
+	ir.ReleaseMapped(w.Data)
 	c.bytes += size - old
 	c.m[key] = &packedConvEntry{src: &wf[0], k: k, m: m, form: form, data: data}
 	if !seen {
