@@ -39,7 +39,7 @@ func runMatMulBiasFold(st *state) (bool, string, error) {
 		v := n.Outputs[0]
 		b := n.Inputs[1]
 		if graphOut[v] || len(users[v]) != 1 || v.DType != ir.Float32 || !v.ShapeKnown() || len(v.Shape) == 0 ||
-			b == nil || !b.IsConst() {
+			b == nil || !b.IsConst() || len(b.Const.Shape) != 2 { // a 1-D B drops the column axis
 			continue
 		}
 		add := users[v][0]

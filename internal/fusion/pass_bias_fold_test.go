@@ -73,3 +73,18 @@ func TestMatMulBiasFoldOff(t *testing.T) {
 		}
 	}
 }
+
+// Vector operands: a 1-D A folds (the output is one row); a 1-D B has no
+// column axis, so its Add stays.
+func TestMatMulBiasFoldVectors(t *testing.T) {
+	b := newGB(t)
+	x := b.input("x", 16)
+	m := b.input("m", 5, 16)
+	row := b.op("addrow", "Add", nil, b.op("vm", "MatMul", nil, x, b.weights(16, 24)), b.weights(24))
+	col := b.op("addcol", "Add", nil, b.op("mv", "MatMul", nil, m, b.weights(16)), b.weights(5))
+	g := b.output(row, col)
+	res := checkEquivalent(t, g, "--opt_level=2", cpuBE, 1e-5)
+	if rec := passRecord(res, "preprocess", "matmul_bias_fold"); !strings.Contains(rec.Note, "1 bias Add folded") {
+		t.Errorf("record %+v", rec)
+	}
+}

@@ -163,6 +163,9 @@ func runMatMulSliceSplit(st *state) (bool, string, error) {
 			lo, hi := ranges[k][0], ranges[k][1]
 			ins := []*ir.Value{mm.Inputs[0], g.AddConst(st.names.unique(v.Name+"_cols"), columns(v.Const, mm.Attrs.Int("transpose_b", 0) != 0, lo, hi))}
 			if len(mm.Inputs) == 3 {
+				if !isRowBias(mm.Inputs[2], int64(-1)) {
+					return false, "", fmt.Errorf("%s: bias input is not a constant row", mm.Name)
+				}
 				ins = append(ins, g.AddConst(st.names.unique(mm.Inputs[2].Name+"_cols"), ir.Float32Tensor([]int64{hi - lo}, mm.Inputs[2].Const.F32()[lo:hi]...)))
 			}
 			s.Op, s.Inputs, s.Attrs = "MatMul", ins, cloneAttrs(mm.Attrs)
