@@ -27,6 +27,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzzminimizetime=100x -fuzztime=$(FUZZTIME) ./internal/mindir/
 	$(GO) test -run='^$$' -fuzz='^FuzzParseFlags$$' -fuzztime=$(FUZZTIME) ./internal/akgcfg/
 	$(GO) test -run='^$$' -fuzz='^FuzzLoadConfig$$' -fuzztime=$(FUZZTIME) ./internal/akgcfg/
+	$(GO) test -run='^$$' -fuzz='^FuzzPasses$$' -fuzztime=$(FUZZTIME) ./internal/fusion/
 
 # The ONNX backend node suite alone, with its summary line.
 suite:

@@ -109,6 +109,10 @@ func Run(g *ir.Graph, flags *akgcfg.Flags, backend akgcfg.Backend, builder Kerne
 	if backend.Device == 0 {
 		backend.Device = akgcfg.CPU
 	}
+	if flags.OptLevel > 0 {
+		// Nodes that reach no output would make clusters with no used output.
+		g.RemoveDead()
+	}
 	res := &Result{NodesBefore: len(g.Nodes)}
 	for _, n := range g.Nodes {
 		if len(n.Provenance) == 0 {

@@ -1,0 +1,149 @@
+package fusion
+
+import (
+	"testing"
+
+	"gkconv/internal/ir"
+)
+
+// fuzzGraph builds a small valid graph from data: a chain of MatMuls with
+// constant weights, bias Adds, elementwise and unary ops, Transposes, column
+// Slices, decomposed LayerNorms, Softmaxes, GeLUs and Reshapes, the shapes
+// chosen so that every op is valid. The same data gives the same graph.
+type fuzzGraph struct {
+	b    *gb
+	data []byte
+	i    int
+	vals []*ir.Value
+}
+
+func (z *fuzzGraph) next(n int) int {
+	if n <= 1 || z.i >= len(z.data) {
+		return 0
+	}
+	v := int(z.data[z.i]) % n
+	z.i++
+	return v
+}
+
+func (z *fuzzGraph) pick() *ir.Value { return z.vals[z.next(len(z.vals))] }
+
+func (z *fuzzGraph) add(v *ir.Value) { z.vals = append(z.vals, v) }
+
+func buildFuzzGraph(t *testing.T, data []byte) *ir.Graph {
+	z := &fuzzGraph{b: newGB(t), data: data}
+	b := z.b
+	m, k := int64(1+z.next(6)), int64(1+z.next(9))
+	if z.next(2) == 0 {
+		z.add(b.input("x", m, k))
+	} else {
+		z.add(b.input("x", 1, m, k))
+	}
+	steps := 1 + z.next(12)
+	for s := 0; s < steps; s++ {
+		v := z.pick()
+		r := len(v.Shape)
+		last := v.Shape[r-1]
+		name := func(p string) string { return p + string(rune('a'+s)) }
+		switch z.next(12) {
+		case 0, 1: // MatMul with a constant weight, maybe transposed, maybe + bias
+			n := int64(1 + z.next(9))
+			var mm *ir.Value
+			if z.next(2) == 0 {
+				mm = b.op(name("mm"), "MatMul", nil, v, b.weights(last, n))
+			} else {
+				mm = b.op(name("mmt"), "MatMul", ir.Attrs{"transpose_b": ir.IntAttr(1)}, v, b.weights(n, last))
+			}
+			switch z.next(3) {
+			case 0:
+				mm = b.op(name("bias"), "Add", nil, mm, b.weights(n))
+			case 1:
+				if len(mm.Shape) == 2 {
+					mm = b.op(name("biasadd"), "BiasAdd", nil, mm, b.weights(n))
+				}
+			}
+			z.add(mm)
+		case 2: // binary op with a value of the same shape, or itself
+			w := v
+			for _, c := range z.vals {
+				if sameShape(c.Shape, v.Shape) && c != v && z.next(2) == 0 {
+					w = c
+				}
+			}
+			z.add(b.op(name("bin"), []string{"Add", "Mul", "Sub"}[z.next(3)], nil, v, w))
+		case 3: // unary
+			switch z.next(5) {
+			case 0:
+				z.add(b.op(name("erf"), "Erf", nil, v))
+			case 1:
+				z.add(b.op(name("exp"), "Exp", nil, b.op(name("th"), "Tanh", nil, v)))
+			case 2:
+				z.add(b.op(name("neg"), "Neg", nil, v))
+			case 3:
+				z.add(b.op(name("sig"), "Sigmoid", nil, v))
+			default:
+				z.add(b.op(name("sq"), "Sqrt", nil, b.op(name("abs"), "Abs", nil, v)))
+			}
+		case 4: // Transpose
+			if r < 2 {
+				continue
+			}
+			p := make([]int64, r)
+			for i := range p {
+				p[i] = int64(i)
+			}
+			for i := r - 1; i > 0; i-- {
+				j := z.next(i + 1)
+				p[i], p[j] = p[j], p[i]
+			}
+			z.add(b.op(name("tr"), "Transpose", perm(p...), v))
+		case 5: // column Slices of the same value
+			lo := int64(z.next(int(last)))
+			hi := lo + 1 + int64(z.next(int(last-lo)))
+			z.add(b.op(name("sl"), "Slice", nil, v, b.ints(lo), b.ints(hi), b.ints(-1)))
+			if hi < last && z.next(2) == 0 {
+				z.add(b.op(name("sr"), "Slice", nil, v, b.ints(hi), b.ints(last), b.ints(int64(r-1))))
+			}
+		case 6: // decomposed LayerNorm over the last axis
+			mean := b.op(name("mean"), "ReduceMean", nil, v, b.ints(-1))
+			d := b.op(name("d"), "Sub", nil, v, mean)
+			vr := b.op(name("var"), "ReduceMean", nil, b.op(name("dd"), "Mul", nil, d, d), b.ints(-1))
+			z.add(b.op(name("ln"), "RealDiv", nil, d, b.op(name("std"), "Sqrt", nil, b.op(name("eps"), "Add", nil, vr, b.scalar(1e-5)))))
+		case 7:
+			z.add(b.op(name("sm"), "Softmax", ir.Attrs{"axis": ir.IntAttr(-1)}, v))
+		case 8: // GeLU, erf form
+			e := b.op(name("ge"), "Erf", nil, b.op(name("gd"), "RealDiv", nil, v, b.scalar(1.4142135)))
+			z.add(b.op(name("gm"), "Mul", nil, b.op(name("gx"), "Mul", nil, v, b.op(name("g1"), "Add", nil, e, b.scalar(1))), b.scalar(0.5)))
+		case 9: // Reshape to [rows, last] or back to one row
+			rows := ir.NumElements(v.Shape) / last
+			if z.next(2) == 0 {
+				z.add(b.op(name("rs"), "Reshape", nil, v, b.ints(rows, last)))
+			} else {
+				z.add(b.op(name("rs"), "Reshape", nil, v, b.ints(1, rows, last)))
+			}
+		case 10:
+			z.add(b.op(name("dc"), "RealDiv", nil, v, b.scalar(8)))
+		default: // a reduction kept as a row value
+			z.add(b.op(name("rmax"), "ReduceMax", nil, v, b.ints(-1)))
+		}
+	}
+	outs := []*ir.Value{z.vals[len(z.vals)-1]}
+	if o := z.pick(); o != outs[0] && len(z.vals) > 2 {
+		outs = append(outs, o)
+	}
+	return b.output(outs...)
+}
+
+// FuzzPasses: every graph the generator makes fuses at opt_level 1-3 on
+// CPU without an error and computes what the unfused graph computes.
+func FuzzPasses(f *testing.F) {
+	for _, s := range []string{"", "\x03\x05\x01\x06\x00\x00\x08\x01\x05\x02\x06", "\x05\x07\x00\x0a\x01\x01\x02\x05\x04\x03\x00\x08\x09",
+		"\x02\x08\x01\x0b\x00\x03\x01\x05\x07\x02\x04\x01\x06\x07\x00\x02", "\x04\x04\x00\x09\x04\x01\x00\x05\x03\x02\x05\x01\x07\x0b\x06\x08"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, flags := range []string{"--opt_level=1", "--opt_level=2", "--opt_level=3"} {
+			checkEquivalent(t, buildFuzzGraph(t, data), flags, cpuBE, 1e-4)
+		}
+	})
+}
