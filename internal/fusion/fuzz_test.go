@@ -9,7 +9,7 @@ import (
 // fuzzGraph builds a small valid graph from data: a chain of MatMuls with
 // constant weights, bias Adds, elementwise and unary ops, Transposes, column
 // Slices, decomposed LayerNorms, Softmaxes, GeLUs and Reshapes, the shapes
-// chosen so that every op is valid. The same data gives the same graph.
+// chosen so that every op is valid (Splits too). The same data gives the same graph.
 type fuzzGraph struct {
 	b    *gb
 	data []byte
@@ -97,7 +97,14 @@ func buildFuzzGraph(t *testing.T, data []byte) *ir.Graph {
 				p[i], p[j] = p[j], p[i]
 			}
 			z.add(b.op(name("tr"), "Transpose", perm(p...), v))
-		case 5: // column Slices of the same value
+		case 5: // column Slices of the same value, or a Split of the last axis
+			if last >= 2 && z.next(3) == 0 {
+				s1 := 1 + int64(z.next(int(last-1)))
+				for _, o := range b.opN(name("spl"), "Split", 2, ir.Attrs{"axis": ir.IntAttr(-1)}, v, b.ints(s1, last-s1)) {
+					z.add(o)
+				}
+				continue
+			}
 			lo := int64(z.next(int(last)))
 			hi := lo + 1 + int64(z.next(int(last-lo)))
 			z.add(b.op(name("sl"), "Slice", nil, v, b.ints(lo), b.ints(hi), b.ints(-1)))

@@ -128,65 +128,116 @@ func isIdentityPerm(p []int64) bool {
 	return true
 }
 
-// matmul_slice_split: when every reader of a MatMul with a constant B is a
-// Slice of disjoint column ranges (a fused QKV projection split into Q, K
-// and V), each Slice becomes its own MatMul over those columns of B (and of
-// the bias). Every output column is the same dot product as before, so the
-// values are identical, and the copies into the Slices are gone.
+// matmul_slice_split: when every reader of a MatMul with a constant B takes
+// disjoint column ranges of it (Slices, or a Split, of the last axis: a fused
+// QKV projection split into Q, K and V), each range becomes its own MatMul
+// over those columns of B (and of the bias). Every output column is the same
+// dot product as before, so the values are identical, and the copies into
+// the Slices are gone.
 func runMatMulSliceSplit(st *state) (bool, string, error) {
 	g := st.g
 	users := g.Consumers()
 	graphOut := graphOutputs(g)
-	var split []*ir.Node
-	made := 0
+	type part struct {
+		lo, hi int64
+		out    *ir.Value
+		from   *ir.Node // the Slice or Split it replaces
+	}
+	drop := map[*ir.Node]bool{}
+	var added []*ir.Node
+	split := 0
 	for _, mm := range g.Nodes {
 		if mm.Op != "MatMul" || len(mm.Inputs) < 2 || len(mm.Outputs) != 1 {
 			continue
 		}
 		v, b := mm.Inputs[1], mm.Outputs[0]
-		if graphOut[b] || !v.IsConst() || len(v.Const.Shape) != 2 || !b.ShapeKnown() || len(b.Shape) < 2 || len(users[b]) == 0 {
+		if graphOut[b] || !v.IsConst() || len(v.Const.Shape) != 2 || !b.ShapeKnown() || len(b.Shape) < 2 || len(users[b]) == 0 ||
+			(len(mm.Inputs) == 3 && !isRowBias(mm.Inputs[2], -1)) {
 			continue
 		}
-		ranges := make([][2]int64, 0, len(users[b]))
-		for _, s := range users[b] {
-			lo, hi, ok := lastAxisSlice(s, b)
+		var parts []part
+		for _, u := range slices.Compact(slices.Clone(users[b])) {
+			if lo, hi, ok := lastAxisSlice(u, b); ok {
+				parts = append(parts, part{lo, hi, u.Outputs[0], u})
+				continue
+			}
+			ranges, ok := lastAxisSplit(u, b)
 			if !ok {
-				ranges = nil
+				parts = nil
 				break
 			}
-			ranges = append(ranges, [2]int64{lo, hi})
+			for i, r := range ranges {
+				parts = append(parts, part{r[0], r[1], u.Outputs[i], u})
+			}
 		}
-		if len(ranges) == 0 || !disjoint(ranges) {
+		ranges := make([][2]int64, len(parts))
+		for i, p := range parts {
+			ranges[i] = [2]int64{p.lo, p.hi}
+		}
+		if len(parts) == 0 || !disjoint(ranges) {
 			continue
 		}
-		for k, s := range users[b] {
-			lo, hi := ranges[k][0], ranges[k][1]
-			ins := []*ir.Value{mm.Inputs[0], g.AddConst(st.names.unique(v.Name+"_cols"), columns(v.Const, mm.Attrs.Int("transpose_b", 0) != 0, lo, hi))}
+		for _, p := range parts {
+			ins := []*ir.Value{mm.Inputs[0], g.AddConst(st.names.unique(v.Name+"_cols"), columns(v.Const, mm.Attrs.Int("transpose_b", 0) != 0, p.lo, p.hi))}
 			if len(mm.Inputs) == 3 {
-				if !isRowBias(mm.Inputs[2], int64(-1)) {
-					return false, "", fmt.Errorf("%s: bias input is not a constant row", mm.Name)
-				}
-				ins = append(ins, g.AddConst(st.names.unique(mm.Inputs[2].Name+"_cols"), ir.Float32Tensor([]int64{hi - lo}, mm.Inputs[2].Const.F32()[lo:hi]...)))
+				ins = append(ins, g.AddConst(st.names.unique(mm.Inputs[2].Name+"_cols"), ir.Float32Tensor([]int64{p.hi - p.lo}, mm.Inputs[2].Const.F32()[p.lo:p.hi]...)))
 			}
-			s.Op, s.Inputs, s.Attrs = "MatMul", ins, cloneAttrs(mm.Attrs)
-			s.Provenance = append(slices.Clone(mm.Provenance), s.Provenance...)
-			if err := ir.InferNode(s); err != nil {
-				return false, "", fmt.Errorf("%s: %w", s.Name, err)
+			n := &ir.Node{Name: st.names.unique(p.out.Name + "_matmul"), Op: "MatMul", Inputs: ins, Attrs: cloneAttrs(mm.Attrs),
+				Provenance: append(slices.Clone(mm.Provenance), p.from.Provenance...)}
+			if p.from.Op == "Slice" {
+				n.Name = p.from.Name // one node for one: keep its name
 			}
-			made++
+			p.out.Producer, p.out.OutIndex = n, 0
+			n.Outputs = []*ir.Value{p.out}
+			if err := ir.InferNode(n); err != nil {
+				return false, "", fmt.Errorf("%s: %w", n.Name, err)
+			}
+			added = append(added, n)
+			drop[p.from] = true
 		}
 		ir.ReleaseMapped(v.Const.Data) // the column copies replace it
-		split = append(split, mm)
+		drop[mm] = true
+		split++
 	}
-	if len(split) == 0 {
-		return false, "no MatMul is read only by column Slices", nil
+	if split == 0 {
+		return false, "no MatMul is read only by column Slices or a Split", nil
 	}
-	g.Nodes = slices.DeleteFunc(g.Nodes, func(n *ir.Node) bool { return slices.Contains(split, n) })
-	g.RemoveDead()
-	if err := g.TopoSort(); err != nil {
+	g.Nodes = append(slices.DeleteFunc(g.Nodes, func(n *ir.Node) bool { return drop[n] }), added...)
+	if err := g.TopoSort(); err != nil { // before RemoveDead, which walks in topological order
 		return false, "", err
 	}
-	return true, fmt.Sprintf("%d MatMul split into %d by their column Slices", len(split), made), nil
+	g.RemoveDead()
+	return true, fmt.Sprintf("%d MatMul split into %d by their column Slices/Splits", split, len(added)), nil
+}
+
+// lastAxisSplit returns the column range of every output of Split s when it
+// splits the last axis of v.
+func lastAxisSplit(s *ir.Node, v *ir.Value) ([][2]int64, bool) {
+	if s.Op != "Split" || len(s.Inputs) == 0 || s.Inputs[0] != v || (len(s.Inputs) > 1 && s.Inputs[1] != nil && s.Inputs[1] == v) {
+		return nil, false
+	}
+	r := int64(len(v.Shape))
+	axis := s.Attrs.Int("axis", 0)
+	if axis < 0 {
+		axis += r
+	}
+	if axis != r-1 {
+		return nil, false
+	}
+	var out [][2]int64
+	lo := int64(0)
+	for _, o := range s.Outputs {
+		if o == nil || !o.ShapeKnown() || len(o.Shape) != int(r) {
+			return nil, false
+		}
+		w := o.Shape[r-1]
+		if w < 1 {
+			return nil, false
+		}
+		out = append(out, [2]int64{lo, lo + w})
+		lo += w
+	}
+	return out, lo == v.Shape[r-1]
 }
 
 // lastAxisSlice returns the column range [lo, hi) that Slice s takes from

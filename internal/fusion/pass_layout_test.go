@@ -77,7 +77,8 @@ func TestMatMulSliceSplit(t *testing.T) {
 	o1, o2 := slice("o1", over, 0, 6, -1), slice("o2", over, 4, 10, -1)
 	rows := b.op("rows", "MatMul", nil, x, b.weights(16, 10)) // a slice of rows: kept
 	r1 := slice("r1", rows, 0, 3, 1)
-	g := b.output(qs, ks, vs, a, c, o1, o2, r1)
+	sp := b.opN("sp", "Split", 3, ir.Attrs{"axis": ir.IntAttr(-1)}, b.op("spmm", "MatMul", nil, x, b.weights(16, 9)), b.ints(2, 3, 4))
+	g := b.output(qs, ks, vs, a, c, o1, o2, r1, sp[0], sp[2], b.op("spn", "Neg", nil, sp[1]))
 	unsplit := cloneGraph(g)
 	run(t, unsplit, "--opt_level=2 --disable_pass=preprocess.matmul_slice_split", cpuBE)
 	res := checkEquivalent(t, g, "--opt_level=2", cpuBE, 1e-6)
@@ -88,11 +89,11 @@ func TestMatMulSliceSplit(t *testing.T) {
 			t.Errorf("output %d differs from the unsplit MatMul", i)
 		}
 	}
-	if rec := passRecord(res, "preprocess", "matmul_slice_split"); !strings.Contains(rec.Note, "2 MatMul split into 5") {
+	if rec := passRecord(res, "preprocess", "matmul_slice_split"); !strings.Contains(rec.Note, "3 MatMul split into 8") {
 		t.Errorf("record %+v", rec)
 	}
 	for _, n := range g.Nodes {
-		if n.Name == "qkv" || n.Name == "wt" {
+		if n.Name == "qkv" || n.Name == "wt" || n.Name == "spmm" || n.Op == "Split" {
 			t.Errorf("%s was not split", n.Name)
 		}
 		if (n.Name == "q" || n.Name == "k" || n.Name == "v") && len(n.Inputs) != 3 {
