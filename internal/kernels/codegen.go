@@ -1087,10 +1087,13 @@ func (g *gen) emitReduceNest(w *strings.Builder, st *stage) error {
 			as := accStrides(sc.lc)
 			G := len(sc.lc.glast)
 			innerReduced = G > 0 && as[sc.lc.glast[G-1]] == 0
+			// Record the accumulator access in both forms: otherwise, when
+			// the body reads only contiguous inputs, mergePlan would merge a
+			// kept dim into the reduced one and sum every row into one slot.
+			off := sc.lc.offset(as)
 			if innerReduced {
 				sc.line("s = %s;", rs.combine("s", e))
 			} else {
-				off := sc.lc.offset(as)
 				sc.line("%s[%s] = %s;", acc.ptr, off, rs.combine(fmt.Sprintf("%s[%s]", acc.ptr, off), e))
 			}
 			return nil
