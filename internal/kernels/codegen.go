@@ -651,13 +651,15 @@ func typeLimit(dt ir.DType, max bool) string {
 	return l[0]
 }
 
-// combine folds element x into accumulator s.
+// combine folds element x into accumulator s. Max and Min propagate NaN,
+// as the op library and ONNX do: a NaN x is taken, and a NaN s stays
+// (no comparison with it holds).
 func (rs *reduceSpec) combine(s, x string) string {
 	switch rs.node.Op {
 	case "ReduceMax":
-		return fmt.Sprintf("(%s > %s ? %s : %s)", x, s, x, s)
+		return fmt.Sprintf("(%s > %s || %s != %s ? %s : %s)", x, s, x, x, x, s)
 	case "ReduceMin":
-		return fmt.Sprintf("(%s < %s ? %s : %s)", x, s, x, s)
+		return fmt.Sprintf("(%s < %s || %s != %s ? %s : %s)", x, s, x, x, x, s)
 	case "ReduceProd":
 		return fmt.Sprintf("%s * (%s)%s", s, rs.acc, x)
 	case "ReduceSumSquare", "ReduceL2":
@@ -671,10 +673,10 @@ func (rs *reduceSpec) combine(s, x string) string {
 // merge folds two accumulators.
 func (rs *reduceSpec) merge(a, b string) string {
 	switch rs.omp {
-	case "max":
-		return fmt.Sprintf("(%s > %s ? %s : %s)", b, a, b, a)
+	case "max": // NaN in either partial wins, as in combine
+		return fmt.Sprintf("(%s > %s || %s != %s ? %s : %s)", b, a, b, b, b, a)
 	case "min":
-		return fmt.Sprintf("(%s < %s ? %s : %s)", b, a, b, a)
+		return fmt.Sprintf("(%s < %s || %s != %s ? %s : %s)", b, a, b, b, b, a)
 	case "*":
 		return a + " * " + b
 	}

@@ -52,6 +52,20 @@ func corpusKernels(t *testing.T, model string, be akgcfg.Backend) {
 	if len(ks) == 0 {
 		t.Fatal("no kernels fused")
 	}
+	strategies := checkKernels(t, ks, be, nil)
+	t.Logf("%s: %d kernels, strategies %v", model, len(ks), strategies)
+	// Every corpus model has a Gemm/MatMul with a bias Add.
+	if !be.Is910B() && strategies["cube"] == 0 {
+		t.Errorf("%s on %s: no MatMul kernel fused", model, be.Soc)
+	}
+}
+
+// checkKernels builds ks for be, checks each node's Ascend attributes and
+// runs each kernel on the host emulation of the Ascend C API against the
+// body run on the runtime's op library at relative tolerance 1e-5 (or
+// tol's); it returns how many kernels took each strategy.
+func checkKernels(t *testing.T, ks []*ir.Node, be akgcfg.Backend, tol kerneltest.Tolerance) map[string]int {
+	t.Helper()
 	if err := NewBuilder(Options{Soc: be.Soc}).BuildKernels(ks); err != nil {
 		t.Fatal(err)
 	}
@@ -94,16 +108,9 @@ func corpusKernels(t *testing.T, model string, be akgcfg.Backend) {
 				t.Errorf("%s (%s): %v", n.Name, opsOf(n), err)
 				return
 			}
-			want := kerneltest.RefRun(t, n.Body, in)
-			for k := range want {
-				kerneltest.CompareTensors(t, fmt.Sprintf("%s (%s, %s) output %d", n.Name, opsOf(n), n.Attrs.String(AttrStrategy, ""), k), got[k], want[k], 1e-5)
-			}
+			kerneltest.CheckAgainstRef(t, n, in, got, fmt.Sprintf("%s (%s, %s)", n.Name, opsOf(n), n.Attrs.String(AttrStrategy, "")), tol)
 		}(i, n)
 	}
 	wg.Wait()
-	t.Logf("%s: %d kernels, strategies %v", model, len(ks), strategies)
-	// Every corpus model has a Gemm/MatMul with a bias Add.
-	if !be.Is910B() && strategies["cube"] == 0 {
-		t.Errorf("%s on %s: no MatMul kernel fused", model, be.Soc)
-	}
+	return strategies
 }

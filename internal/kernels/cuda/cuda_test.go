@@ -47,47 +47,54 @@ func TestCorpusKernels(t *testing.T) {
 				t.Fatal("no kernels fused")
 			}
 			b := NewBuilder(Options{CacheDir: cache})
-			if err := b.BuildKernels(ks); err != nil {
-				t.Fatal(err)
-			}
-			strategies := map[string]int{}
-			var mu sync.Mutex
-			sem := make(chan struct{}, 2)
-			var wg sync.WaitGroup
-			for i, n := range ks {
-				a := n.Attrs
-				strategies[a.String(AttrStrategy, "")]++
-				ptx := a[AttrKernelPTX].B
-				nparams := len(n.Body.Inputs) + len(n.Body.Outputs)
-				if err := CheckPTX(ptx, a.String(kernels.AttrKernelName, ""), "sm_80", nparams); err != nil {
-					t.Errorf("%s: %v", n.Name, err)
-				}
-				if ok, err := Assemble(ptx, "sm_80"); ok && err != nil {
-					t.Errorf("%s: %v", n.Name, err)
-				}
-				wg.Add(1)
-				sem <- struct{}{}
-				go func(i int, n *ir.Node) {
-					defer wg.Done()
-					defer func() { <-sem }()
-					in := kerneltest.BodyInputs(n.Body, int64(i))
-					got, err := (&Emulator{}).Run(n, in)
-					mu.Lock()
-					defer mu.Unlock()
-					if err != nil {
-						t.Errorf("%v", err)
-						return
-					}
-					want := kerneltest.RefRun(t, n.Body, in)
-					for k := range want {
-						kerneltest.CompareTensors(t, fmt.Sprintf("%s (%s) output %d", n.Name, opsOf(n), k), got[k], want[k], 1e-5)
-					}
-				}(i, n)
-			}
-			wg.Wait()
+			strategies := checkKernels(t, b, ks, nil)
 			t.Logf("%s: %d kernels (%d compiled, %d unique), strategies %v", model, len(ks), b.Stats.Compiled, b.Stats.Unique, strategies)
 		})
 	}
+}
+
+// checkKernels builds ks for the GPU with b, checks each PTX and runs each
+// kernel in the host emulation against the body run on the runtime's op
+// library at relative tolerance 1e-5 (or tol's); it returns how many
+// kernels took each strategy.
+func checkKernels(t *testing.T, b *Builder, ks []*ir.Node, tol kerneltest.Tolerance) map[string]int {
+	t.Helper()
+	if err := b.BuildKernels(ks); err != nil {
+		t.Fatal(err)
+	}
+	strategies := map[string]int{}
+	var mu sync.Mutex
+	sem := make(chan struct{}, 2)
+	var wg sync.WaitGroup
+	for i, n := range ks {
+		a := n.Attrs
+		strategies[a.String(AttrStrategy, "")]++
+		ptx := a[AttrKernelPTX].B
+		nparams := len(n.Body.Inputs) + len(n.Body.Outputs)
+		if err := CheckPTX(ptx, a.String(kernels.AttrKernelName, ""), "sm_80", nparams); err != nil {
+			t.Errorf("%s: %v", n.Name, err)
+		}
+		if ok, err := Assemble(ptx, "sm_80"); ok && err != nil {
+			t.Errorf("%s: %v", n.Name, err)
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(i int, n *ir.Node) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			in := kerneltest.BodyInputs(n.Body, int64(i))
+			got, err := (&Emulator{}).Run(n, in)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				t.Errorf("%v", err)
+				return
+			}
+			kerneltest.CheckAgainstRef(t, n, in, got, fmt.Sprintf("%s (%s)", n.Name, opsOf(n)), tol)
+		}(i, n)
+	}
+	wg.Wait()
+	return strategies
 }
 
 func opsOf(n *ir.Node) string {

@@ -4,11 +4,12 @@
 package kerneltest
 
 import (
-	"gkconv/internal/repotest"
+	"fmt"
 	"math"
 	"math/rand"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"gkconv/internal/akgcfg"
@@ -16,6 +17,8 @@ import (
 	"gkconv/internal/ir"
 	"gkconv/internal/kernels"
 	"gkconv/internal/onnx"
+	"gkconv/internal/randgraph"
+	"gkconv/internal/repotest"
 	"gkconv/internal/runtime/kernel"
 
 	_ "gkconv/internal/runtime/ops/elementwise"
@@ -40,21 +43,75 @@ func FusedKernels(t testing.TB, model, flags string, be akgcfg.Backend) []*ir.No
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { m.Close() })
+	return fuse(t, m.Graph, model, flags, be)
+}
+
+// fuse runs fusion on g for be at flags and returns its GraphKernel nodes.
+func fuse(t testing.TB, g *ir.Graph, name, flags string, be akgcfg.Backend) []*ir.Node {
+	t.Helper()
 	f, _, err := akgcfg.ParseFlags(flags, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.Resolve(be)
-	if _, err := fusion.Run(m.Graph, f, be, nil, fusion.Options{}); err != nil {
-		t.Fatalf("%s: fusion: %v", model, err)
+	if _, err := fusion.Run(g, f, be, nil, fusion.Options{}); err != nil {
+		t.Fatalf("%s: fusion: %v", name, err)
 	}
 	var ks []*ir.Node
-	for _, n := range m.Graph.Nodes {
+	for _, n := range g.Nodes {
 		if n.Op == fusion.OpGraphKernel {
 			ks = append(ks, n)
 		}
 	}
 	return ks
+}
+
+// RandomKernels fuses the random model of seed (internal/randgraph) for be
+// at opt_level 2 and returns its GraphKernel nodes.
+func RandomKernels(t testing.TB, seed int64, be akgcfg.Backend) ([]*ir.Node, randgraph.Info) {
+	t.Helper()
+	m, info := randgraph.Model(seed)
+	data, err := m.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := fmt.Sprintf("random seed %d", seed)
+	model, err := onnx.Parse(data, "", onnx.Options{Name: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fuse(t, model.Graph, name, "--opt_level=2", be), info
+}
+
+// Conditioned is the per-output tolerance for random graphs: three times
+// the float32 op library's own error against the body evaluated in float64
+// (the kernel's error plus the reference's, with slack), and never less
+// than the corpus tests' 1e-5. A random graph can be ill-conditioned at its
+// input (GPU seed 18: a LayerNorm of a thrice-softmaxed row, where the
+// emulation and the op library are 1.3e-5 and 1.7e-5 off the float64 result).
+func Conditioned(t testing.TB, n *ir.Node, in, want []*ir.Tensor) []float64 {
+	exact := RefRun(t, randgraph.Float64Body(n.Body), randgraph.Float64Tensors(in))
+	rels := make([]float64, len(want))
+	for k := range want {
+		rels[k] = math.Max(1e-5, 3*randgraph.ScaledError(want[k], exact[k]))
+	}
+	return rels
+}
+
+// RandomSeeds is how many random models a test checks: n, a third under
+// -short, or $GKCONV_RANDOM_SEEDS to explore more.
+func RandomSeeds(t testing.TB, n int) int {
+	if s := os.Getenv("GKCONV_RANDOM_SEEDS"); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 1 {
+			t.Fatalf("GKCONV_RANDOM_SEEDS=%q: want a positive count", s)
+		}
+		return v
+	}
+	if testing.Short() {
+		return n / 3
+	}
+	return n
 }
 
 // BodyInputs makes deterministic inputs for a body: floats in [-2, 2],
@@ -188,5 +245,27 @@ func CompareTensors(t testing.TB, what string, got, want *ir.Tensor, rel float64
 	}
 	if bad > 0 {
 		t.Errorf("%s: %d of %d elements off", what, bad, len(w))
+	}
+}
+
+// Tolerance gives the relative tolerance of each output of kernel n whose
+// body computed want from in on the op library; nil means 1e-5 for all.
+type Tolerance func(t testing.TB, n *ir.Node, in, want []*ir.Tensor) []float64
+
+// CheckAgainstRef compares got, the outputs a device kernel computed from
+// in, with n's body run on the op library; label names the kernel in
+// failures.
+func CheckAgainstRef(t testing.TB, n *ir.Node, in, got []*ir.Tensor, label string, tol Tolerance) {
+	t.Helper()
+	want := RefRun(t, n.Body, in)
+	rels := make([]float64, len(want))
+	for k := range rels {
+		rels[k] = 1e-5
+	}
+	if tol != nil {
+		rels = tol(t, n, in, want)
+	}
+	for k := range want {
+		CompareTensors(t, fmt.Sprintf("%s output %d", label, k), got[k], want[k], rels[k])
 	}
 }
