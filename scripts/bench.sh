@@ -13,7 +13,9 @@ MODELS_DIR=${MODELS_DIR:-bench/models}
 ORT_DIR=${ORT_DIR:-/tmp/ort}
 ROUNDS=${ROUNDS:-5}          # alternations
 LOOPS=${LOOPS:-10}           # timed runs per program per round
-MODELS=${MODELS:-"resnet50 mobilenet_v2 bert_base gpt_small"}
+MODELS=${MODELS-"resnet50 mobilenet_v2 bert_base gpt_small"}   # "" skips the onnxruntime table
+FUSION_MODELS=${FUSION_MODELS-"bert_base gpt_small"}
+FUSION_ROUNDS=${FUSION_ROUNDS:-9}
 OUT=bench/results.md
 mkdir -p "$MODELS_DIR" bench/out
 
@@ -26,7 +28,8 @@ if [ ! -d "$ORT_DIR/node_modules/onnxruntime-node" ]; then
 fi
 cp "$SHARED/tools/ort/run_ort.js" "$ORT_DIR/run_ort.js"
 
-for m in $MODELS; do
+# resnet50 is always needed: the conversion-time line uses it.
+for m in $(printf '%s\n' $MODELS $FUSION_MODELS resnet50 | sort -u); do
   [ -f "$MODELS_DIR/$m/model.onnx" ] || /usr/bin/python3 "$SHARED/tools/export_models.py" "$MODELS_DIR" "$m"
 done
 
@@ -61,8 +64,6 @@ for m in $MODELS; do
 done
 
 # Fusion: the same runtime at opt_level 2 vs --optimize=none (issue target >= 1.25x).
-FUSION_MODELS=${FUSION_MODELS:-"bert_base gpt_small"}
-FUSION_ROUNDS=${FUSION_ROUNDS:-9}
 # Accuracy first: both variants against the reference outputs that
 # export_models.py saved with the model (PyTorch's; onnxruntime's when
 # missing), benchmark --atol=1e-4 --rtol=1e-3; the script stops on failure.
