@@ -561,6 +561,9 @@ type reduceSpec struct {
 	init    string
 	omp     string // OpenMP reduction operator
 	keep    []int64
+	// nanAnyway: a Max/Min whose NaN reaches every output anyway (a
+	// softmax's row max, see softmaxRowMax), so it skips the NaN test.
+	nanAnyway bool
 }
 
 func newReduceSpec(n *ir.Node) (*reduceSpec, error) {
@@ -655,6 +658,9 @@ func typeLimit(dt ir.DType, max bool) string {
 // as the op library and ONNX do: a NaN x is taken, and a NaN s stays
 // (no comparison with it holds).
 func (rs *reduceSpec) combine(s, x string) string {
+	if rs.nanAnyway && rs.node.Op == "ReduceMax" {
+		return fmt.Sprintf("(%s > %s ? %s : %s)", x, s, x, s)
+	}
 	switch rs.node.Op {
 	case "ReduceMax":
 		return fmt.Sprintf("(%s > %s || %s != %s ? %s : %s)", x, s, x, x, x, s)
@@ -672,6 +678,9 @@ func (rs *reduceSpec) combine(s, x string) string {
 
 // merge folds two accumulators.
 func (rs *reduceSpec) merge(a, b string) string {
+	if rs.nanAnyway && rs.omp == "max" {
+		return fmt.Sprintf("(%s > %s ? %s : %s)", b, a, b, a)
+	}
 	switch rs.omp {
 	case "max": // NaN in either partial wins, as in combine
 		return fmt.Sprintf("(%s > %s || %s != %s ? %s : %s)", b, a, b, b, b, a)
@@ -1234,6 +1243,7 @@ func (g *gen) passesOf() ([][]*reduceSpec, error) {
 		if err != nil {
 			return nil, err
 		}
+		rs.nanAnyway = softmaxRowMax(g.body, n)
 		k := dep(n.Inputs[0])
 		for len(passes) <= k {
 			passes = append(passes, nil)
@@ -1774,3 +1784,73 @@ void gk_set_num_threads(int n) {
 }
 
 `
+
+// softmaxRowMax reports whether ReduceMax m is a softmax's row max: m is
+// read only by Sub(x, m) of its own input x, each Sub only by Exp, each Exp
+// e only by one ReduceSum s of e over m's axes and by RealDiv(e, s), s only
+// by those RealDivs, and none of m, the Subs, Exps or s is a body output.
+// A NaN in a row of x then makes e, s and so every output of the row NaN
+// whether or not m itself is NaN, so m may skip the per-element NaN test
+// (about 10% of a long-row softmax kernel).
+func softmaxRowMax(body *ir.Graph, m *ir.Node) bool {
+	if m.Op != "ReduceMax" || len(m.Outputs) != 1 {
+		return false
+	}
+	users := map[*ir.Value][]*ir.Node{}
+	for _, n := range body.Nodes {
+		for _, in := range n.Inputs {
+			if in != nil {
+				users[in] = append(users[in], n)
+			}
+		}
+	}
+	out := map[*ir.Value]bool{}
+	for _, o := range body.Outputs {
+		out[o] = true
+	}
+	internal := func(v *ir.Value) bool { return !out[v] && len(users[v]) > 0 }
+	x, mv := m.Inputs[0], m.Outputs[0]
+	sameAxes := func(s *ir.Node) bool {
+		if len(s.Inputs) < 2 || len(m.Inputs) < 2 || s.Inputs[1] == nil || m.Inputs[1] == nil ||
+			s.Inputs[1].Const == nil || m.Inputs[1].Const == nil {
+			return false
+		}
+		a, err1 := s.Inputs[1].Const.Int64s()
+		b, err2 := m.Inputs[1].Const.Int64s()
+		return err1 == nil && err2 == nil && slices.Equal(a, b) && len(s.Inputs[0].Shape) == len(x.Shape)
+	}
+	if !internal(mv) {
+		return false
+	}
+	for _, d := range users[mv] {
+		if d.Op != "Sub" || d.Inputs[0] != x || d.Inputs[1] != mv || !internal(d.Outputs[0]) {
+			return false
+		}
+		for _, e := range users[d.Outputs[0]] {
+			if e.Op != "Exp" || !internal(e.Outputs[0]) {
+				return false
+			}
+			ev := e.Outputs[0]
+			var sum *ir.Node
+			for _, u := range users[ev] {
+				if u.Op == "ReduceSum" && u.Inputs[0] == ev && sameAxes(u) && sum == nil {
+					sum = u
+				}
+			}
+			if sum == nil || !internal(sum.Outputs[0]) {
+				return false
+			}
+			for _, u := range users[ev] {
+				if u != sum && (u.Op != "RealDiv" || u.Inputs[0] != ev || u.Inputs[1] != sum.Outputs[0]) {
+					return false
+				}
+			}
+			for _, u := range users[sum.Outputs[0]] {
+				if u.Op != "RealDiv" || u.Inputs[0] != ev || u.Inputs[1] != sum.Outputs[0] {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}

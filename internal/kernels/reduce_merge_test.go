@@ -89,3 +89,46 @@ func TestReduceMaxMinNaN(t *testing.T) {
 		}
 	}
 }
+
+// TestSoftmaxRowMaxSkipsNaNTest: a softmax's row max drops the per-element
+// NaN test (its NaN reaches every output through the row sum anyway), and
+// a row holding a NaN still comes out all NaN; a ReduceMax whose Sub is
+// also an output keeps the test.
+func TestSoftmaxRowMaxSkipsNaNTest(t *testing.T) {
+	n := softmaxBody(t, 4, 300)
+	build(t, t.TempDir(), n)
+	if src := kernelBody(n); strings.Contains(src, "!=") {
+		t.Errorf("softmax kernel still tests for NaN:\n%s", src)
+	}
+	xi := randTensor(rand.New(rand.NewSource(9)), []int64{4, 300}, -3, 3)
+	xi.F32()[1*300+17] = float32(math.NaN())
+	got := runKernel(t, n, 2, xi)[0].F32()
+	want := softmaxRef(xi.F32(), 4, 300)
+	for i, g := range got {
+		if row := i / 300; row == 1 {
+			if !math.IsNaN(float64(g)) {
+				t.Fatalf("row 1 (with a NaN) element %d = %g, want NaN", i, g)
+			}
+		} else if math.Abs(float64(g)-want[i]) > 1e-6 {
+			t.Fatalf("element %d = %g, want %g", i, g, want[i])
+		}
+	}
+
+	b := newBody(t, "shifted")
+	x := b.input(ir.Float32, 4, 300)
+	m := b.op("ReduceMax", keep(1), x, b.ints(-1))
+	d := b.op("Sub", nil, x, m) // an output: its NaN must not depend on the row sum
+	e := b.op("Exp", nil, d)
+	s := b.op("ReduceSum", keep(1), e, b.ints(-1))
+	k := b.node("shifted", b.op("RealDiv", nil, e, s), d)
+	build(t, t.TempDir(), k)
+	if src := kernelBody(k); !strings.Contains(src, "!=") {
+		t.Errorf("a ReduceMax whose Sub is an output lost its NaN test")
+	}
+}
+
+// kernelBody is the generated kernel function, without the shared header.
+func kernelBody(n *ir.Node) string {
+	src := n.Attrs.String(AttrKernelSource, "")
+	return src[max(0, strings.LastIndex(src, "(void **args)")):]
+}
