@@ -2,6 +2,7 @@ package fusion
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -110,7 +111,7 @@ func (st *state) expandNode(n *ir.Node, exp expander, used func(*ir.Value) bool)
 			}
 			continue
 		}
-		if outs[i].DType != o.DType || !sameShape(outs[i].Shape, o.Shape) {
+		if outs[i].DType != o.DType || !slices.Equal(outs[i].Shape, o.Shape) {
 			return nil, fmt.Errorf("expansion output %d is %s%v, node output is %s%v", i, outs[i].DType, outs[i].Shape, o.DType, o.Shape)
 		}
 	}
@@ -130,16 +131,4 @@ func (st *state) expandNode(n *ir.Node, exp expander, used func(*ir.Value) bool)
 		k.Outputs = append(k.Outputs, o)
 	}
 	return k, nil
-}
-
-func sameShape(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

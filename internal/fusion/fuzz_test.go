@@ -1,6 +1,7 @@
 package fusion
 
 import (
+	"slices"
 	"testing"
 
 	"gkconv/internal/ir"
@@ -66,7 +67,7 @@ func buildFuzzGraph(t *testing.T, data []byte) *ir.Graph {
 		case 2: // binary op with a value of the same shape, or itself
 			w := v
 			for _, c := range z.vals {
-				if sameShape(c.Shape, v.Shape) && c != v && z.next(2) == 0 {
+				if slices.Equal(c.Shape, v.Shape) && c != v && z.next(2) == 0 {
 					w = c
 				}
 			}

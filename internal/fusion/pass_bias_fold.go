@@ -2,6 +2,7 @@ package fusion
 
 import (
 	"fmt"
+	"slices"
 
 	"gkconv/internal/ir"
 )
@@ -48,7 +49,7 @@ func runMatMulBiasFold(st *state) (bool, string, error) {
 			continue
 		}
 		out := add.Outputs[0]
-		if out.DType != ir.Float32 || !sameShape(out.Shape, v.Shape) {
+		if out.DType != ir.Float32 || !slices.Equal(out.Shape, v.Shape) {
 			continue
 		}
 		n.Inputs = append(n.Inputs, bias)

@@ -28,7 +28,7 @@ func runTransformOpOptimizer(st *state) (bool, string, error) {
 					continue
 				}
 				pa, pb := a.Attrs.Ints("perm", nil), b.Attrs.Ints("perm", nil)
-				if len(pa) == 0 || !slices.Equal(pa, pb) || !sameShape(a.Inputs[0].Shape, b.Inputs[0].Shape) {
+				if len(pa) == 0 || !slices.Equal(pa, pb) || !slices.Equal(a.Inputs[0].Shape, b.Inputs[0].Shape) {
 					continue
 				}
 				y := r.emit(n, n.Op, n.Attrs, a.Inputs[0], b.Inputs[0])
@@ -280,7 +280,7 @@ func (st *state) combineMatMuls(a *ir.Value, mms []*ir.Node) error {
 		return err
 	}
 	for i, m := range mms {
-		if !sameShape(outs[i].Shape, m.Outputs[0].Shape) {
+		if !slices.Equal(outs[i].Shape, m.Outputs[0].Shape) {
 			return fmt.Errorf("combined MatMul output %v differs from %v", outs[i].Shape, m.Outputs[0].Shape)
 		}
 	}
@@ -350,7 +350,7 @@ func runUpdateKernelInfo(st *state) (bool, string, error) {
 		}
 		for i, o := range k.Outputs {
 			bo := k.Body.Outputs[i]
-			if o.DType != bo.DType || !sameShape(o.Shape, bo.Shape) {
+			if o.DType != bo.DType || !slices.Equal(o.Shape, bo.Shape) {
 				return false, "", fmt.Errorf("kernel %s: output %s is %s%v, body gives %s%v", k.Name, o.Name, o.DType, o.Shape, bo.DType, bo.Shape)
 			}
 		}

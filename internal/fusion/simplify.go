@@ -139,7 +139,7 @@ func commOperand(n *ir.Node, pred func(*ir.Value) bool) (*ir.Value, *ir.Value) {
 
 // keepsShape: returning x for n's output must not change dtype or shape.
 func keepsShape(x *ir.Value, n *ir.Node) *ir.Value {
-	if x == nil || x.DType != n.Outputs[0].DType || !sameShape(x.Shape, n.Outputs[0].Shape) {
+	if x == nil || x.DType != n.Outputs[0].DType || !slices.Equal(x.Shape, n.Outputs[0].Shape) {
 		return nil
 	}
 	return x

@@ -594,7 +594,7 @@ func convPattern() fusePattern {
 			if m.hasCircle(dom, u.a) {
 				continue
 			}
-			if u.a.pat < patBroadcast || (u.a.pat == patBroadcast && sameShape(u.a.dom().Outputs[0].Shape, dom.dom().Outputs[0].Shape)) {
+			if u.a.pat < patBroadcast || (u.a.pat == patBroadcast && slices.Equal(u.a.dom().Outputs[0].Shape, dom.dom().Outputs[0].Shape)) {
 				m.fused = append(m.fused, u.a)
 			}
 		}

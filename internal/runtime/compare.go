@@ -3,6 +3,7 @@ package runtime
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"gkconv/internal/ir"
 )
@@ -26,7 +27,7 @@ type Accuracy struct {
 // <= 0 to ignore) is MindSpore Lite's --accuracyThreshold.
 func Compare(name string, got, want *ir.Tensor, atol, rtol, meanBiasThreshold float64) (Accuracy, error) {
 	acc := Accuracy{Name: name}
-	if !sameShape(got.Shape, want.Shape) {
+	if !slices.Equal(got.Shape, want.Shape) {
 		// A scalar [] against [1] and the like are the same data.
 		if got.NumElements() != want.NumElements() {
 			return acc, fmt.Errorf("output %s: shape %v, reference %v", name, got.Shape, want.Shape)
@@ -128,16 +129,4 @@ func Compare(name string, got, want *ir.Tensor, atol, rtol, meanBiasThreshold fl
 		acc.Pass = false
 	}
 	return acc, nil
-}
-
-func sameShape(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -2,6 +2,7 @@ package elementwise
 
 import (
 	"math"
+	"slices"
 
 	"gkconv/internal/ir"
 	"gkconv/internal/runtime/kernel"
@@ -461,7 +462,7 @@ func broadcastInto(ctx *kernel.Ctx, dst, src *ir.Tensor) error {
 	if dst.DType != src.DType {
 		return errorf("dtype %s does not match output %s", src.DType, dst.DType)
 	}
-	if sameShape(dst.Shape, src.Shape) {
+	if slices.Equal(dst.Shape, src.Shape) {
 		if dst.DType == ir.String {
 			copy(dst.Strings, src.Strings)
 		} else {

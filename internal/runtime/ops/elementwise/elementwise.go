@@ -86,15 +86,3 @@ func normAxis(n *ir.Node, axis int64, rank int) (int, error) {
 	}
 	return int(axis), nil
 }
-
-func sameShape(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}

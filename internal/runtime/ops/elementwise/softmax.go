@@ -3,6 +3,7 @@ package elementwise
 import (
 	"gkconv/internal/ir"
 	"gkconv/internal/runtime/kernel"
+	"slices"
 )
 
 func softmaxOp(logsm bool) kernel.Func {
@@ -11,7 +12,7 @@ func softmaxOp(logsm bool) kernel.Func {
 			return err
 		}
 		x, y := in[0], out[0]
-		if x.DType != y.DType || !sameShape(x.Shape, y.Shape) {
+		if x.DType != y.DType || !slices.Equal(x.Shape, y.Shape) {
 			return nodeErr(n, "input %s does not match output %s", x, y)
 		}
 		if kernel.IsHalf(x.DType) {
@@ -76,7 +77,7 @@ func cumSum(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 		return err
 	}
 	x, y := in[0], out[0]
-	if x.DType != y.DType || !sameShape(x.Shape, y.Shape) {
+	if x.DType != y.DType || !slices.Equal(x.Shape, y.Shape) {
 		return nodeErr(n, "input %s does not match output %s", x, y)
 	}
 	ax, err := in[1].Int64s()

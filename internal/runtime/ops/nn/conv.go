@@ -7,6 +7,7 @@ package nn
 import "C"
 
 import (
+	"slices"
 	"unsafe"
 
 	"gkconv/internal/ir"
@@ -44,7 +45,7 @@ func conv(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	if err != nil {
 		return err
 	}
-	if !shapeEq(n.Attrs.Ints("kernel_shape", w.Shape[2:]), w.Shape[2:]) {
+	if !slices.Equal(n.Attrs.Ints("kernel_shape", w.Shape[2:]), w.Shape[2:]) {
 		return errf(n, "kernel_shape %v does not match w %v", n.Attrs.Ints("kernel_shape", nil), w.Shape)
 	}
 	if err := g.checkOut(n, y, nb, m); err != nil {

@@ -8,6 +8,7 @@ import "C"
 import (
 	"gkconv/internal/ir"
 	"gkconv/internal/runtime/kernel"
+	"slices"
 )
 
 func floorDiv(a, b int) int {
@@ -124,7 +125,7 @@ func convTranspose(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	for i := 3 - g.rank; i < 3; i++ {
 		want = append(want, int64(g.in[i]))
 	}
-	if !shapeEq(want, y.Shape) {
+	if !slices.Equal(want, y.Shape) {
 		return errf(n, "output shape %v, expected %v", y.Shape, want)
 	}
 	switch x.DType {

@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"slices"
 	"sort"
 	"strings"
 
@@ -193,7 +194,7 @@ func einsum(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 		want[i] = int64(sp.size[l])
 	}
 	y := out[0]
-	if !shapeEq(want, y.Shape) || y.DType != in[0].DType {
+	if !slices.Equal(want, y.Shape) || y.DType != in[0].DType {
 		return errf(n, "output %s, expected %s%v", y, in[0].DType, want)
 	}
 	switch y.DType {

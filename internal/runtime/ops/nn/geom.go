@@ -2,6 +2,7 @@ package nn
 
 import (
 	"gkconv/internal/ir"
+	"slices"
 )
 
 // geom is the geometry of a convolution or pooling window, with the spatial
@@ -99,7 +100,7 @@ func (g *geom) checkOut(n *ir.Node, y *ir.Tensor, nb, c int) error {
 	for i := 3 - g.rank; i < 3; i++ {
 		want = append(want, int64(g.out[i]))
 	}
-	if !shapeEq(want, y.Shape) {
+	if !slices.Equal(want, y.Shape) {
 		return errf(n, "output shape %v, expected %v", y.Shape, want)
 	}
 	return nil

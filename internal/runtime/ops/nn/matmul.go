@@ -3,6 +3,7 @@ package nn
 import (
 	"gkconv/internal/ir"
 	"gkconv/internal/runtime/kernel"
+	"slices"
 )
 
 // matMul is numpy matmul (1-D operands promoted and their dim dropped, batch
@@ -23,7 +24,7 @@ func matMul(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	if err != nil {
 		return errf(n, "%v", err)
 	}
-	if !shapeEq(p.outShape, y.Shape) {
+	if !slices.Equal(p.outShape, y.Shape) {
 		return errf(n, "output shape %v, expected %v for %v x %v", y.Shape, p.outShape, a.Shape, b.Shape)
 	}
 	var bias *ir.Tensor // optional third input, added after the product
@@ -167,7 +168,7 @@ func planMatMul(as, bs []int64, transA, transB bool) (*matMulPlan, error) {
 		p.batch = 1
 		return p, nil
 	}
-	if shapeEq(ab, batchShape) && shapeEq(bb, batchShape) {
+	if slices.Equal(ab, batchShape) && slices.Equal(bb, batchShape) {
 		return p, nil
 	}
 	p.aOff = broadcastOffsets(ab, batchShape, p.aSize)

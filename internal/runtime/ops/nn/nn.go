@@ -115,18 +115,6 @@ func errf(n *ir.Node, format string, args ...any) error {
 	return fmt.Errorf("node %s (%s): %s", n.Name, n.Op, fmt.Sprintf(format, args...))
 }
 
-func shapeEq(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 func prod(s []int64) int {
 	p := 1
 	for _, d := range s {

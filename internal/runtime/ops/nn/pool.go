@@ -7,6 +7,7 @@ import "C"
 
 import (
 	"math"
+	"slices"
 
 	"gkconv/internal/ir"
 	"gkconv/internal/runtime/kernel"
@@ -127,7 +128,7 @@ func maxPool(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	if err := g.checkOut(n, y, int(x.Shape[0]), int(x.Shape[1])); err != nil {
 		return err
 	}
-	if idx != nil && (idx.DType != ir.Int64 || !shapeEq(idx.Shape, y.Shape)) {
+	if idx != nil && (idx.DType != ir.Int64 || !slices.Equal(idx.Shape, y.Shape)) {
 		return errf(n, "Indices output must be int64%v, got %s", y.Shape, idx)
 	}
 	var ind []int64

@@ -179,18 +179,6 @@ func normAxis(n *ir.Node, axis int64, rank int) (int, error) {
 	return int(axis), nil
 }
 
-func sameShape(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // parCopy copies src into dst, split across threads when large.
 func parCopy[T any](ctx *kernel.Ctx, dst, src []T) {
 	n := len(src)

@@ -3,6 +3,7 @@ package tensorops
 import (
 	"gkconv/internal/ir"
 	"gkconv/internal/runtime/kernel"
+	"slices"
 )
 
 func init() {
@@ -51,7 +52,7 @@ func gatherOp[T any](ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	dim := xd[axis]
 	outer, inner := prod(xd[:axis]), prod(xd[axis+1:])
 	want := append(append(append([]int64{}, x.Shape[:axis]...), it.Shape...), x.Shape[axis+1:]...)
-	if !sameShape(want, out[0].Shape) {
+	if !slices.Equal(want, out[0].Shape) {
 		return errf(n, "output shape %v, expected %v", out[0].Shape, want)
 	}
 	idx, err := indexList(n, it, dim)
@@ -104,7 +105,7 @@ func gatherElemsOp[T any](ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) err
 			return errf(n, "indices shape %v exceeds data shape %v on dim %d", it.Shape, x.Shape, d)
 		}
 	}
-	if !sameShape(it.Shape, out[0].Shape) {
+	if !slices.Equal(it.Shape, out[0].Shape) {
 		return errf(n, "output shape %v differs from indices shape %v", out[0].Shape, it.Shape)
 	}
 	xd, id := dims(x.Shape), dims(it.Shape)

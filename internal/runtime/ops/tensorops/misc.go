@@ -2,6 +2,7 @@ package tensorops
 
 import (
 	"math"
+	"slices"
 
 	"gkconv/internal/ir"
 	"gkconv/internal/runtime/kernel"
@@ -26,7 +27,7 @@ func triluOp[T any](ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	if rank < 2 {
 		return errf(n, "input must have rank >= 2, got %v", x.Shape)
 	}
-	if !sameShape(x.Shape, out[0].Shape) {
+	if !slices.Equal(x.Shape, out[0].Shape) {
 		return errf(n, "output shape %v differs from input %v", out[0].Shape, x.Shape)
 	}
 	k := int64(0)
@@ -81,7 +82,7 @@ func constOfShapeOp[T any](ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) er
 		return errf(n, "shape: %v", err)
 	}
 	o := out[0]
-	if !sameShape(want, o.Shape) {
+	if !slices.Equal(want, o.Shape) {
 		return errf(n, "output shape %v differs from requested %v", o.Shape, want)
 	}
 	dst, err := elems[T](n, o, "output")

@@ -3,6 +3,7 @@ package tensorops
 import (
 	"gkconv/internal/ir"
 	"gkconv/internal/runtime/kernel"
+	"slices"
 )
 
 func init() {
@@ -106,7 +107,7 @@ func depthToSpaceOp[T any](ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) er
 		return errf(n, "channels %d not divisible by blocksize^2 %d", C, b*b)
 	}
 	c := C / (b * b)
-	if !sameShape(out[0].Shape, []int64{int64(N), int64(c), int64(H * b), int64(W * b)}) {
+	if !slices.Equal(out[0].Shape, []int64{int64(N), int64(c), int64(H * b), int64(W * b)}) {
 		return errf(n, "output shape %v does not match input %v with blocksize %d", out[0].Shape, in[0].Shape, b)
 	}
 	var shape, perm []int
@@ -132,7 +133,7 @@ func spaceToDepthOp[T any](ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) er
 	if H%b != 0 || W%b != 0 {
 		return errf(n, "spatial dims %dx%d not divisible by blocksize %d", H, W, b)
 	}
-	if !sameShape(out[0].Shape, []int64{int64(N), int64(C * b * b), int64(H / b), int64(W / b)}) {
+	if !slices.Equal(out[0].Shape, []int64{int64(N), int64(C * b * b), int64(H / b), int64(W / b)}) {
 		return errf(n, "output shape %v does not match input %v with blocksize %d", out[0].Shape, in[0].Shape, b)
 	}
 	return permuteAs[T](ctx, n, in[0], out[0], []int{N, C, H / b, b, W / b, b}, []int{0, 3, 5, 1, 2, 4})

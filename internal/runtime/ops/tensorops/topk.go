@@ -34,7 +34,7 @@ func topKOp(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	}
 	want := append([]int64{}, x.Shape...)
 	want[axis] = k
-	if !sameShape(out[0].Shape, want) || !sameShape(out[1].Shape, want) {
+	if !slices.Equal(out[0].Shape, want) || !slices.Equal(out[1].Shape, want) {
 		return errf(n, "output shapes %v, %v; expected %v", out[0].Shape, out[1].Shape, want)
 	}
 	if out[0].DType != x.DType || out[1].DType != ir.Int64 {
