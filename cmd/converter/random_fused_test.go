@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"math"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -39,26 +38,18 @@ func runMindIR(t *testing.T, path string, inputs []*ir.Tensor) []*ir.Tensor {
 }
 
 // compareOutputs checks |got-want| <= 1e-4 + 1e-3*|want| element-wise, NaN
-// iff NaN, and returns the first mismatch ("" when none).
+// iff NaN, equal infinities (runtime.Compare), and returns the first
+// mismatch ("" when none).
 func compareOutputs(got, want *ir.Tensor) string {
 	if !slices.Equal(got.Shape, want.Shape) || got.DType != want.DType {
 		return fmt.Sprintf("%s%v vs %s%v", got.DType, got.Shape, want.DType, want.Shape)
 	}
-	a, b := got.F32(), want.F32()
-	for i := range a {
-		x, y := float64(a[i]), float64(b[i])
-		switch {
-		case math.IsNaN(x) || math.IsNaN(y):
-			if math.IsNaN(x) != math.IsNaN(y) {
-				return fmt.Sprintf("element %d: %g vs %g", i, x, y)
-			}
-		case math.IsInf(y, 0):
-			if x != y {
-				return fmt.Sprintf("element %d: %g vs %g", i, x, y)
-			}
-		case math.Abs(x-y) > 1e-4+1e-3*math.Abs(y):
-			return fmt.Sprintf("element %d: fused %g, unfused %g", i, x, y)
-		}
+	acc, err := runtime.Compare("fused", got, want, 1e-4, 1e-3, 0)
+	if err != nil {
+		return err.Error()
+	}
+	if !acc.Pass {
+		return "fused vs unfused, " + acc.FirstMismatch
 	}
 	return ""
 }

@@ -1796,14 +1796,7 @@ func softmaxRowMax(body *ir.Graph, m *ir.Node) bool {
 	if m.Op != "ReduceMax" || len(m.Outputs) != 1 {
 		return false
 	}
-	users := map[*ir.Value][]*ir.Node{}
-	for _, n := range body.Nodes {
-		for _, in := range n.Inputs {
-			if in != nil {
-				users[in] = append(users[in], n)
-			}
-		}
-	}
+	users := body.Consumers()
 	out := map[*ir.Value]bool{}
 	for _, o := range body.Outputs {
 		out[o] = true
