@@ -176,7 +176,6 @@ func (b *Builder) Add(x, y *ir.Value) *ir.Value     { return b.Emit("Add", nil, 
 func (b *Builder) Sub(x, y *ir.Value) *ir.Value     { return b.Emit("Sub", nil, x, y) }
 func (b *Builder) Mul(x, y *ir.Value) *ir.Value     { return b.Emit("Mul", nil, x, y) }
 func (b *Builder) Div(x, y *ir.Value) *ir.Value     { return b.Emit("RealDiv", nil, x, y) }
-func (b *Builder) Pow(x, y *ir.Value) *ir.Value     { return b.Emit("Pow", nil, x, y) }
 func (b *Builder) Maximum(x, y *ir.Value) *ir.Value { return b.Emit("Maximum", nil, x, y) }
 func (b *Builder) Minimum(x, y *ir.Value) *ir.Value { return b.Emit("Minimum", nil, x, y) }
 func (b *Builder) Greater(x, y *ir.Value) *ir.Value { return b.Emit("Greater", nil, x, y) }
@@ -184,16 +183,15 @@ func (b *Builder) Less(x, y *ir.Value) *ir.Value    { return b.Emit("Less", nil,
 func (b *Builder) Select(c, x, y *ir.Value) *ir.Value {
 	return b.Emit("Select", nil, c, x, y)
 }
-func (b *Builder) Neg(x *ir.Value) *ir.Value        { return b.Emit("Neg", nil, x) }
-func (b *Builder) Exp(x *ir.Value) *ir.Value        { return b.Emit("Exp", nil, x) }
-func (b *Builder) Log(x *ir.Value) *ir.Value        { return b.Emit("Log", nil, x) }
-func (b *Builder) Sqrt(x *ir.Value) *ir.Value       { return b.Emit("Sqrt", nil, x) }
-func (b *Builder) Rsqrt(x *ir.Value) *ir.Value      { return b.Emit("Rsqrt", nil, x) }
-func (b *Builder) Reciprocal(x *ir.Value) *ir.Value { return b.Emit("Reciprocal", nil, x) }
-func (b *Builder) Abs(x *ir.Value) *ir.Value        { return b.Emit("Abs", nil, x) }
-func (b *Builder) Sign(x *ir.Value) *ir.Value       { return b.Emit("Sign", nil, x) }
-func (b *Builder) Tanh(x *ir.Value) *ir.Value       { return b.Emit("Tanh", nil, x) }
-func (b *Builder) Erf(x *ir.Value) *ir.Value        { return b.Emit("Erf", nil, x) }
+func (b *Builder) Neg(x *ir.Value) *ir.Value   { return b.Emit("Neg", nil, x) }
+func (b *Builder) Exp(x *ir.Value) *ir.Value   { return b.Emit("Exp", nil, x) }
+func (b *Builder) Log(x *ir.Value) *ir.Value   { return b.Emit("Log", nil, x) }
+func (b *Builder) Sqrt(x *ir.Value) *ir.Value  { return b.Emit("Sqrt", nil, x) }
+func (b *Builder) Rsqrt(x *ir.Value) *ir.Value { return b.Emit("Rsqrt", nil, x) }
+func (b *Builder) Abs(x *ir.Value) *ir.Value   { return b.Emit("Abs", nil, x) }
+func (b *Builder) Sign(x *ir.Value) *ir.Value  { return b.Emit("Sign", nil, x) }
+func (b *Builder) Tanh(x *ir.Value) *ir.Value  { return b.Emit("Tanh", nil, x) }
+func (b *Builder) Erf(x *ir.Value) *ir.Value   { return b.Emit("Erf", nil, x) }
 
 // Cast converts x to dt (no node when it already has that dtype).
 func (b *Builder) Cast(x *ir.Value, dt ir.DType) *ir.Value {

@@ -185,9 +185,6 @@ func (g *Graph) RemoveDead() int {
 				live[in] = true
 			}
 		}
-		if n.Body != nil {
-			_ = n.Body
-		}
 	}
 	removed := len(g.Nodes) - len(kept)
 	for i, j := 0, len(kept)-1; i < j; i, j = i+1, j-1 {

@@ -40,14 +40,8 @@ func New(graphName string, opset int64) *Model {
 	}}
 }
 
-// Proto gives access to the message, for tests that need odd forms.
-func (m *Model) Proto() *onnxpb.ModelProto { return m.pb }
-
 // Graph is the model's graph message.
 func (m *Model) Graph() *onnxpb.GraphProto { return m.pb.Graph }
-
-// IRVersion sets ir_version.
-func (m *Model) IRVersion(v int64) *Model { m.pb.IrVersion = proto.Int64(v); return m }
 
 // Import adds an opset import for another domain.
 func (m *Model) Import(domain string, version int64) *Model {
@@ -86,14 +80,6 @@ func ValueInfo(name string, elem int32, dims ...any) *onnxpb.ValueInfoProto {
 	}
 }
 
-// UnknownRank builds a ValueInfoProto with an element type and no shape.
-func UnknownRank(name string, elem int32) *onnxpb.ValueInfoProto {
-	return &onnxpb.ValueInfoProto{
-		Name: proto.String(name),
-		Type: &onnxpb.TypeProto{Value: &onnxpb.TypeProto_TensorType{TensorType: &onnxpb.TypeProto_Tensor{ElemType: proto.Int32(elem)}}},
-	}
-}
-
 // Input declares a graph input (see ValueInfo for dims).
 func (m *Model) Input(name string, elem int32, dims ...any) *Model {
 	m.pb.Graph.Input = append(m.pb.Graph.Input, ValueInfo(name, elem, dims...))
@@ -103,12 +89,6 @@ func (m *Model) Input(name string, elem int32, dims ...any) *Model {
 // Output declares a graph output.
 func (m *Model) Output(name string, elem int32, dims ...any) *Model {
 	m.pb.Graph.Output = append(m.pb.Graph.Output, ValueInfo(name, elem, dims...))
-	return m
-}
-
-// AddValueInfo records the type of an intermediate value.
-func (m *Model) AddValueInfo(vi *onnxpb.ValueInfoProto) *Model {
-	m.pb.Graph.ValueInfo = append(m.pb.Graph.ValueInfo, vi)
 	return m
 }
 
@@ -143,15 +123,6 @@ func (m *Model) WriteFile(path string) error {
 // Marshal serializes any message deterministically.
 func Marshal(msg proto.Message) ([]byte, error) {
 	return proto.MarshalOptions{Deterministic: true}.Marshal(msg)
-}
-
-// WriteTensor writes a TensorProto file, as test_data_set_N/*.pb.
-func WriteTensor(path string, t *onnxpb.TensorProto) error {
-	b, err := Marshal(t)
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, b, 0o644)
 }
 
 // Attribute constructors.
@@ -212,14 +183,6 @@ func Float32s(name string, dims []int64, vals []float32) *onnxpb.TensorProto {
 		binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(v))
 	}
 	return Raw(name, Float, dims, raw)
-}
-
-func Float64s(name string, dims []int64, vals []float64) *onnxpb.TensorProto {
-	raw := make([]byte, 8*len(vals))
-	for i, v := range vals {
-		binary.LittleEndian.PutUint64(raw[8*i:], math.Float64bits(v))
-	}
-	return Raw(name, Double, dims, raw)
 }
 
 func Int64s(name string, dims []int64, vals []int64) *onnxpb.TensorProto {
