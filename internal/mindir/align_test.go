@@ -147,11 +147,16 @@ func TestAlignMnist(t *testing.T) {
 }
 
 func TestAlignGraphKernel(t *testing.T) {
-	// w and idx in main; two in the body (a function); the tensor attribute.
+	// w and idx in main; two in the body (a function); the kernel binary
+	// (a uint8 parameter).
 	checkAligned(t, kernelGraph(), WriteOptions{}, 4)
 	checkAligned(t, kernelGraph(), WriteOptions{FP16: true}, 4)
 	for _, so := range []int{0, 5000, 70000} {
-		checkAligned(t, kernelGraphN(so), WriteOptions{}, 4)
+		want := 4
+		if so == 0 {
+			want = 3 // an empty binary has no payload
+		}
+		checkAligned(t, kernelGraphN(so), WriteOptions{}, want)
 	}
 }
 
@@ -173,12 +178,15 @@ func TestAlignSweep(t *testing.T) {
 			n := g.AddNode(fmt.Sprintf("n%d", i), "Add", []*ir.Value{prev, v}, fmt.Sprintf("o%d", i))
 			prev = n.Outputs[0]
 		}
-		// A graph attribute whose body holds a constant too.
+		// A kernel body (a MindIR function) holds a constant too.
 		sub := ir.NewGraph("sub")
-		s := sub.AddConst("s", ir.Float32Tensor([]int64{3}, 1, 2, 3))
-		sub.Outputs = []*ir.Value{s}
-		n := g.AddNode("last", "Identity", []*ir.Value{prev}, "y")
-		n.Attrs["body"] = ir.Attr{Kind: ir.AttrGraph, G: sub}
+		in := &ir.Value{Name: "in", DType: ir.Float32, Shape: []int64{4}}
+		sub.Inputs = []*ir.Value{in}
+		s := sub.AddConst("s", ir.Float32Tensor([]int64{4}, 1, 2, 3, 4))
+		sub.Outputs = []*ir.Value{sub.AddNode("add", "Add", []*ir.Value{in, s}, "o").Outputs[0]}
+		n := g.AddNode("last", ir.OpGraphKernel, []*ir.Value{prev}, "y")
+		n.Attrs["kernel_name"] = ir.StringAttr("k")
+		n.Body = sub
 		g.Outputs = []*ir.Value{n.Outputs[0]}
 		return g
 	}

@@ -184,25 +184,35 @@ func kernelGraphN(soLen int) *ir.Graph {
 	}
 	k := g.AddNode("fused1", "GraphKernel", []*ir.Value{x, w}, "k_out")
 	k.Outputs[0].DType, k.Outputs[0].Shape = ir.Float32, []int64{-1, 4}
+	// One GraphKernel attribute of every kind and place of the schema
+	// (ir/graphkernel.go).
 	k.Attrs = ir.Attrs{
-		"kernel_name":   ir.StringAttr("Fused_Add_Mul_123_kernel"),
-		"kernel_so":     ir.BytesAttr(so),
-		"small_bytes":   ir.BytesAttr([]byte{0, 1, 2, 255}),
-		"outputs_shape": ir.StringAttr("2,-1,4,"),
-		"count":         ir.IntAttr(-3),
-		"scale":         ir.FloatAttr(0.1),
-		"dims":          ir.IntsAttr(1, -2, 3),
-		"weights":       ir.FloatsAttr(0.5, 1e-300),
-		"names":         ir.StringsAttr("p", "", "q"),
-		"empty_ints":    ir.IntsAttr(),
-		"table":         ir.TensorAttr(ir.Int64Tensor([]int64{3}, 1, 2, 3)),
+		"kernel_name":    ir.StringAttr("Fused_Add_Mul_123_kernel"),
+		"process":        ir.StringAttr("cpu"),
+		"kernel_so":      ir.BytesAttr(so),
+		"kernel_info":    ir.BytesAttr([]byte{0, 1, 2, 255}),
+		"outputs_shape":  ir.StringAttr("2,-1,4,"),
+		"GridDimX":       ir.IntAttr(-3),
+		"input_names":    ir.StringsAttr("p", "", "q"),
+		"buffer_stitch":  ir.StringsAttr(),
+		"kernel_ascendc": ir.BytesAttr([]byte{}),
 	}
 	k.Body = body
 	k.Provenance = []string{"add_node", "mul_node"}
 	r := g.AddNode("relu", "ReLU", []*ir.Value{k.Outputs[0]}, "y")
 	r.Outputs[0].DType = ir.Float32 // rank unknown
 	ga := g.AddNode("gather", "Gather", []*ir.Value{r.Outputs[0], idx, nil}, "z")
-	ga.Attrs["axis"] = ir.IntAttr(1)
+	// Gather with a nil input is written as Custom(type "gkconv.Gather"):
+	// attributes of every kind go through that path.
+	ga.Attrs = ir.Attrs{
+		"axis":       ir.IntAttr(1),
+		"scale":      ir.FloatAttr(0.1),
+		"dims":       ir.IntsAttr(1, -2, 3),
+		"weights":    ir.FloatsAttr(0.5, 1e-300),
+		"names":      ir.StringsAttr("p", "", "q"),
+		"empty_ints": ir.IntsAttr(),
+		"raw":        ir.BytesAttr([]byte{0, 1, 2, 255}),
+	}
 	g.Outputs = []*ir.Value{ga.Outputs[0], r.Outputs[0]}
 	return g
 }

@@ -325,25 +325,61 @@ func TestGraphKernelRoundTrip(t *testing.T) {
 	if err := proto.Unmarshal(data, &mp); err != nil {
 		t.Fatal(err)
 	}
-	if len(mp.Functions) != 1 || mp.Functions[0].GetName() != "Fused_Add_Mul_123_kernel" {
+	if len(mp.Functions) != 1 || mp.Functions[0].GetName() != "Fused_Add_Mul_123_kernel_body" {
 		t.Fatalf("functions %v", mp.Functions)
 	}
+	// converter_lite's layout: Custom(type="GraphKernel", attr=[name, bytes,
+	// ...]), the .so as the last input, a uint8 parameter.
 	var custom *pb.PrimitiveProto
+	var node *pb.NodeProto
 	for _, p := range mp.Primitives {
-		if p.GetOpType() == "Custom" {
-			custom = p
+		for _, a := range p.Attribute {
+			if p.GetOpType() == "Custom" && a.GetName() == "type" && string(a.S) == "GraphKernel" {
+				custom = p
+			}
 		}
 	}
 	if custom == nil {
-		t.Fatal("no Custom primitive")
+		t.Fatal("no GraphKernel Custom primitive")
+	}
+	for _, n := range mp.Graph.Node {
+		if n.GetOpType() == "REF::"+custom.GetName() {
+			node = n
+		}
 	}
 	attrs := map[string]*pb.AttributeProto{}
 	for _, a := range custom.Attribute {
 		attrs[a.GetName()] = a
 	}
-	if string(attrs["type"].GetS()) != "GraphKernel" || string(attrs["graph_kernel_body"].GetS()) != "Fused_Add_Mul_123_kernel" ||
-		!bytes.Equal(attrs["kernel_so"].GetS(), g.Nodes[0].Attrs["kernel_so"].B) {
+	list := map[string][]byte{}
+	if l := attrs["attr"]; l == nil || l.GetType() != pb.AttributeProto_TUPLE || len(l.Values)%2 != 0 {
+		t.Fatalf("attr list %v", l)
+	} else {
+		for i := 0; i < len(l.Values); i += 2 {
+			var b []byte
+			for _, e := range l.Values[i+1].Values {
+				if e.GetType() != pb.AttributeProto_UINT8 || len(e.Ints) != 1 {
+					t.Fatalf("attr %s: element %v", l.Values[i].Strings[0], e)
+				}
+				b = append(b, byte(e.Ints[0]))
+			}
+			list[string(l.Values[i].Strings[0])] = b
+		}
+	}
+	if string(attrs["type"].GetS()) != "GraphKernel" || string(list["graph_kernel_body"]) != "Fused_Add_Mul_123_kernel_body" ||
+		string(list["kernel_name"]) != "Fused_Add_Mul_123_kernel" || string(list["GridDimX"]) != "-3" || list["kernel_so"] != nil {
 		t.Errorf("Custom attrs %v", custom.Attribute)
+	}
+	last := node.Input[len(node.Input)-1]
+	var so *pb.TensorProto
+	for _, p := range mp.Graph.Parameter {
+		if p.GetName() == last {
+			so = p
+		}
+	}
+	if so == nil || last != "Fused_Add_Mul_123_kernel.so" || so.GetDataType() != int32(ir.Uint8) || len(so.Dims) != 1 ||
+		!bytes.Equal(so.RawData, g.Nodes[0].Attrs["kernel_so"].B) {
+		t.Errorf("kernel binary input %q: %v", last, so.GetDims())
 	}
 	if !bytes.Equal(data, writeBytes(t, g2, WriteOptions{})) {
 		t.Error("re-writing the read graph changes the bytes")

@@ -19,6 +19,10 @@ type mnode struct {
 	attrs    map[string]any
 	outTypes []outType
 	emitted  []*ir.Node
+	// provenance: the source nodes this project recorded (node_attr
+	// "provenance" of its own files); replaces the default provenance.
+	provenance    []string
+	hasProvenance bool
 }
 
 func unsupported(format string, a ...any) error { return &unsupportedOp{fmt.Sprintf(format, a...)} }
@@ -60,6 +64,12 @@ func (c *conv) mapNode(m *mnode) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	return c.finish(m, res), nil
+}
+
+// finish gives the values a mapping produced the MindIR output name and the
+// node's stated types.
+func (c *conv) finish(m *mnode, res any) any {
 	// Give the produced values the MindIR output name and the node's types.
 	flat := flatten(res)
 	for i, v := range flat {
@@ -74,15 +84,21 @@ func (c *conv) mapNode(m *mnode) (any, error) {
 			delete(c.names, v.Name)
 			v.Name = c.uniq(want)
 		}
-		// The model's own types win over inference when it states them.
-		if i < len(m.outTypes) && m.outTypes[i].dt != ir.Undefined {
+		// The model's own types win over inference when it states them (and
+		// always in this project's own files, which state what it inferred).
+		if i < len(m.outTypes) && (m.outTypes[i].dt != ir.Undefined || c.own) {
 			v.DType = m.outTypes[i].dt
-			if m.outTypes[i].shape != nil || v.Shape == nil {
+			if m.outTypes[i].shape != nil || v.Shape == nil || c.own {
 				v.Shape = m.outTypes[i].shape
 			}
 		}
 	}
-	return res, nil
+	if m.hasProvenance {
+		for _, n := range m.emitted {
+			n.Provenance = m.provenance
+		}
+	}
+	return res
 }
 
 func (m *mnode) emittedHere(n *ir.Node) bool {
@@ -312,6 +328,9 @@ func spatial2(v []int64, what string) ([]int64, error) {
 
 func (m *mnode) dispatch() (any, error) {
 	op := m.op
+	if f, ok := liftTable[op]; ok {
+		return f(m)
+	}
 	if irop, ok := unaryOps[op]; ok {
 		x, err := m.tensor(0)
 		if err != nil {
@@ -567,6 +586,16 @@ func (m *mnode) tupleGetItem() (any, error) {
 		}
 		if _, bad := t[i].(poisonVal); bad {
 			return nil, unsupported("output %d of its producer is not supported", i)
+		}
+		// The element takes the TupleGetItem's output name (the name the
+		// writer gave the IR value), unless another getitem named it first.
+		if v, ok := t[i].(*ir.Value); ok && v.Producer != nil && v.Const == nil && !m.c.getitemNamed[v] && m.out != "" {
+			m.c.getitemNamed[v] = true
+			if v.Name != m.out && !m.c.names[m.out] {
+				delete(m.c.names, v.Name)
+				v.Name = m.out
+				m.c.names[m.out] = true
+			}
 		}
 		return t[i], nil
 	case constTuple:

@@ -139,11 +139,7 @@ func parse(data []byte, file string) (g *ir.Graph, err error) {
 	for _, f := range mp.Functions {
 		c.funcs[f.GetName()] = f
 	}
-	if c.own {
-		g, err = c.ownGraph(mp.Graph, 0)
-	} else {
-		g, err = c.msGraph(mp.Graph)
-	}
+	g, err = c.msGraph(mp.Graph, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -170,6 +166,7 @@ type conv struct {
 	prims       map[string]*pb.PrimitiveProto
 	funcs       map[string]*pb.GraphProto
 	bodies      map[string]*ir.Graph // converted kernel bodies (nil while converting: a cycle)
+	depth       int
 
 	// MindSpore mode, per graph
 	g           *ir.Graph
@@ -177,6 +174,82 @@ type conv struct {
 	registered  map[*ir.Value]bool
 	names       map[string]bool
 	unsupported []Unsupported
+	// getitemNamed: values a TupleGetItem already named.
+	getitemNamed map[*ir.Value]bool
+}
+
+// graphState is the per-graph part of conv, saved while a body is read.
+type graphState struct {
+	g            *ir.Graph
+	syms         map[string]any
+	registered   map[*ir.Value]bool
+	names        map[string]bool
+	getitemNamed map[*ir.Value]bool
+}
+
+func (c *conv) saveState() graphState {
+	return graphState{c.g, c.syms, c.registered, c.names, c.getitemNamed}
+}
+
+func (c *conv) restoreState(s graphState) {
+	c.g, c.syms, c.registered, c.names, c.getitemNamed = s.g, s.syms, s.registered, s.names, s.getitemNamed
+}
+
+// body converts a kernel body function once; nodes that name the same
+// function share the graph.
+func (c *conv) body(name string, depth int) (*ir.Graph, error) {
+	if g, ok := c.bodies[name]; ok {
+		if g == nil {
+			return nil, fmt.Errorf("graph kernel body %q contains itself", name)
+		}
+		return g, nil
+	}
+	fp, ok := c.funcs[name]
+	if !ok {
+		return nil, fmt.Errorf("graph kernel body %q is not in the model's functions", name)
+	}
+	if c.bodies == nil {
+		c.bodies = map[string]*ir.Graph{}
+	}
+	c.bodies[name] = nil
+	saved := c.saveState()
+	savedUnsupported := c.unsupported
+	c.unsupported = nil
+	g, err := c.msGraph(fp, depth+1)
+	c.restoreState(saved)
+	c.unsupported = savedUnsupported
+	if err != nil {
+		return nil, fmt.Errorf("graph kernel body %s: %w", name, err)
+	}
+	// The writer prefixes body names with "<function>/"; the IR names are
+	// the part after it.
+	prefix := name + "/"
+	for _, v := range g.Inputs {
+		v.Name = strings.TrimPrefix(v.Name, prefix)
+	}
+	for _, v := range g.Consts {
+		v.Name = strings.TrimPrefix(v.Name, prefix)
+	}
+	for _, n := range g.Nodes {
+		n.Name = strings.TrimPrefix(n.Name, prefix)
+		for _, o := range n.Outputs {
+			o.Name = strings.TrimPrefix(o.Name, prefix)
+		}
+	}
+	if gn := graphNameAttr(fp); gn != "" {
+		g.Name = gn
+	}
+	c.bodies[name] = g
+	return g, nil
+}
+
+func graphNameAttr(gp *pb.GraphProto) string {
+	for _, a := range gp.Attribute {
+		if a.GetName() == "graph_name" {
+			return string(a.S)
+		}
+	}
+	return ""
 }
 
 // primOf resolves a node's op_type: "REF::Prim:uid" (0.1.1) or a bare
@@ -203,199 +276,24 @@ type unsupportedOp struct{ what string }
 
 func (u *unsupportedOp) Error() string { return u.what }
 
-// ---- our own files: attributes verbatim ----
+// ---- MindSpore files ----
 
-func (c *conv) ownGraph(gp *pb.GraphProto, depth int) (*ir.Graph, error) {
+func (c *conv) msGraph(gp *pb.GraphProto, depth int) (*ir.Graph, error) {
 	if depth > maxDepth {
 		return nil, fmt.Errorf("%s: graph kernels nested too deeply", c.label)
 	}
-	g := ir.NewGraph(gp.GetName())
-	for _, a := range gp.Attribute {
-		if a.GetName() == "graph_name" {
-			g.Name = string(a.S)
-		}
-	}
-	vals := map[string]*ir.Value{}
-	for _, vi := range gp.Input {
-		v := &ir.Value{Name: vi.GetName()}
-		if len(vi.Tensor) > 0 {
-			v.DType, v.Shape, v.DimNames = typeFromProto(vi.Tensor[0], true)
-		}
-		g.Inputs = append(g.Inputs, v)
-		vals[v.Name] = v
-	}
-	for _, p := range gp.Parameter {
-		t, err := tensorFromProto(p)
-		if err != nil {
-			return nil, fmt.Errorf("%s: parameter %s: %w", c.label, p.GetName(), err)
-		}
-		vals[p.GetName()] = g.AddConst(p.GetName(), t)
-	}
-	for _, np := range gp.Node {
-		name := np.GetName()
-		op, pattrs, err := c.primOf(np)
-		if err != nil {
-			return nil, fmt.Errorf("%s: node %s: %w", c.label, name, err)
-		}
-		attrs := ir.Attrs{}
-		for _, a := range pattrs {
-			x, err := ownAttr(a, c, depth)
-			if err != nil {
-				return nil, fmt.Errorf("%s: node %s: attribute %s: %w", c.label, name, a.GetName(), err)
-			}
-			attrs[a.GetName()] = x
-		}
-		var body *ir.Graph
-		if op == "Custom" && attrs.String("type", "") == "GraphKernel" {
-			op = "GraphKernel"
-			delete(attrs, "type")
-			if fname, ok := attrs["graph_kernel_body"]; ok {
-				delete(attrs, "graph_kernel_body")
-				if body, err = c.body(fname.S, depth); err != nil {
-					return nil, fmt.Errorf("%s: node %s: %w", c.label, name, err)
-				}
-			}
-		}
-		ins := make([]*ir.Value, len(np.Input))
-		for i, in := range np.Input {
-			if in == "" {
-				continue
-			}
-			v, ok := vals[in]
-			if !ok {
-				return nil, fmt.Errorf("%s: node %s: input %q is not defined before use", c.label, name, in)
-			}
-			ins[i] = v
-		}
-		n := g.AddNode(name, op, ins, np.Output...)
-		n.Attrs = attrs
-		n.Body = body
-		for _, a := range np.NodeAttr {
-			if a.GetName() == "provenance" {
-				for _, s := range a.Strings {
-					n.Provenance = append(n.Provenance, string(s))
-				}
-			}
-		}
-		var types []*pb.TensorProto
-		for _, a := range np.Attribute {
-			if a.GetName() == "shape" {
-				for _, v := range a.Values {
-					if len(v.Tensors) > 0 {
-						types = append(types, v.Tensors[0])
-					} else {
-						types = append(types, nil)
-					}
-				}
-			}
-		}
-		for i, o := range n.Outputs {
-			if i < len(types) && types[i] != nil {
-				o.DType, o.Shape, o.DimNames = typeFromProto(types[i], true)
-			}
-			if o.Name != "" {
-				vals[o.Name] = o
-			}
-		}
-	}
-	for _, vi := range gp.Output {
-		v, ok := vals[vi.GetName()]
-		if !ok {
-			return nil, fmt.Errorf("%s: graph output %q is not produced", c.label, vi.GetName())
-		}
-		g.Outputs = append(g.Outputs, v)
-	}
-	return g, nil
-}
-
-// body converts a kernel body function once; nodes that name the same
-// function share the graph, as the writer shares one function per graph.
-func (c *conv) body(name string, depth int) (*ir.Graph, error) {
-	if g, ok := c.bodies[name]; ok {
-		if g == nil {
-			return nil, fmt.Errorf("graph kernel body %q contains itself", name)
-		}
-		return g, nil
-	}
-	fp, ok := c.funcs[name]
-	if !ok {
-		return nil, fmt.Errorf("graph kernel body %q is not in the model's functions", name)
-	}
-	if c.bodies == nil {
-		c.bodies = map[string]*ir.Graph{}
-	}
-	c.bodies[name] = nil
-	g, err := c.ownGraph(fp, depth+1)
-	if err != nil {
-		return nil, err
-	}
-	c.bodies[name] = g
-	return g, nil
-}
-
-// ownAttr decodes an attribute written by writeAttr.
-func ownAttr(a *pb.AttributeProto, c *conv, depth int) (ir.Attr, error) {
-	switch a.GetType() {
-	case pb.AttributeProto_INT64:
-		return ir.IntAttr(a.GetI()), nil
-	case pb.AttributeProto_DOUBLE:
-		return ir.FloatAttr(a.GetD()), nil
-	case pb.AttributeProto_STRING:
-		return ir.StringAttr(string(a.S)), nil
-	case pb.AttributeProto_UINT8:
-		b := a.S
-		if b == nil {
-			b = []byte{}
-		}
-		return ir.BytesAttr(b), nil
-	case pb.AttributeProto_LIST:
-		switch a.GetDocString() {
-		case "ints":
-			return ir.Attr{Kind: ir.AttrInts, Ints: append([]int64{}, a.Ints...)}, nil
-		case "floats":
-			return ir.Attr{Kind: ir.AttrFloats, Floats: append([]float64{}, a.Doubles...)}, nil
-		case "strings":
-			ss := make([]string, len(a.Strings))
-			for i, s := range a.Strings {
-				ss[i] = string(s)
-			}
-			return ir.Attr{Kind: ir.AttrStrings, Strings: ss}, nil
-		}
-	case pb.AttributeProto_TENSOR:
-		if a.T == nil {
-			return ir.Attr{}, errors.New("tensor attribute without a tensor")
-		}
-		t, err := tensorFromProto(a.T)
-		if err != nil {
-			return ir.Attr{}, err
-		}
-		return ir.TensorAttr(t), nil
-	case pb.AttributeProto_GRAPH:
-		if a.G == nil {
-			return ir.Attr{}, errors.New("graph attribute without a graph")
-		}
-		g, err := c.ownGraph(a.G, depth+1)
-		if err != nil {
-			return ir.Attr{}, err
-		}
-		return ir.Attr{Kind: ir.AttrGraph, G: g}, nil
-	}
-	return ir.Attr{}, fmt.Errorf("unexpected attribute type %s (doc %q)", a.GetType(), a.GetDocString())
-}
-
-// ---- MindSpore files ----
-
-func (c *conv) msGraph(gp *pb.GraphProto) (*ir.Graph, error) {
 	c.g = ir.NewGraph(gp.GetName())
 	c.syms = map[string]any{}
 	c.registered = map[*ir.Value]bool{}
 	c.names = map[string]bool{}
+	c.getitemNamed = map[*ir.Value]bool{}
+	c.depth = depth
 	g := c.g
 	for _, vi := range gp.Input {
 		v := &ir.Value{Name: c.uniq(vi.GetName())}
 		switch {
 		case len(vi.Tensor) > 0:
-			v.DType, v.Shape, _ = typeFromProto(vi.Tensor[0], false)
+			v.DType, v.Shape, v.DimNames = typeFromProto(vi.Tensor[0], c.own)
 		case vi.AttrInfo != nil && len(vi.AttrInfo.Tensors) > 0:
 			// a scalar input (MindSpore 2.x): attr_info holds its type
 			v.DType, _, _ = typeFromProto(vi.AttrInfo.Tensors[0], false)
@@ -472,7 +370,22 @@ func (c *conv) msGraph(gp *pb.GraphProto) (*ir.Graph, error) {
 			c.define(np, poisonVal{})
 			continue
 		}
+		if op == "Custom" {
+			res, err := c.custom(np, pattrs, ins)
+			if err != nil {
+				var u *unsupportedOp
+				if errors.As(err, &u) {
+					c.unsupported = append(c.unsupported, Unsupported{Node: name, Op: op, Reason: u.what})
+					c.define(np, poisonVal{})
+					continue
+				}
+				return nil, fmt.Errorf("%s: node %s (%s): %w", c.label, name, op, err)
+			}
+			c.define(np, res)
+			continue
+		}
 		mn := &mnode{c: c, name: name, op: op, domain: np.GetDomain(), ins: ins, attrs: map[string]any{}}
+		mn.provenance, mn.hasProvenance = provenanceOf(np)
 		for _, a := range append(append([]*pb.AttributeProto{}, pattrs...), np.Attribute...) {
 			an := a.GetName()
 			if an == "shape" || strings.HasPrefix(a.GetRefAttrName(), "shape:") {

@@ -185,7 +185,8 @@ func typeToProto(v *ir.Value) *pb.TensorProto {
 	t := &pb.TensorProto{DataType: ptr(int32(v.DType))}
 	var info typeInfo
 	if v.Shape == nil {
-		info.UnknownRank = true
+		// MindSpore's unknown rank (abstract::Shape::kShapeRankAny).
+		t.Dims = []int64{-2}
 	} else {
 		t.Dims = append([]int64{}, v.Shape...)
 		if len(t.Dims) == 0 {

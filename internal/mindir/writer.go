@@ -276,60 +276,6 @@ func (e *emitter) payload(q *part) error {
 	return nil
 }
 
-type writer struct {
-	opts      WriteOptions
-	uid       int
-	prims     []*parts
-	funcs     []*parts
-	funcNames map[*ir.Graph]string
-	usedFuncs map[string]bool
-}
-
-// Write encodes g as a MindIR model. The output is deterministic: the same
-// graph gives the same bytes. Every tensor's raw_data starts at a multiple
-// of 64 bytes from the first byte written (the file offset when w is a new
-// file).
-func Write(w io.Writer, g *ir.Graph, opts WriteOptions) error {
-	if g == nil {
-		return errors.New("mindir: nil graph")
-	}
-	wr := &writer{opts: opts, funcNames: map[*ir.Graph]string{}, usedFuncs: map[string]bool{}}
-	graph, err := wr.graph(g, "", 0)
-	if err != nil {
-		return err
-	}
-	head := &pb.ModelProto{
-		IrVersion:     ptr("0.1.1"),
-		ProducerName:  ptr(ProducerName),
-		ModelVersion:  ptr("1"),
-		LittleEndian:  ptr(true),
-		MindIrVersion: ptr(int64(pb.Version_IR_VERSION_WITH_SCALAR_GRAPH_HOLDER)),
-	}
-	if len(g.Meta) > 0 {
-		head.UserInfo = map[string]string{}
-		for k, v := range g.Meta {
-			head.UserInfo[k] = v
-		}
-	}
-	var model parts
-	if err := model.addMsg(head); err != nil {
-		return err
-	}
-	model.field(7, graph)
-	for _, f := range wr.funcs {
-		model.field(8, f)
-	}
-	for _, p := range wr.prims {
-		model.field(12, p)
-	}
-	model.layout()
-	e := &emitter{w: bufio.NewWriterSize(w, 1<<20), hdr: make([]byte, 0, 256)}
-	if err := e.emit(&model); err != nil {
-		return err
-	}
-	return e.w.Flush()
-}
-
 // WriteFile writes g to path through a temporary file in the same folder,
 // renamed into place at the end, so an error never leaves partial output.
 func WriteFile(path string, g *ir.Graph, opts WriteOptions) (err error) {
@@ -356,43 +302,155 @@ func WriteFile(path string, g *ir.Graph, opts WriteOptions) (err error) {
 	return os.Rename(tmp, path)
 }
 
-// graph encodes g; fname, when set, names a function (a kernel body).
-func (wr *writer) graph(g *ir.Graph, fname string, depth int) (*parts, error) {
+// writer holds what one Write shares between graphs: MindSpore's loader keeps
+// one name map for the main graph, every function and every primitive
+// (load_model.cc: anfnode_build_map_), so every name written is unique
+// across the whole file.
+type writer struct {
+	opts      WriteOptions
+	uid       int
+	prims     []*parts
+	funcs     []*parts
+	funcNames map[*ir.Graph]string
+	names     map[string]bool
+}
+
+// mindIRVersion is what this writer's argument convention is: primitives
+// carry their arguments as attributes (MindSpore 2.x before primitive
+// functions, and converter_lite's fusion primitives). A value >= 2 would tell
+// MindSpore that op_def arguments are node inputs (load_model.cc
+// CheckMindIRVseriosn sets generated_from_mindir_with_prim_func).
+const mindIRVersion = int64(pb.Version_IR_VERSION)
+
+// Write encodes g as a MindIR model in MindSpore's form: every IR op as the
+// primitive converter_lite writes for it (lower_ops.go), fused kernels as
+// converter_lite's GraphKernel Custom nodes, multi-output nodes as a tuple
+// read through TupleGetItem. The output is deterministic: the same graph
+// gives the same bytes. Every tensor's raw_data starts at a multiple of 64
+// bytes from the first byte written (the file offset when w is a new file).
+func Write(w io.Writer, g *ir.Graph, opts WriteOptions) error {
+	if g == nil {
+		return errors.New("mindir: nil graph")
+	}
+	wr := &writer{opts: opts, funcNames: map[*ir.Graph]string{}, names: map[string]bool{}}
+	name := g.Name
+	if name == "" {
+		name = "main"
+	}
+	wr.names[name] = true
+	graph, err := wr.graph(g, name, "", 0)
+	if err != nil {
+		return err
+	}
+	head := &pb.ModelProto{
+		IrVersion:     ptr("0.1.1"),
+		ProducerName:  ptr(ProducerName),
+		ModelVersion:  ptr("1"),
+		LittleEndian:  ptr(true),
+		MindIrVersion: ptr(mindIRVersion),
+	}
+	if len(g.Meta) > 0 {
+		head.UserInfo = map[string]string{}
+		for k, v := range g.Meta {
+			head.UserInfo[k] = v
+		}
+	}
+	var model parts
+	if err := model.addMsg(head); err != nil {
+		return err
+	}
+	model.field(7, graph)
+	for _, f := range wr.funcs {
+		model.field(8, f)
+	}
+	for _, p := range wr.prims {
+		model.field(12, p)
+	}
+	model.layout()
+	e := &emitter{w: bufio.NewWriterSize(w, 1<<20), hdr: make([]byte, 0, 256)}
+	if err := e.emit(&model); err != nil {
+		return err
+	}
+	return e.w.Flush()
+}
+
+// uniq claims a name in the file-wide name map.
+func (wr *writer) uniq(base string) string {
+	if base == "" {
+		base = "v"
+	}
+	n := base
+	for i := 1; wr.names[n]; i++ {
+		n = fmt.Sprintf("%s_%d", base, i)
+	}
+	wr.names[n] = true
+	return n
+}
+
+// graphWriter writes one graph (the main graph or a kernel body).
+type graphWriter struct {
+	wr     *writer
+	g      *ir.Graph
+	prefix string // prepended to the names of a body, so they never collide with the main graph's
+	mname  map[*ir.Value]string
+	gp     *pb.GraphProto
+	extra  []*ir.Value // constants the lowerings made
+	index  map[int]string
+	depth  int
+	// noneName is the None Constant node, made on first use.
+	noneName string
+}
+
+// name is the MindIR name of v, claimed on first use.
+func (gw *graphWriter) name(v *ir.Value) string {
+	if s, ok := gw.mname[v]; ok {
+		return s
+	}
+	s := gw.wr.uniq(gw.prefix + v.Name)
+	gw.mname[v] = s
+	return s
+}
+
+// graph encodes g under the given (already claimed) name; prefix is put
+// before every value name of a kernel body.
+func (wr *writer) graph(g *ir.Graph, name, prefix string, depth int) (*parts, error) {
 	if depth > maxDepth {
 		return nil, errors.New("mindir: graph kernels nested too deeply")
 	}
-	gp := &pb.GraphProto{Name: ptr(g.Name)}
-	if fname != "" {
-		gp.Name = ptr(fname)
-		gp.Attribute = append(gp.Attribute, &pb.AttributeProto{Name: ptr("graph_name"), S: []byte(g.Name), Type: pb.AttributeProto_STRING.Enum()})
+	gw := &graphWriter{wr: wr, g: g, prefix: prefix, mname: map[*ir.Value]string{}, depth: depth,
+		gp: &pb.GraphProto{Name: ptr(name)}, index: map[int]string{}}
+	if name != g.Name && g.Name != "" {
+		gw.gp.Attribute = append(gw.gp.Attribute, aStr("graph_name", g.Name))
 	}
-	names := map[string]*ir.Value{}
+	// Claim the graph's own names first, in order, so they stay as they are
+	// whenever they are free. Two values of one graph with one name are a
+	// broken graph, not something to rename.
+	own := map[string]*ir.Value{}
 	claim := func(v *ir.Value, what string) error {
-		if v == nil {
-			return fmt.Errorf("mindir: graph %s: %s is nil", g.Name, what)
+		if old, ok := own[v.Name]; ok && old != v {
+			return fmt.Errorf("mindir: graph %s: two values are named %q (%s)", g.Name, v.Name, what)
 		}
-		if v.Name == "" {
-			return fmt.Errorf("mindir: graph %s: %s has no name", g.Name, what)
-		}
-		if old, ok := names[v.Name]; ok && old != v {
-			return fmt.Errorf("mindir: graph %s: two values are named %q", g.Name, v.Name)
-		}
-		names[v.Name] = v
+		own[v.Name] = v
+		gw.name(v)
 		return nil
 	}
 	for _, v := range g.Inputs {
+		if v == nil || v.Name == "" {
+			return nil, fmt.Errorf("mindir: graph %s: an input has no name", g.Name)
+		}
 		if err := claim(v, "an input"); err != nil {
 			return nil, err
 		}
-		gp.Input = append(gp.Input, &pb.ValueInfoProto{Name: ptr(v.Name), Tensor: []*pb.TensorProto{typeToProto(v)}})
 	}
-	// Constants: the graph's list, then any constant a node uses that is not in it.
 	consts := append([]*ir.Value{}, g.Consts...)
 	seen := map[*ir.Value]bool{}
 	for _, v := range consts {
 		seen[v] = true
 	}
 	for _, n := range g.Nodes {
+		if n == nil {
+			return nil, fmt.Errorf("mindir: graph %s: nil node", g.Name)
+		}
 		for _, in := range n.Inputs {
 			if in != nil && in.Const != nil && !seen[in] {
 				seen[in] = true
@@ -415,41 +473,200 @@ func (wr *writer) graph(g *ir.Graph, fname string, depth int) (*parts, error) {
 		}
 	}
 	for _, n := range g.Nodes {
-		if n == nil {
-			return nil, fmt.Errorf("mindir: graph %s: nil node", g.Name)
-		}
-		np, err := wr.node(n, depth)
-		if err != nil {
-			return nil, err
-		}
 		for _, o := range n.Outputs {
-			if o != nil && o.Name == "" {
-				continue
+			if o == nil {
+				return nil, fmt.Errorf("mindir: node %s has a nil output", n.Name)
 			}
-			if err := claim(o, "an output of "+n.Name); err != nil {
-				return nil, err
+			if o.Name != "" {
+				if err := claim(o, "an output of "+n.Name); err != nil {
+					return nil, err
+				}
 			}
 		}
-		gp.Node = append(gp.Node, np)
 	}
-	for _, v := range g.Outputs {
-		if v == nil || names[v.Name] != v {
-			return nil, fmt.Errorf("mindir: graph %s: output %v is not an input, constant or node output of the graph", g.Name, v)
-		}
-		gp.Output = append(gp.Output, &pb.ValueInfoProto{Name: ptr(v.Name), Tensor: []*pb.TensorProto{typeToProto(v)}})
-	}
-	var out parts
-	if err := out.addMsg(gp); err != nil {
-		return nil, err
+	defined := map[*ir.Value]bool{}
+	for _, v := range g.Inputs {
+		defined[v] = true
+		gw.gp.Input = append(gw.gp.Input, &pb.ValueInfoProto{Name: ptr(gw.name(v)), Tensor: []*pb.TensorProto{typeToProto(v)}})
 	}
 	for _, v := range consts {
-		tp, err := wr.tensor(v.Name, v.Const, wr.opts.FP16)
+		defined[v] = true
+	}
+	for _, n := range g.Nodes {
+		if err := gw.node(n, defined); err != nil {
+			return nil, err
+		}
+	}
+	for _, v := range g.Outputs {
+		if v == nil || !defined[v] {
+			return nil, fmt.Errorf("mindir: graph %s: output %v is not an input, constant or node output of the graph", g.Name, v)
+		}
+		gw.gp.Output = append(gw.gp.Output, &pb.ValueInfoProto{Name: ptr(gw.name(v)), Tensor: []*pb.TensorProto{typeToProto(v)}})
+	}
+	var out parts
+	if err := out.addMsg(gw.gp); err != nil {
+		return nil, err
+	}
+	for _, v := range append(consts, gw.extra...) {
+		tp, err := wr.tensor(gw.name(v), v.Const, wr.opts.FP16)
 		if err != nil {
 			return nil, fmt.Errorf("mindir: graph %s: constant %s: %w", g.Name, v.Name, err)
 		}
 		out.field(3, tp)
 	}
 	return &out, nil
+}
+
+// node writes one IR node: its lowering as a CNode and, when MindSpore's
+// primitive returns a tuple, one TupleGetItem per IR output (the loader
+// registers only output(0) of a node: load_model.cc BuildCNodeForFuncGraph).
+func (gw *graphWriter) node(n *ir.Node, defined map[*ir.Value]bool) error {
+	for i, in := range n.Inputs {
+		if in != nil && !defined[in] {
+			return fmt.Errorf("mindir: node %s: input %d (%s) is not defined before use", n.Name, i, in.Name)
+		}
+	}
+	var m *msNode
+	var err error
+	if n.Op == ir.OpGraphKernel {
+		body := ""
+		if n.Body != nil {
+			if body, err = gw.wr.function(n, gw.depth); err != nil {
+				return err
+			}
+		}
+		m, err = gw.graphKernelCustom(n, body)
+	} else {
+		m, err = gw.lower(n)
+	}
+	if err != nil {
+		return fmt.Errorf("mindir: node %s (%s): %w", n.Name, n.Op, err)
+	}
+	for _, v := range gw.extra {
+		defined[v] = true
+	}
+	outs := m.outs
+	if outs == nil {
+		for _, o := range n.Outputs {
+			outs = append(outs, msOut{v: o})
+		}
+	}
+	tupled := m.tuple || len(outs) != 1
+	wr := gw.wr
+	wr.uid++
+	ref := wr.uniq(fmt.Sprintf("%s:%d", m.prim, wr.uid))
+	np := &pb.NodeProto{Name: ptr(gw.prefix + n.Name), OpType: ptr("REF::" + ref)}
+	for _, in := range m.inputs {
+		if in == nil {
+			// An absent optional input is MindSpore's None value.
+			np.Input = append(np.Input, gw.none())
+			continue
+		}
+		np.Input = append(np.Input, gw.name(in))
+	}
+	if len(outs) == 0 {
+		return fmt.Errorf("mindir: node %s (%s) has no outputs", n.Name, n.Op)
+	}
+	shape := &pb.AttributeProto{Name: ptr("shape")}
+	if tupled {
+		np.Output = []string{wr.uniq(gw.prefix + n.Name + ":tuple")}
+		shape.Type = pb.AttributeProto_TUPLE.Enum()
+		for _, o := range outs {
+			shape.Values = append(shape.Values, &pb.AttributeProto{Type: pb.AttributeProto_TENSORS.Enum(), Tensors: []*pb.TensorProto{outProto(o)}})
+		}
+	} else {
+		np.Output = []string{gw.name(outs[0].v)}
+		shape.Type = pb.AttributeProto_TENSORS.Enum()
+		shape.Tensors = []*pb.TensorProto{outProto(outs[0])}
+	}
+	np.Attribute = append(np.Attribute, shape)
+	np.NodeAttr = append(np.NodeAttr, aStrs("provenance", n.Provenance...))
+	prim := &pb.PrimitiveProto{Name: ptr(ref), OpType: ptr(m.prim), PrimType: pb.PrimitiveProto_PRIMITIVE.Enum(), Attribute: m.attrs}
+	var pp parts
+	if err := pp.addMsg(prim); err != nil {
+		return err
+	}
+	wr.prims = append(wr.prims, &pp)
+	gw.gp.Node = append(gw.gp.Node, np)
+	if tupled {
+		for i, o := range outs {
+			if o.v == nil || o.v.Name == "" {
+				continue
+			}
+			if err := gw.tupleGetItem(n, np.Output[0], i, o.v); err != nil {
+				return err
+			}
+		}
+	}
+	for _, o := range n.Outputs {
+		defined[o] = true
+	}
+	return nil
+}
+
+func outProto(o msOut) *pb.TensorProto {
+	if o.v != nil {
+		return typeToProto(o.v)
+	}
+	return typeToProto(&ir.Value{DType: o.dt, Shape: o.shape})
+}
+
+// none is the graph's None Constant node (an absent optional input).
+func (gw *graphWriter) none() string {
+	if gw.noneName == "" {
+		gw.noneName = gw.wr.uniq(gw.prefix + "none")
+		gw.gp.Node = append(gw.gp.Node, &pb.NodeProto{Name: ptr(gw.noneName), Output: []string{gw.noneName}, OpType: ptr("Constant"),
+			Attribute: []*pb.AttributeProto{{Name: ptr("value"), Type: pb.AttributeProto_NONE.Enum()}}})
+	}
+	return gw.noneName
+}
+
+// tupleGetItem writes v = TupleGetItem(tuple, i), as MindSpore reads one
+// element of a tuple output; the index is a Constant node.
+func (gw *graphWriter) tupleGetItem(n *ir.Node, tuple string, i int, v *ir.Value) error {
+	idx, ok := gw.index[i]
+	if !ok {
+		idx = gw.wr.uniq(fmt.Sprintf("%stuple_index_%d", gw.prefix, i))
+		gw.index[i] = idx
+		gw.gp.Node = append(gw.gp.Node, &pb.NodeProto{Name: ptr(idx), Output: []string{idx}, OpType: ptr("Constant"),
+			Attribute: []*pb.AttributeProto{aInt("value", int64(i))}})
+	}
+	wr := gw.wr
+	wr.uid++
+	ref := wr.uniq(fmt.Sprintf("TupleGetItem:%d", wr.uid))
+	prim := &pb.PrimitiveProto{Name: ptr(ref), OpType: ptr("TupleGetItem"), PrimType: pb.PrimitiveProto_PRIMITIVE.Enum()}
+	var pp parts
+	if err := pp.addMsg(prim); err != nil {
+		return err
+	}
+	wr.prims = append(wr.prims, &pp)
+	gw.gp.Node = append(gw.gp.Node, &pb.NodeProto{
+		Name: ptr(fmt.Sprintf("%s%s:%d", gw.prefix, n.Name, i)), OpType: ptr("REF::" + ref),
+		Input: []string{tuple, idx}, Output: []string{gw.name(v)},
+		Attribute: []*pb.AttributeProto{{Name: ptr("shape"), Type: pb.AttributeProto_TENSORS.Enum(), Tensors: []*pb.TensorProto{typeToProto(v)}}},
+	})
+	return nil
+}
+
+// function writes a kernel body once per graph as a MindIR function named
+// after kernel_name; every name inside it is prefixed with the function's
+// name, so nothing collides with the main graph.
+func (wr *writer) function(n *ir.Node, depth int) (string, error) {
+	if name, ok := wr.funcNames[n.Body]; ok {
+		return name, nil
+	}
+	base := n.Attrs.String(ir.GKKernelName, "")
+	if base == "" {
+		base = n.Name
+	}
+	name := wr.uniq(base + "_body")
+	wr.funcNames[n.Body] = name
+	body, err := wr.graph(n.Body, name, name+"/", depth+1)
+	if err != nil {
+		return "", fmt.Errorf("graph kernel %s: %w", n.Name, err)
+	}
+	wr.funcs = append(wr.funcs, body)
+	return name, nil
 }
 
 // tensor encodes a TensorProto whose data is streamed.
@@ -493,163 +710,5 @@ func (wr *writer) tensor(name string, t *ir.Tensor, fp16 bool) (*parts, error) {
 		return nil, err
 	}
 	out.payloadField(9, t.Data, half)
-	return &out, nil
-}
-
-func (wr *writer) node(n *ir.Node, depth int) (*pb.NodeProto, error) {
-	wr.uid++
-	primName := n.Op
-	attrs := n.Attrs
-	if n.Op == "GraphKernel" {
-		primName = "Custom"
-		attrs = ir.Attrs{}
-		for k, v := range n.Attrs {
-			attrs[k] = v
-		}
-		attrs["type"] = ir.StringAttr("GraphKernel")
-		if n.Body != nil {
-			fname, err := wr.function(n, depth)
-			if err != nil {
-				return nil, err
-			}
-			attrs["graph_kernel_body"] = ir.StringAttr(fname)
-		} else {
-			delete(attrs, "graph_kernel_body")
-		}
-	}
-	ref := fmt.Sprintf("%s:%d", primName, wr.uid)
-	np := &pb.NodeProto{Name: ptr(n.Name), OpType: ptr("REF::" + ref)}
-	for _, in := range n.Inputs {
-		if in == nil {
-			np.Input = append(np.Input, "")
-		} else {
-			np.Input = append(np.Input, in.Name)
-		}
-	}
-	shape := &pb.AttributeProto{Name: ptr("shape"), Type: pb.AttributeProto_TUPLE.Enum()}
-	for _, o := range n.Outputs {
-		if o == nil {
-			return nil, fmt.Errorf("mindir: node %s has a nil output", n.Name)
-		}
-		np.Output = append(np.Output, o.Name)
-		shape.Values = append(shape.Values, &pb.AttributeProto{Type: pb.AttributeProto_TENSORS.Enum(), Tensors: []*pb.TensorProto{typeToProto(o)}})
-	}
-	np.Attribute = append(np.Attribute, shape)
-	if len(n.Provenance) > 0 {
-		a := &pb.AttributeProto{Name: ptr("provenance"), Type: pb.AttributeProto_LIST.Enum(), DocString: ptr("strings")}
-		for _, s := range n.Provenance {
-			a.Strings = append(a.Strings, []byte(s))
-		}
-		np.NodeAttr = append(np.NodeAttr, a)
-	}
-	prim := &pb.PrimitiveProto{Name: ptr(ref), OpType: ptr(primName), PrimType: pb.PrimitiveProto_PRIMITIVE.Enum()}
-	var pp parts
-	if err := pp.addMsg(prim); err != nil {
-		return nil, err
-	}
-	for _, k := range attrs.Keys() {
-		ap, err := wr.attr(k, attrs[k], depth)
-		if err != nil {
-			return nil, fmt.Errorf("mindir: node %s: attribute %s: %w", n.Name, k, err)
-		}
-		pp.field(3, ap)
-	}
-	wr.prims = append(wr.prims, &pp)
-	return np, nil
-}
-
-// function writes a kernel body once per graph, named after kernel_name or
-// the node, made unique when two different bodies share a name.
-func (wr *writer) function(n *ir.Node, depth int) (string, error) {
-	if name, ok := wr.funcNames[n.Body]; ok {
-		return name, nil
-	}
-	base := n.Attrs.String("kernel_name", "")
-	if base == "" {
-		base = n.Name
-	}
-	name := base
-	for i := 1; wr.usedFuncs[name]; i++ {
-		name = fmt.Sprintf("%s_%d", base, i)
-	}
-	wr.usedFuncs[name] = true
-	wr.funcNames[n.Body] = name
-	body, err := wr.graph(n.Body, name, depth+1)
-	if err != nil {
-		return "", fmt.Errorf("graph kernel %s: %w", n.Name, err)
-	}
-	wr.funcs = append(wr.funcs, body)
-	return name, nil
-}
-
-// attr encodes an IR attribute verbatim (see ownAttr for the reverse):
-// int INT64 i, float DOUBLE d, string STRING s, bytes UINT8 s, lists LIST
-// with doc_string naming the kind, tensor TENSOR t, graph GRAPH g.
-func (wr *writer) attr(name string, a ir.Attr, depth int) (*parts, error) {
-	ap := &pb.AttributeProto{Name: ptr(name)}
-	var out parts
-	switch a.Kind {
-	case ir.AttrInt:
-		ap.Type, ap.I = pb.AttributeProto_INT64.Enum(), ptr(a.I)
-	case ir.AttrFloat:
-		ap.Type, ap.D = pb.AttributeProto_DOUBLE.Enum(), ptr(a.F)
-	case ir.AttrString:
-		ap.Type, ap.S = pb.AttributeProto_STRING.Enum(), []byte(a.S)
-	case ir.AttrBytes:
-		ap.Type = pb.AttributeProto_UINT8.Enum()
-		if len(a.B) > streamBytesAttr {
-			if err := out.addMsg(ap); err != nil {
-				return nil, err
-			}
-			out.rawField(5, a.B)
-			return &out, nil
-		}
-		ap.S = a.B
-		if ap.S == nil {
-			ap.S = []byte{}
-		}
-	case ir.AttrInts:
-		ap.Type, ap.DocString, ap.Ints = pb.AttributeProto_LIST.Enum(), ptr("ints"), a.Ints
-	case ir.AttrFloats:
-		ap.Type, ap.DocString, ap.Doubles = pb.AttributeProto_LIST.Enum(), ptr("floats"), a.Floats
-	case ir.AttrStrings:
-		ap.Type, ap.DocString = pb.AttributeProto_LIST.Enum(), ptr("strings")
-		for _, s := range a.Strings {
-			ap.Strings = append(ap.Strings, []byte(s))
-		}
-	case ir.AttrTensor:
-		if a.T == nil {
-			return nil, errors.New("nil tensor")
-		}
-		ap.Type = pb.AttributeProto_TENSOR.Enum()
-		if err := out.addMsg(ap); err != nil {
-			return nil, err
-		}
-		tp, err := wr.tensor("", a.T, false)
-		if err != nil {
-			return nil, err
-		}
-		out.field(6, tp)
-		return &out, nil
-	case ir.AttrGraph:
-		if a.G == nil {
-			return nil, errors.New("nil graph")
-		}
-		ap.Type = pb.AttributeProto_GRAPH.Enum()
-		if err := out.addMsg(ap); err != nil {
-			return nil, err
-		}
-		gp, err := wr.graph(a.G, "", depth+1)
-		if err != nil {
-			return nil, err
-		}
-		out.field(7, gp)
-		return &out, nil
-	default:
-		return nil, fmt.Errorf("unknown attribute kind %d", a.Kind)
-	}
-	if err := out.addMsg(ap); err != nil {
-		return nil, err
-	}
 	return &out, nil
 }

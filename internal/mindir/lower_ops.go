@@ -1,0 +1,48 @@
+package mindir
+
+// The lowering table: IR op -> the MindSpore primitive converter_lite writes
+// for it (mindspore-lite/tools/converter/parser/onnx/*). IR ops not listed
+// are written as Custom(type="gkconv.<op>") by customFallback. The families
+// live in their own files (lower_elem.go, lower_nn.go); their reverse, the
+// reader's mapping of those primitives, is liftTable (ops.go dispatch).
+var lowerTable = mergeTables(lowerSameTable(), lowerElemTable, lowerNNTable)
+
+// liftTable maps MindSpore primitives to readers that ops.go's dispatch
+// consults before its own cases.
+var liftTable = mergeTables(liftElemTable, liftNNTable)
+
+func mergeTables[F any](tables ...map[string]F) map[string]F {
+	out := map[string]F{}
+	for _, t := range tables {
+		for k, f := range t {
+			if _, dup := out[k]; dup {
+				panic("mindir: op " + k + " is in two lowering tables")
+			}
+			out[k] = f
+		}
+	}
+	return out
+}
+
+// lowerSameTable: ops whose IR form is MindSpore's: same name, same inputs,
+// no attributes.
+func lowerSameTable() map[string]lowerFunc {
+	t := map[string]lowerFunc{}
+	for _, op := range []string{
+		"Abs", "ACos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "Ceil", "Cos", "Cosh", "Erf", "Exp", "Floor",
+		"HSwish", "IsInf", "IsNan", "LogicalNot", "Mish", "Neg", "Reciprocal", "ReLU", "ReLU6", "Rsqrt", "Sigmoid",
+		"Sign", "Sin", "Sinh", "Softsign", "Sqrt", "Square", "Tan", "Tanh",
+		"Equal", "Greater", "GreaterEqual", "Less", "LessEqual", "LogicalAnd", "LogicalOr", "SquaredDifference",
+	} {
+		t[op] = lowerSame
+	}
+	return t
+}
+
+// lowerSame writes the node as the primitive of the same name, inputs as they are.
+func lowerSame(c *lowerCtx) (*msNode, error) {
+	if len(c.n.Attrs) > 0 {
+		return nil, errNoPrimitive
+	}
+	return &msNode{prim: c.n.Op, inputs: c.n.Inputs}, nil
+}
