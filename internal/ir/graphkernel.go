@@ -200,3 +200,26 @@ func GKBinaryAttr(process string) (name, suffix string) {
 	}
 	return "", ""
 }
+
+// Annotation attributes say where a node came from, not what it computes
+// (the expander that made a body node). Writers carry them beside an op's
+// own attributes, and lowerings to other formats never see them.
+const GKExpandFrom = "expand_from"
+
+// SourcePrimitive is set by the MindIR reader on a node that one MindSpore
+// primitive became (e.g. "Conv2D"), so the writer can write that primitive
+// form again instead of converter_lite's (Conv2DFusion).
+const SourcePrimitive = "mindspore_primitive"
+
+// AnnotationAttrs lists the annotation attributes.
+var AnnotationAttrs = []string{GKExpandFrom, SourcePrimitive}
+
+// IsAnnotation reports whether an attribute name is an annotation.
+func IsAnnotation(name string) bool {
+	for _, a := range AnnotationAttrs {
+		if a == name {
+			return true
+		}
+	}
+	return false
+}

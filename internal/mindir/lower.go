@@ -1,9 +1,11 @@
 package mindir
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
+	"sort"
 	"strings"
 
 	"gkconv/internal/ir"
@@ -30,6 +32,10 @@ type msNode struct {
 	// tuple: the primitive returns a tuple even with one output (Split into
 	// one part, TopK, ...): the writer then always adds TupleGetItem.
 	tuple bool
+	// core: a MindSpore Python primitive form (lower_core.go). Such
+	// primitives carry an instance_name, as MindSpore writes them, which is
+	// also how the reader tells them from converter_lite's forms.
+	core bool
 }
 
 type msOut struct {
@@ -78,15 +84,57 @@ func (c *lowerCtx) constInts(i int) ([]int64, bool) {
 type lowerFunc func(c *lowerCtx) (*msNode, error)
 
 // lower picks the lowering of n.
+// Annotation attributes (ir.AnnotationAttrs) are hidden from the lowering
+// and written as extra primitive attributes, which MindSpore keeps as they
+// are.
 func (gw *graphWriter) lower(n *ir.Node) (*msNode, error) {
-	c := &lowerCtx{gw: gw, n: n}
-	if f, ok := lowerTable[n.Op]; ok {
-		m, err := f(c)
-		if err == nil || !errors.Is(err, errNoPrimitive) {
-			return m, err
+	orig := n
+	var notes []string
+	for k := range n.Attrs {
+		if ir.IsAnnotation(k) {
+			notes = append(notes, k)
 		}
 	}
-	return customFallback(c)
+	if len(notes) > 0 {
+		sort.Strings(notes)
+		clean := *n
+		clean.Attrs = ir.Attrs{}
+		for k, a := range n.Attrs {
+			if !ir.IsAnnotation(k) {
+				clean.Attrs[k] = a
+			}
+		}
+		n = &clean
+	}
+	c := &lowerCtx{gw: gw, n: n}
+	m, err := (*msNode)(nil), errNoPrimitive
+	// A node read from a MindSpore file is written as the primitive it was,
+	// when that form can express it.
+	if src := orig.Attrs.String(ir.SourcePrimitive, ""); src != "" {
+		if f, ok := lowerCoreTable[src]; ok {
+			m, err = f(c)
+		}
+	}
+	if f, ok := lowerTable[n.Op]; ok && errors.Is(err, errNoPrimitive) {
+		m, err = f(c)
+	}
+	if errors.Is(err, errNoPrimitive) {
+		m, err = customFallback(c)
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range notes {
+		if k == ir.SourcePrimitive {
+			continue // used above; not a primitive attribute
+		}
+		a, err := irAttrProto(k, orig.Attrs[k])
+		if err != nil {
+			return nil, err
+		}
+		m.attrs = append(m.attrs, a)
+	}
+	return m, nil
 }
 
 // errNoPrimitive from a lowering means "this instance has no MindSpore form"
@@ -275,8 +323,7 @@ func (gw *graphWriter) graphKernelCustom(n *ir.Node, bodyName string) (*msNode, 
 		}
 		switch row.Place {
 		case ir.GKInBinaryInput:
-			t := &ir.Tensor{DType: ir.Uint8, Shape: []int64{int64(len(a.B))}, Data: a.B}
-			binary = &ir.Value{Name: kname + ir.GKBinarySuffix(k), DType: ir.Uint8, Shape: t.Shape, Const: t}
+			binary = gw.binaryInput(kname, ir.GKBinarySuffix(k), a.B)
 			if k == ir.GKKernelPTX {
 				addPair(ir.GKPTXPath, []byte(binary.Name))
 			}
@@ -305,10 +352,35 @@ func (gw *graphWriter) graphKernelCustom(n *ir.Node, bodyName string) (*msNode, 
 	m.attrs = append(m.attrs, list)
 	m.attrs = append(m.attrs, prim...)
 	if binary != nil {
-		gw.extra = append(gw.extra, binary)
 		m.inputs = append(m.inputs, binary)
 	}
 	return m, nil
+}
+
+// binaryInput is the uint8 parameter holding a kernel binary, named
+// <kernel_name><suffix> (MindSpore Lite's runtime finds the .so by that
+// suffix). Nodes that run the same kernel share one parameter, as
+// converter_lite compiles each kernel name once.
+func (gw *graphWriter) binaryInput(kname, suffix string, b []byte) *ir.Value {
+	if gw.binaries == nil {
+		gw.binaries = map[string]*ir.Value{}
+	}
+	name := kname + suffix
+	for i := 1; ; i++ {
+		v, ok := gw.binaries[name]
+		if !ok {
+			break
+		}
+		if bytes.Equal(v.Const.Data, b) {
+			return v
+		}
+		name = fmt.Sprintf("%s_%d%s", kname, i, suffix)
+	}
+	t := &ir.Tensor{DType: ir.Uint8, Shape: []int64{int64(len(b))}, Data: b}
+	v := &ir.Value{Name: name, DType: ir.Uint8, Shape: t.Shape, Const: t}
+	gw.binaries[name] = v
+	gw.extra = append(gw.extra, v)
+	return v
 }
 
 // readGraphKernelAttrs restores a GraphKernel node's IR attributes from the

@@ -811,6 +811,11 @@ func (m *mnode) reshape() (any, error) {
 	if ct, ok := s.(constTuple); ok {
 		s = ct.items
 	}
+	// A 1-D int64 constant is the IR's shape input as it is (a file this
+	// project wrote); keeping it keeps its name.
+	if v, ok := s.(*ir.Value); ok && v.Const != nil && v.DType == ir.Int64 && len(v.Shape) == 1 {
+		return m.emit1("Reshape", nil, x, v), nil
+	}
 	if shape, ok := asInts(s); ok {
 		return m.emit1("Reshape", nil, x, m.ints64("shape", shape)), nil
 	}

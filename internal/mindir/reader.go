@@ -420,6 +420,15 @@ func (c *conv) msGraph(gp *pb.GraphProto, depth int) (*ir.Graph, error) {
 			}
 			return nil, fmt.Errorf("%s: node %s (%s): %w", c.label, name, op, err)
 		}
+		restoreAnnotations(mn.emitted, pattrs)
+		// Remember MindSpore's own primitive forms (lower_core.go), from any
+		// file, so writing again keeps them.
+		if _, core := lowerCoreTable[op]; core && (!c.own || c.hasInstanceName(np)) && len(mn.emitted) == 1 && mn.emitted[0].Op != ir.OpGraphKernel {
+			if mn.emitted[0].Attrs == nil {
+				mn.emitted[0].Attrs = ir.Attrs{}
+			}
+			mn.emitted[0].Attrs[ir.SourcePrimitive] = ir.StringAttr(op)
+		}
 		c.define(np, res)
 	}
 	if len(c.unsupported) > 0 {
@@ -569,4 +578,32 @@ func outTypes(a *pb.AttributeProto) []outType {
 	}
 	walk(a, 0)
 	return out
+}
+
+// restoreAnnotations puts the annotation attributes the writer carried as
+// extra primitive attributes back on the nodes a mapping emitted.
+func restoreAnnotations(nodes []*ir.Node, pattrs []*pb.AttributeProto) {
+	for _, a := range pattrs {
+		if !ir.IsAnnotation(a.GetName()) || a.GetType() != pb.AttributeProto_STRING {
+			continue
+		}
+		for _, n := range nodes {
+			if n.Attrs == nil {
+				n.Attrs = ir.Attrs{}
+			}
+			n.Attrs[a.GetName()] = ir.StringAttr(string(a.S))
+		}
+	}
+}
+
+// hasInstanceName reports whether a node's primitive has an instance_name:
+// MindSpore's Python primitives have one; converter_lite's forms, as this
+// project writes them, do not.
+func (c *conv) hasInstanceName(np *pb.NodeProto) bool {
+	ref, ok := strings.CutPrefix(np.GetOpType(), "REF::")
+	if !ok {
+		return false
+	}
+	p := c.prims[ref]
+	return p != nil && p.InstanceName != nil
 }

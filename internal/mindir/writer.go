@@ -399,6 +399,8 @@ type graphWriter struct {
 	depth  int
 	// noneName is the None Constant node, made on first use.
 	noneName string
+	// binaries: kernel binary parameters by name.
+	binaries map[string]*ir.Value
 }
 
 // name is the MindIR name of v, claimed on first use.
@@ -582,6 +584,9 @@ func (gw *graphWriter) node(n *ir.Node, defined map[*ir.Value]bool) error {
 	np.Attribute = append(np.Attribute, shape)
 	np.NodeAttr = append(np.NodeAttr, aStrs("provenance", n.Provenance...))
 	prim := &pb.PrimitiveProto{Name: ptr(ref), OpType: ptr(m.prim), PrimType: pb.PrimitiveProto_PRIMITIVE.Enum(), Attribute: m.attrs}
+	if m.core {
+		prim.InstanceName = ptr("")
+	}
 	var pp parts
 	if err := pp.addMsg(prim); err != nil {
 		return err
