@@ -10,3 +10,4 @@
 package mindir
 
 //go:generate protoc --plugin=protoc-gen-go=/root/go/bin/protoc-gen-go --go_out=mindirpb --go_opt=paths=source_relative --go_opt=Mmind_ir.proto=gkconv/internal/mindir/mindirpb -I . mind_ir.proto
+//go:generate go run ./schemagen -src ../../../shared/reference/mindspore-src -out prims_gen.go

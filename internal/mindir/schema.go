@@ -35,7 +35,7 @@ type PrimArg struct {
 	// Type is the upstream declaration: the yaml dtype ("int", "bool",
 	// "float", "str", "tuple[int]", "list[int]", "tensor", "TypeId", ...) or
 	// the C++ setter's parameter type mapped to the same spelling
-	// ("int64_t" -> "int", "std::vector<int64_t>" -> "list[int]",
+	// ("int64_t" -> "int", "std::vector<int64_t>" -> "tuple[int]",
 	// "PadMode" -> "enum:PadMode", "Format" -> "enum:Format", ...).
 	Type string
 	// MindIR is the AttributeType an attribute of this argument is written
