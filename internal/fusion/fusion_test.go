@@ -160,12 +160,12 @@ func softmaxAndLayerNorm(t *testing.T) *ir.Graph {
 func TestExpandFlags(t *testing.T) {
 	cases := []struct {
 		flags string
-		want  []string // remaining top-level ops (the MatMul's constant weight is packed at level 2)
+		want  []string // remaining top-level ops
 	}{
-		{"--opt_level=2", []string{"GraphKernel", "PackedMatMul", "GraphKernel"}},
-		{"--opt_level=2 --disable_expand_ops=Softmax", []string{"Softmax", "PackedMatMul", "GraphKernel"}},
-		{"--opt_level=2 --enable_expand_ops_only=Softmax", []string{"GraphKernel", "PackedMatMul", "LayerNorm"}},
-		{"--opt_level=2 --fusion_ops_level=0", []string{"Softmax", "PackedMatMul", "LayerNorm"}},
+		{"--opt_level=2", []string{"GraphKernel", "MatMul", "GraphKernel"}},
+		{"--opt_level=2 --disable_expand_ops=Softmax", []string{"Softmax", "MatMul", "GraphKernel"}},
+		{"--opt_level=2 --enable_expand_ops_only=Softmax", []string{"GraphKernel", "MatMul", "LayerNorm"}},
+		{"--opt_level=2 --fusion_ops_level=0", []string{"Softmax", "MatMul", "LayerNorm"}},
 	}
 	for _, c := range cases {
 		g := softmaxAndLayerNorm(t)
@@ -535,10 +535,11 @@ func TestOpCombinerLevel3(t *testing.T) {
 	y1 := b.op("mm1", "MatMul", nil, x, b.weights(4, 3))
 	y2 := b.op("mm2", "MatMul", nil, x, b.weights(4, 5))
 	g := b.output(y1, y2)
-	// At level 3 on CPU the combined constant weight is then packed.
+	// At level 3 on CPU the combined constant weight is then marked for
+	// packing at load (and runs packed in checkEquivalent).
 	checkEquivalent(t, g, "--opt_level=3", cpuBE, 1e-6)
-	if got := topOps(g); !slices.Equal(got, []string{"PackedMatMul", "Split"}) {
-		t.Errorf("ops %v", got)
+	if got := topOps(g); !slices.Equal(got, []string{"MatMul", "Split"}) || !ir.PackBMarked(g.Nodes[0]) {
+		t.Errorf("ops %v, attrs %v", got, g.Nodes[0].Attrs)
 	}
 }
 

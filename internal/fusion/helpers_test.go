@@ -195,6 +195,7 @@ func execGraph(t *testing.T, g *ir.Graph, env map[*ir.Value]*ir.Tensor) []*ir.Te
 		}
 		return x
 	}
+	prep := kernel.NewPrep() // as a runtime session: marked MatMuls run packed
 	for _, n := range g.Nodes {
 		var in []*ir.Tensor
 		for _, v := range n.Inputs {
@@ -211,9 +212,9 @@ func execGraph(t *testing.T, g *ir.Graph, env map[*ir.Value]*ir.Tensor) []*ir.Te
 			}
 			continue
 		}
-		f, ok := kernel.Lookup(n.Op)
-		if !ok {
-			t.Fatalf("node %s: runtime has no op %s", n.Name, n.Op)
+		f, ok, err := prep.Bind(n)
+		if !ok || err != nil {
+			t.Fatalf("node %s: runtime has no op %s (%v)", n.Name, n.Op, err)
 		}
 		// Shapes may depend on data (Shape -> Reshape): infer them on a copy
 		// whose inputs carry the run-time tensors.

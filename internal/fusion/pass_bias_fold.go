@@ -45,7 +45,7 @@ func runMatMulBiasFold(st *state) (bool, string, error) {
 		}
 		add := users[v][0]
 		bias, ok := biasOperand(add, v)
-		if !ok || !isRowBias(bias, v.Shape[len(v.Shape)-1]) {
+		if !ok || !ir.IsRowBias(bias, v.Shape[len(v.Shape)-1]) {
 			continue
 		}
 		out := add.Outputs[0]
@@ -103,20 +103,4 @@ func biasOperand(add *ir.Node, v *ir.Value) (*ir.Value, bool) {
 		}
 	}
 	return nil, false
-}
-
-// isRowBias reports whether v is a float32 constant of n elements laid along
-// the last axis ([n] or [1, ..., 1, n]): one value per output column. n < 0
-// accepts any length.
-func isRowBias(v *ir.Value, n int64) bool {
-	if !v.IsConst() || v.Const.DType != ir.Float32 || len(v.Const.Shape) == 0 {
-		return false
-	}
-	s := v.Const.Shape
-	for _, d := range s[:len(s)-1] {
-		if d != 1 {
-			return false
-		}
-	}
-	return s[len(s)-1] >= 1 && (n < 0 || s[len(s)-1] == n)
 }

@@ -40,7 +40,7 @@ func TestMatMulBiasFold(t *testing.T) {
 			t.Errorf("%s: record %+v", flags, rec)
 		}
 		for _, n := range g.Nodes {
-			if n.Op != "MatMul" && n.Op != ir.OpPackedMatMul {
+			if n.Op != "MatMul" {
 				continue
 			}
 			want := 2
@@ -67,7 +67,7 @@ func TestMatMulBiasFoldOff(t *testing.T) {
 			t.Errorf("%s: record %+v", c.flags, rec)
 		}
 		for _, n := range g.Nodes {
-			if (n.Op == "MatMul" || n.Op == ir.OpPackedMatMul) && len(n.Inputs) != 2 {
+			if n.Op == "MatMul" && len(n.Inputs) != 2 {
 				t.Errorf("%s: %s got a bias", c.flags, n.Name)
 			}
 		}

@@ -152,7 +152,7 @@ func runMatMulSliceSplit(st *state) (bool, string, error) {
 		}
 		v, b := mm.Inputs[1], mm.Outputs[0]
 		if graphOut[b] || !v.IsConst() || len(v.Const.Shape) != 2 || !b.ShapeKnown() || len(b.Shape) < 2 || len(users[b]) == 0 ||
-			(len(mm.Inputs) == 3 && !isRowBias(mm.Inputs[2], -1)) {
+			(len(mm.Inputs) == 3 && !ir.IsRowBias(mm.Inputs[2], -1)) {
 			continue
 		}
 		var parts []part

@@ -6,116 +6,41 @@ import (
 	"gkconv/internal/ir"
 )
 
-// matmul_pack_b (postprocess, level 2, CPU): MindSpore Lite's MatmulPackB.
-// A MatMul whose B is a constant float32 matrix becomes PackedMatMul with B
-// packed once, here, into the panel layout of the CPU GEMM micro-kernel
-// (ir.PackB), so the runtime neither re-packs B per call nor keeps a second
-// copy: the unpacked const is dropped unless something else reads it. A bias
-// folded in by preprocess.matmul_bias_fold stays the third input.
+// matmul_pack_b (postprocess, level 2, CPU): MindSpore Lite's MatmulPackB,
+// as a mark. Every MatMul that ir.PackableMatMul accepts (float32, constant
+// rank-2 B with transpose_b either way, at most a constant row bias folded in
+// by preprocess.matmul_bias_fold) gets the attribute pack_b = 1
+// (ir.AttrPackB: an int attribute, a MindSpore bool). The node stays a plain
+// MatMul with B in MindSpore's layout, so the file holds no private op or
+// packed weight; the CPU runtime packs a marked MatMul's B once at model load
+// (ir.PackB panels) and runs it on its packed-B GEMM, dropping the mapped
+// original's pages. Unmarked MatMuls (an --optimize=none model, this pass
+// disabled) run on OpenBLAS as before, which keeps the O0-vs-O2 comparison.
 func runMatMulPackB(st *state) (bool, string, error) {
-	g := st.g
 	type key struct {
 		v      *ir.Value
 		transB bool
 	}
-	packedOf := map[key]*ir.Value{}
-	var rewritten, packedFloats int
-	orig := map[*ir.Value]bool{}
-	for _, n := range g.Nodes {
-		k, nn, transB, ok := packableMatMul(n)
+	weights := map[key]bool{}
+	var marked, floats int
+	for _, n := range st.g.Nodes {
+		k, nn, transB, ok := ir.PackableMatMul(n)
 		if !ok {
 			continue
 		}
-		b := n.Inputs[1]
-		pk := key{b, transB}
-		pv := packedOf[pk]
-		if pv == nil {
-			t := ir.PackBTensor(b.Const.F32(), k, nn, ir.PackNR, transB)
-			ir.ReleaseMapped(b.Const.Data) // one resident copy: the packed one
-			pv = g.AddConst(st.names.unique(b.Name+"_packed"), t)
-			packedOf[pk] = pv
-			packedFloats += int(t.NumElements())
+		if n.Attrs == nil {
+			n.Attrs = ir.Attrs{}
 		}
-		n.Op = ir.OpPackedMatMul
-		n.Inputs = append([]*ir.Value{n.Inputs[0], pv}, n.Inputs[2:]...)
-		n.Attrs = ir.Attrs{
-			"k":           ir.IntAttr(int64(k)),
-			"n":           ir.IntAttr(int64(nn)),
-			"nr":          ir.IntAttr(ir.PackNR),
-			"transpose_a": ir.IntAttr(n.Attrs.Int("transpose_a", 0)),
+		n.Attrs[ir.AttrPackB] = ir.IntAttr(1)
+		marked++
+		if pk := (key{n.Inputs[1], transB}); !weights[pk] {
+			weights[pk] = true
+			floats += ir.PackedLen(k, nn, ir.PackNR)
 		}
-		orig[b] = true
-		rewritten++
 	}
-	if rewritten == 0 {
+	if marked == 0 {
 		return false, "no MatMul with a constant float32 B", nil
 	}
-	kept := dropUnusedConsts(g, orig)
-	note := fmt.Sprintf("%d MatMul -> PackedMatMul, %d B packed (%.1f MiB)", rewritten, len(packedOf), float64(packedFloats)*4/(1<<20))
-	if kept > 0 {
-		note += fmt.Sprintf(", %d unpacked B kept for other users", kept)
-	}
-	return true, note, nil
-}
-
-// packableMatMul reports whether n is a top-level float32 MatMul with a
-// constant rank-2 B, and its k and n (after transpose_b).
-func packableMatMul(n *ir.Node) (k, nn int, transB, ok bool) {
-	if n.Op != "MatMul" || len(n.Inputs) < 2 || len(n.Inputs) > 3 || len(n.Outputs) != 1 {
-		return 0, 0, false, false
-	}
-	if len(n.Inputs) == 3 && !isRowBias(n.Inputs[2], -1) {
-		return 0, 0, false, false
-	}
-	a, b := n.Inputs[0], n.Inputs[1]
-	if a == nil || b == nil || !b.IsConst() || a.DType != ir.Float32 || len(a.Shape) == 0 {
-		return 0, 0, false, false
-	}
-	t := b.Const
-	if t.DType != ir.Float32 || len(t.Shape) != 2 || t.Shape[0] < 1 || t.Shape[1] < 1 ||
-		int64(len(t.F32())) < t.Shape[0]*t.Shape[1] {
-		return 0, 0, false, false
-	}
-	transB = n.Attrs.Int("transpose_b", 0) != 0
-	k, nn = int(t.Shape[0]), int(t.Shape[1])
-	if transB {
-		k, nn = nn, k
-	}
-	// A's K must match where known (a mismatched MatMul keeps its own error).
-	ka := a.Shape[len(a.Shape)-1]
-	if len(a.Shape) >= 2 && n.Attrs.Int("transpose_a", 0) != 0 {
-		ka = a.Shape[len(a.Shape)-2]
-	}
-	if ka >= 0 && int(ka) != k {
-		return 0, 0, false, false
-	}
-	return k, nn, transB, true
-}
-
-// dropUnusedConsts removes the consts in cand that no top-level node reads
-// and that are not graph outputs; it returns how many were kept.
-func dropUnusedConsts(g *ir.Graph, cand map[*ir.Value]bool) int {
-	used := map[*ir.Value]bool{}
-	for _, n := range g.Nodes {
-		for _, v := range n.Inputs {
-			used[v] = true
-		}
-	}
-	for _, v := range g.Outputs {
-		used[v] = true
-	}
-	kept := 0
-	consts := g.Consts[:0]
-	for _, v := range g.Consts {
-		if cand[v] && !used[v] {
-			continue
-		}
-		if cand[v] {
-			kept++
-		}
-		consts = append(consts, v)
-	}
-	clear(g.Consts[len(consts):])
-	g.Consts = consts
-	return kept
+	return true, fmt.Sprintf("%d MatMul marked %s=1, %d B to pack at load (%.1f MiB)",
+		marked, ir.AttrPackB, len(weights), float64(floats)*4/(1<<20)), nil
 }

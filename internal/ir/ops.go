@@ -147,8 +147,7 @@ var opTable = []OpInfo{
 	{"CumSum", "CumSum", PatternOpaque, ""},
 	{"Resize", "Resize", PatternOpaque, "inputs x, roi?, scales?, sizes?"},
 	// nn
-	{"MatMul", "MatMul", PatternOpaque, "numpy matmul; attrs transpose_a, transpose_b (last two dims); optional bias input [..., N] added after the product (MindSpore Lite MatMulFusion; from preprocess.matmul_bias_fold)"},
-	{"PackedMatMul", "", PatternOpaque, "MatMul with a constant B packed by postprocess.matmul_pack_b: inputs A, Bpacked (1-D float32, ir.PackB layout), optional bias (n float32 values, added after the product); attrs k, n, nr, transpose_a"},
+	{"MatMul", "MatMul", PatternOpaque, "numpy matmul; attrs transpose_a, transpose_b (last two dims); optional bias input [..., N] added after the product (MindSpore Lite MatMulFusion; from preprocess.matmul_bias_fold); attr pack_b (int, a MindSpore bool; ir.AttrPackB): 1 = the CPU runtime packs the constant B once at model load (ir.PackB layout, kept out of the file) and runs its packed-B GEMM, set by postprocess.matmul_pack_b on the MatMuls ir.PackableMatMul accepts; a hint only, the values are those of MatMul"},
 	{"Conv2D", "Conv", PatternOpaque, "any spatial rank; ONNX attrs (pads begin..., end...); inputs x, w, b?"},
 	{"Conv2DTranspose", "ConvTranspose", PatternOpaque, "ONNX attrs"},
 	{"AvgPool", "AveragePool", PatternOpaque, "ONNX attrs"},

@@ -37,6 +37,9 @@ type Session struct {
 	prof    bool
 	times   []time.Duration // per node, summed over runs
 	runs    int
+
+	prepWeights int   // weight copies built at preparation (packed MatMul B)
+	prepBytes   int64 // their bytes
 }
 
 // UnsupportedOpsError lists every node the op library cannot run.
@@ -47,7 +50,9 @@ func (e *UnsupportedOpsError) Error() string {
 }
 
 // NewSession checks that every op has a kernel (reporting all missing ones at
-// once) and precomputes value lifetimes.
+// once), does the ops' load-time work (a MatMul marked pack_b gets its
+// constant B packed for the packed-B GEMM, once per session) and precomputes
+// value lifetimes.
 func NewSession(g *ir.Graph, opts Options) (*Session, error) {
 	ctx := kernel.DefaultCtx()
 	if opts.Threads > 0 {
@@ -56,6 +61,7 @@ func NewSession(g *ir.Graph, opts Options) (*Session, error) {
 	s := &Session{g: g, ctx: ctx, index: map[*ir.Value]int{}, pool: newPool(), prof: opts.Profile}
 	var missing []string
 	var refused []error
+	prep := kernel.NewPrep()
 	for _, n := range g.Nodes {
 		if n.Op == "GraphKernel" {
 			// Fused kernels are checked now (hash, ISA), not at the first run.
@@ -66,12 +72,17 @@ func NewSession(g *ir.Graph, opts Options) (*Session, error) {
 			s.funcs = append(s.funcs, f)
 			continue
 		}
-		f, ok := kernel.Lookup(n.Op)
+		// Load-time work (packing marked MatMul weights) happens here, once.
+		f, ok, err := prep.Bind(n)
 		if !ok {
 			missing = append(missing, fmt.Sprintf("%s: %s", n.Name, n.Op))
 		}
+		if err != nil {
+			refused = append(refused, fmt.Errorf("node %s (%s): %w", n.Name, n.Op, err))
+		}
 		s.funcs = append(s.funcs, f)
 	}
+	s.prepWeights, s.prepBytes = prep.Weights, prep.WeightBytes
 	if len(missing) > 0 {
 		return nil, &UnsupportedOpsError{Nodes: missing}
 	}
@@ -318,6 +329,11 @@ func CheckInput(v *ir.Value, t *ir.Tensor) error {
 	}
 	return nil
 }
+
+// PreparedWeights is the number and bytes of the weight copies built when
+// the session was prepared (MatMul weights packed for the packed-B GEMM);
+// runs build none.
+func (s *Session) PreparedWeights() (int, int64) { return s.prepWeights, s.prepBytes }
 
 // ArenaBytes is the peak of pooled intermediate memory.
 func (s *Session) ArenaBytes() int64 { return s.pool.peak }

@@ -50,6 +50,71 @@ func Lookup(op string) (Func, bool) {
 	return f, ok
 }
 
+// Preparer is an op's load-time step for one node: it may do one-time work
+// on the node's constant inputs (pack a weight for a faster kernel) and
+// returns the Func that runs this node, or nil when the node keeps the op's
+// registered Func. The returned Func must compute what the registered one
+// does for the same inputs.
+type Preparer func(p *Prep, n *ir.Node) (Func, error)
+
+var preparers = map[string]Preparer{}
+
+// RegisterPreparer installs the load-time step of an IR op (at most one).
+func RegisterPreparer(op string, f Preparer) {
+	mu.Lock()
+	defer mu.Unlock()
+	if _, dup := preparers[op]; dup {
+		panic("kernel: preparer registered twice: " + op)
+	}
+	preparers[op] = f
+}
+
+// Prep is one session's preparation (model load): the load-time copies of
+// constants its preparers built, shared by the nodes that read the same
+// constant, and their count and size.
+type Prep struct {
+	memo map[any]any
+
+	// Weights and WeightBytes count the load-time weight copies built (such
+	// as packed MatMul weights) and their bytes.
+	Weights     int
+	WeightBytes int64
+}
+
+// NewPrep starts a preparation.
+func NewPrep() *Prep { return &Prep{memo: map[any]any{}} }
+
+// Once returns the value stored under key, calling build to make it the
+// first time: one load-time copy per constant however many nodes read it.
+func (p *Prep) Once(key any, build func() any) any {
+	if v, ok := p.memo[key]; ok {
+		return v
+	}
+	v := build()
+	p.memo[key] = v
+	return v
+}
+
+// Bind returns the Func that runs n: what its op's preparer returns for n,
+// else the op's registered Func. ok is false when the op has no kernel.
+func (p *Prep) Bind(n *ir.Node) (f Func, ok bool, err error) {
+	mu.RLock()
+	f, ok = registry[n.Op]
+	pf := preparers[n.Op]
+	mu.RUnlock()
+	if !ok || pf == nil {
+		return f, ok, nil
+	}
+	pfn, err := pf(p, n)
+	if err != nil {
+		return nil, true, err
+	}
+	if pfn != nil {
+		f = pfn
+	}
+	return f, true, nil
+}
+
 // Registered lists the registered ops, sorted.
 func Registered() []string {
 	mu.RLock()

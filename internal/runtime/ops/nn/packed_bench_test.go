@@ -29,7 +29,7 @@ func BenchmarkPackedVsBLAS(b *testing.B) {
 		b.Run("openblas/"+name, func(b *testing.B) {
 			benchOp(b, matMul, &ir.Node{Name: "mm", Op: "MatMul", Attrs: ir.Attrs{}}, []*ir.Tensor{a, w}, y, flops)
 		})
-		packed := PackB(w.F32(), k, n, ir.PackNR, false)
+		packed := ir.PackB(w.F32(), k, n, ir.PackNR, false)
 		bp := ir.Float32Tensor([]int64{int64(len(packed))}, packed...)
 		b.Run("packed/"+name, func(b *testing.B) {
 			benchOp(b, packedMatMul, packedNode(k, n, ir.PackNR, false), []*ir.Tensor{a, bp}, y, flops)
@@ -51,7 +51,7 @@ func BenchmarkPackedCold(b *testing.B) {
 		rng := rand.New(rand.NewSource(1))
 		a, w := randTensor(rng, int64(m), int64(k)), randTensor(rng, int64(k), int64(n))
 		y := ir.NewTensor(ir.Float32, []int64{int64(m), int64(n)})
-		packed := PackB(w.F32(), k, n, ir.PackNR, false)
+		packed := ir.PackB(w.F32(), k, n, ir.PackNR, false)
 		copies := max(2, (96<<20)/(4*len(packed))) // > 96 MiB in all: never cached
 		stride := (len(packed) + 16) * 4           // bytes; a multiple of 64
 		buf := make([]byte, copies*stride+64)      // large: page aligned
@@ -80,5 +80,23 @@ func BenchmarkPackedCold(b *testing.B) {
 				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 			})
 		}
+	}
+}
+
+// BenchmarkPackWeight is the load-time cost of packing one bert_base weight
+// (768 x 3072, both stored layouts) into its anonymous mapping.
+func BenchmarkPackWeight(b *testing.B) {
+	w := randTensor(rand.New(rand.NewSource(1)), 768, 3072)
+	for _, transB := range []bool{false, true} {
+		k, n := 768, 3072
+		if transB {
+			k, n = n, k
+		}
+		b.Run(fmt.Sprintf("transB=%v", transB), func(b *testing.B) {
+			b.SetBytes(int64(len(w.Data)))
+			for i := 0; i < b.N; i++ {
+				newPackedWeight(w, k, n, transB)
+			}
+		})
 	}
 }

@@ -1,8 +1,10 @@
 package nn
 
-// PackedMatMul: a MatMul whose constant B was packed into panels at
-// conversion time (pass postprocess.matmul_pack_b, layout in
-// internal/ir/packed_layout.go), run by the packed-B SGEMM of packed_gemm.c.
+// MatMuls marked pack_b (ir.AttrPackB, set by postprocess.matmul_pack_b):
+// at session preparation (model load) the constant B is packed once into the
+// panels of ir.PackB, the mapped original's pages are dropped, and the node
+// runs on the packed-B SGEMM of packed_gemm.c. Files keep B in MindSpore's
+// layout; the packed copy lives as long as the session.
 
 /*
 #cgo CFLAGS: -O3 -std=gnu11
@@ -11,18 +13,81 @@ package nn
 import "C"
 
 import (
+	"runtime"
 	"sync/atomic"
+	"syscall"
 	"unsafe"
 
 	"gkconv/internal/ir"
 	"gkconv/internal/runtime/kernel"
 )
 
-func init() { kernel.Register(ir.OpPackedMatMul, packedMatMul) }
+func init() { kernel.RegisterPreparer("MatMul", prepareMatMul) }
 
-// PackB packs a constant B[k, n] (or, with transB, B^T stored [n, k]) for
-// PackedMatMul; see ir.PackB.
-func PackB(b []float32, k, n, nr int, transB bool) []float32 { return ir.PackB(b, k, n, nr, transB) }
+// packedWeight is a MatMul's constant B[k, n] packed in panels of nr columns.
+type packedWeight struct {
+	src      *ir.Tensor // the constant B it was packed from
+	data     []float32  // ir.PackB layout, PackedLen(k, n, nr) floats
+	k, n, nr int
+}
+
+type packKey struct {
+	b      *ir.Tensor
+	transB bool
+}
+
+// prepareMatMul packs B of a MatMul marked pack_b that ir.PackableMatMul
+// accepts (one packed copy per session for every MatMul reading the same B
+// the same way) and returns the Func that runs it on the packed copy. Other
+// MatMuls keep matMul.
+func prepareMatMul(p *kernel.Prep, n *ir.Node) (kernel.Func, error) {
+	if !ir.PackBMarked(n) {
+		return nil, nil
+	}
+	k, nn, transB, ok := ir.PackableMatMul(n)
+	if !ok {
+		return nil, nil
+	}
+	b := n.Inputs[1].Const
+	pw := p.Once(packKey{b, transB}, func() any {
+		w := newPackedWeight(b, k, nn, transB)
+		// The packed copy is what runs from now on: drop the original's pages
+		// when it lies in the model file's mapping (they are read back from
+		// the file if another node reads it).
+		ir.ReleaseMapped(b.Data)
+		p.Weights++
+		p.WeightBytes += int64(len(w.data)) * 4
+		return w
+	}).(*packedWeight)
+	return func(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+		if len(in) < 2 || in[1] != pw.src { // not the B packed at load
+			return matMul(ctx, n, in, out)
+		}
+		return matMulPacked(ctx, n, pw, in, out)
+	}, nil
+}
+
+// newPackedWeight packs b (B [k, n], or [n, k] with transB) in panels of
+// ir.PackNR columns into an anonymous mapping, unmapped by a cleanup once the
+// packedWeight is unreachable: outside the Go heap, hundreds of MiB of
+// weights neither raise the GC's heap goal (which would let garbage grow by
+// as much) nor get scanned. The Go heap is the fallback.
+func newPackedWeight(b *ir.Tensor, k, n int, transB bool) *packedWeight {
+	size := ir.PackedLen(k, n, ir.PackNR)
+	w := &packedWeight{src: b, k: k, n: n, nr: ir.PackNR}
+	if mem, err := syscall.Mmap(-1, 0, size*4, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON); err == nil {
+		w.data = unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(mem))), size)
+		unmap := munmapPacked
+		runtime.AddCleanup(w, func(m []byte) { unmap(m) }, mem)
+	} else {
+		w.data = make([]float32, size)
+	}
+	ir.PackBInto(w.data, b.F32()[:k*n], k, n, ir.PackNR, transB)
+	return w
+}
+
+// munmapPacked frees a packed weight's mapping (a variable for tests).
+var munmapPacked = syscall.Munmap
 
 // setPackedISA forces the packed GEMM's code path ("portable", "avx2",
 // "avx512f"; "" = best) for tests; false when the CPU lacks it (the best path
@@ -36,28 +101,27 @@ func setPackedISA(name string) bool {
 // worth starting.
 const minParallelFMAs = 1 << 18
 
-func packedMatMul(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+// matMulPacked runs MatMul node n (inputs A, B, optional bias; attr
+// transpose_a) with B replaced by its packed copy pw.
+func matMulPacked(ctx *kernel.Ctx, n *ir.Node, pw *packedWeight, in, out []*ir.Tensor) error {
 	if err := need(n, in, 2); err != nil {
 		return err
 	}
-	a, bp, y := in[0], in[1], out[0]
+	a, y := in[0], out[0]
+	k, nn, nr := pw.k, pw.n, pw.nr
 	var bias []float32 // optional third input: a folded bias Add
 	if len(in) > 2 && in[2] != nil {
 		bt := in[2]
-		if bt.DType != ir.Float32 || bt.NumElements() != n.Attrs.Int("n", -1) {
-			return errf(n, "bias must be float32 with n=%d elements, got %s %v", n.Attrs.Int("n", -1), bt.DType, bt.Shape)
+		if bt.DType != ir.Float32 || bt.NumElements() != int64(nn) {
+			return errf(n, "bias must be float32 with n=%d elements, got %s %v", nn, bt.DType, bt.Shape)
 		}
 		bias = bt.F32()
 	}
-	if a.DType != ir.Float32 || bp.DType != ir.Float32 || y.DType != ir.Float32 {
-		return kernel.Unsupportedf(n, "dtypes %s x %s -> %s (float32 only)", a.DType, bp.DType, y.DType)
+	if a.DType != ir.Float32 || y.DType != ir.Float32 {
+		return kernel.Unsupportedf(n, "dtypes %s -> %s with packed B (float32 only)", a.DType, y.DType)
 	}
-	k, nn, nr := int(n.Attrs.Int("k", -1)), int(n.Attrs.Int("n", -1)), int(n.Attrs.Int("nr", -1))
-	if k < 0 || nn < 0 || nr < 1 {
-		return errf(n, "attrs k, n (>= 0) and nr (>= 1) are required, got k=%d n=%d nr=%d", k, nn, nr)
-	}
-	if len(bp.Shape) != 1 || int(bp.NumElements()) != ir.PackedLen(k, nn, nr) {
-		return errf(n, "packed B %v does not hold k=%d n=%d nr=%d (%d floats)", bp.Shape, k, nn, nr, ir.PackedLen(k, nn, nr))
+	if k < 0 || nn < 0 || nr < 1 || len(pw.data) != ir.PackedLen(k, nn, nr) {
+		return errf(n, "packed B of %d floats does not hold k=%d n=%d nr=%d", len(pw.data), k, nn, nr)
 	}
 	r := len(a.Shape)
 	if r == 0 {
@@ -80,7 +144,7 @@ func packedMatMul(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	if int(y.NumElements()) != batch*m*nn {
 		return errf(n, "output %v, expected %d elements for A %v and n=%d", y.Shape, batch*m*nn, a.Shape, nn)
 	}
-	av, bv, yv := a.F32(), bp.F32(), y.F32()
+	av, bv, yv := a.F32(), pw.data, y.F32()
 	if m == 0 || nn == 0 || batch == 0 {
 		return nil
 	}
@@ -98,6 +162,7 @@ func packedMatMul(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 			return errf(n, "%v", err)
 		}
 	}
+	runtime.KeepAlive(pw) // its cleanup unmaps bv
 	return nil
 }
 

@@ -4,7 +4,12 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"runtime"
+	"slices"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
 	"unsafe"
 
 	"gkconv/internal/ir"
@@ -38,13 +43,22 @@ func refPackedMatMul(a []float32, aShape []int64, transA bool, b []float32, k, n
 	return out
 }
 
+// packedNode is a MatMul node for packedMatMul; attrs k, n and nr describe
+// the packed B passed as its second input (a test convention only).
 func packedNode(k, n, nr int, transA bool) *ir.Node {
-	nd := &ir.Node{Name: "pm", Op: ir.OpPackedMatMul, Attrs: ir.Attrs{
+	nd := &ir.Node{Name: "pm", Op: "MatMul", Attrs: ir.Attrs{
 		"k": ir.IntAttr(int64(k)), "n": ir.IntAttr(int64(n)), "nr": ir.IntAttr(int64(nr))}}
 	if transA {
 		nd.Attrs["transpose_a"] = ir.IntAttr(1)
 	}
 	return nd
+}
+
+// packedMatMul runs matMulPacked with in[1] as the packed B that node nd
+// (packedNode) describes.
+func packedMatMul(ctx *kernel.Ctx, nd *ir.Node, in, out []*ir.Tensor) error {
+	pw := &packedWeight{data: in[1].F32(), k: int(nd.Attrs.Int("k", -1)), n: int(nd.Attrs.Int("n", -1)), nr: int(nd.Attrs.Int("nr", -1))}
+	return matMulPacked(ctx, nd, pw, in, out)
 }
 
 // outShape is what ir's shape function gives; built here so the kernel test
@@ -81,7 +95,7 @@ func runPackedAt(t *testing.T, threads int, aShape []int64, transA bool, k, n, n
 	a := randTensor(rng, aShape...)
 	b := randTensor(rng, int64(k), int64(n))
 	bStored := b.F32()
-	if transB { // the pass packs B^T stored [n, k]
+	if transB { // B^T stored [n, k], as transpose_b reads it
 		bStored = make([]float32, k*n)
 		for q := 0; q < k; q++ {
 			for j := 0; j < n; j++ {
@@ -89,7 +103,7 @@ func runPackedAt(t *testing.T, threads int, aShape []int64, transA bool, k, n, n
 			}
 		}
 	}
-	packed := PackB(bStored, k, n, nr, transB)
+	packed := ir.PackB(bStored, k, n, nr, transB)
 	bp := ir.Float32Tensor([]int64{int64(len(packed))}, packed...)
 	if bOff != 0 {
 		raw := make([]byte, 4*len(packed)+128)
@@ -101,11 +115,7 @@ func runPackedAt(t *testing.T, threads int, aShape []int64, transA bool, k, n, n
 	for i := range y.F32() { // outputs are not zeroed by the executor
 		y.F32()[i] = float32(math.NaN())
 	}
-	f, ok := kernel.Lookup(ir.OpPackedMatMul)
-	if !ok {
-		t.Fatal("PackedMatMul is not registered")
-	}
-	if err := f(&kernel.Ctx{Threads: threads}, packedNode(k, n, nr, transA), []*ir.Tensor{a, bp}, []*ir.Tensor{y}); err != nil {
+	if err := packedMatMul(&kernel.Ctx{Threads: threads}, packedNode(k, n, nr, transA), []*ir.Tensor{a, bp}, []*ir.Tensor{y}); err != nil {
 		t.Fatal(err)
 	}
 	name := fmt.Sprintf("A%v transA=%v k=%d n=%d nr=%d transB=%v threads=%d bOff=%d", aShape, transA, k, n, nr, transB, threads, bOff)
@@ -187,7 +197,7 @@ func TestPackedMatMulUnalignedB(t *testing.T) {
 }
 
 func TestPackedMatMulErrors(t *testing.T) {
-	f, _ := kernel.Lookup(ir.OpPackedMatMul)
+	f := packedMatMul
 	ctx := &kernel.Ctx{Threads: 1}
 	a := ir.NewTensor(ir.Float32, []int64{2, 4})
 	bp := ir.NewTensor(ir.Float32, []int64{int64(ir.PackedLen(4, 3, 32))})
@@ -202,30 +212,10 @@ func TestPackedMatMulErrors(t *testing.T) {
 	if err := f(ctx, packedNode(5, 3, 32, false), []*ir.Tensor{a, bp}, []*ir.Tensor{y}); err == nil {
 		t.Error("K mismatch accepted")
 	}
-	if err := f(ctx, &ir.Node{Name: "x", Op: ir.OpPackedMatMul, Attrs: ir.Attrs{}}, []*ir.Tensor{a, bp}, []*ir.Tensor{y}); err == nil {
-		t.Error("missing attrs accepted")
-	}
 	a64 := ir.NewTensor(ir.Float64, []int64{2, 4})
 	err := f(ctx, packedNode(4, 3, 32, false), []*ir.Tensor{a64, bp}, []*ir.Tensor{y})
 	if _, ok := err.(*kernel.Unsupported); !ok {
 		t.Errorf("float64 A: got %v, want Unsupported", err)
-	}
-}
-
-func TestPackB(t *testing.T) {
-	// B [2, 3] = [[1 2 3] [4 5 6]] in panels of 2: [[1 2][4 5]] [[3 0][6 0]].
-	b := []float32{1, 2, 3, 4, 5, 6}
-	want := []float32{1, 2, 4, 5, 3, 0, 6, 0}
-	got := PackB(b, 2, 3, 2, false)
-	bt := []float32{1, 4, 2, 5, 3, 6} // B^T [3, 2]
-	gotT := PackB(bt, 2, 3, 2, true)
-	for i := range want {
-		if got[i] != want[i] || gotT[i] != want[i] {
-			t.Fatalf("PackB = %v / %v (transB), want %v", got, gotT, want)
-		}
-	}
-	if len(got) != len(want) {
-		t.Fatalf("len %d, want %d", len(got), len(want))
 	}
 }
 
@@ -234,7 +224,7 @@ func TestPackB(t *testing.T) {
 func TestPackedMatMulBias(t *testing.T) {
 	rng := rand.New(rand.NewSource(5))
 	defer setPackedISA("")
-	f, _ := kernel.Lookup(ir.OpPackedMatMul)
+	f := packedMatMul
 	for _, isa := range []string{"avx512f", "avx2", "portable"} {
 		if !setPackedISA(isa) {
 			continue
@@ -245,7 +235,7 @@ func TestPackedMatMulBias(t *testing.T) {
 					a := randTensor(rng, c.a...)
 					b := randTensor(rng, int64(c.k), int64(c.n))
 					bias := randTensor(rng, int64(c.n))
-					packed := PackB(b.F32(), c.k, c.n, nr, false)
+					packed := ir.PackB(b.F32(), c.k, c.n, nr, false)
 					bp := ir.Float32Tensor([]int64{int64(len(packed))}, packed...)
 					nd := packedNode(c.k, c.n, nr, c.transA)
 					plain := ir.NewTensor(ir.Float32, packedOutShape(c.a, c.transA, c.n))
@@ -270,5 +260,156 @@ func TestPackedMatMulBias(t *testing.T) {
 	y := ir.NewTensor(ir.Float32, []int64{2, 3})
 	if err := f(&kernel.Ctx{Threads: 1}, packedNode(4, 3, 32, false), []*ir.Tensor{a, bp, ir.NewTensor(ir.Float32, []int64{4})}, []*ir.Tensor{y}); err == nil {
 		t.Error("bias of the wrong length accepted")
+	}
+}
+
+// mmValueNode is MatMul(a, b[, bias]) over ir.Values for prepareMatMul: A
+// float32 of aShape, B a constant (stored [n, k] with transB), marked pack_b.
+func mmValueNode(aShape []int64, transA bool, b *ir.Tensor, transB bool, bias *ir.Tensor) *ir.Node {
+	attrs := ir.Attrs{ir.AttrPackB: ir.IntAttr(1)}
+	if transA {
+		attrs["transpose_a"] = ir.IntAttr(1)
+	}
+	if transB {
+		attrs["transpose_b"] = ir.IntAttr(1)
+	}
+	ins := []*ir.Value{{Name: "a", DType: ir.Float32, Shape: aShape}, {Name: "b", DType: ir.Float32, Shape: b.Shape, Const: b}}
+	if bias != nil {
+		ins = append(ins, &ir.Value{Name: "bias", DType: ir.Float32, Shape: bias.Shape, Const: bias})
+	}
+	return &ir.Node{Name: "mm", Op: "MatMul", Attrs: attrs, Inputs: ins, Outputs: []*ir.Value{{Name: "y"}}}
+}
+
+// TestPrepareMatMul: a MatMul marked pack_b is bound at preparation to the
+// packed GEMM over ir.PackB(B), with exactly the numerics of calling that
+// GEMM on B packed by hand (the former PackedMatMul op), transposes and bias
+// included; two nodes reading one B share one packed copy.
+func TestPrepareMatMul(t *testing.T) {
+	rng := rand.New(rand.NewSource(9))
+	ctx := &kernel.Ctx{Threads: 2}
+	for _, c := range packedCases {
+		if c.k == 0 {
+			continue // a MatMul's constant B has no empty dim
+		}
+		for _, withBias := range []bool{false, true} {
+			a := randTensor(rng, c.a...)
+			bShape := []int64{int64(c.k), int64(c.n)}
+			if c.transB {
+				bShape = []int64{int64(c.n), int64(c.k)}
+			}
+			b := randTensor(rng, bShape...)
+			var bias *ir.Tensor
+			in := []*ir.Tensor{a, b}
+			if withBias {
+				bias = randTensor(rng, int64(c.n))
+				in = append(in, bias)
+			}
+			n := mmValueNode(c.a, c.transA, b, c.transB, bias)
+			p := kernel.NewPrep()
+			f, ok, err := p.Bind(n)
+			if !ok || err != nil || p.Weights != 1 || p.WeightBytes != int64(4*ir.PackedLen(c.k, c.n, ir.PackNR)) {
+				t.Fatalf("%+v: Bind ok=%v err=%v, %d weights %d bytes", c, ok, err, p.Weights, p.WeightBytes)
+			}
+			got := ir.NewTensor(ir.Float32, packedOutShape(c.a, c.transA, c.n))
+			if err := f(ctx, n, in, []*ir.Tensor{got}); err != nil {
+				t.Fatal(err)
+			}
+			packed := ir.PackB(b.F32(), c.k, c.n, ir.PackNR, c.transB)
+			bp := ir.Float32Tensor([]int64{int64(len(packed))}, packed...)
+			want := ir.NewTensor(ir.Float32, got.Shape)
+			ref := []*ir.Tensor{a, bp}
+			if withBias {
+				ref = append(ref, bias)
+			}
+			if err := packedMatMul(ctx, packedNode(c.k, c.n, ir.PackNR, c.transA), ref, []*ir.Tensor{want}); err != nil {
+				t.Fatal(err)
+			}
+			for i, w := range want.F32() {
+				if math.Float32bits(got.F32()[i]) != math.Float32bits(w) {
+					t.Fatalf("%+v bias=%v: element %d = %g, packed GEMM gives %g", c, withBias, i, got.F32()[i], w)
+				}
+			}
+			// A second node on the same B (same transpose) reuses the copy.
+			if _, _, err := p.Bind(mmValueNode(c.a, c.transA, b, c.transB, nil)); err != nil || p.Weights != 1 {
+				t.Fatalf("second node: err=%v, %d weights", err, p.Weights)
+			}
+		}
+	}
+}
+
+// Not packed at preparation: unmarked MatMuls, marked ones that
+// ir.PackableMatMul refuses; and a bound node given another B than the one
+// packed falls back to MatMul.
+func TestPrepareMatMulDeclines(t *testing.T) {
+	rng := rand.New(rand.NewSource(2))
+	b := randTensor(rng, 8, 4)
+	p := kernel.NewPrep()
+	unmarked := mmValueNode([]int64{3, 8}, false, b, false, nil)
+	delete(unmarked.Attrs, ir.AttrPackB)
+	mismatch := mmValueNode([]int64{3, 7}, false, b, false, nil)
+	for _, n := range []*ir.Node{unmarked, mismatch} {
+		if f, err := prepareMatMul(p, n); f != nil || err != nil {
+			t.Errorf("%v: prepared (err %v)", n.Attrs, err)
+		}
+	}
+	if p.Weights != 0 {
+		t.Errorf("%d weights packed", p.Weights)
+	}
+	n := mmValueNode([]int64{3, 8}, false, b, false, nil)
+	f, _, _ := p.Bind(n)
+	a, other := randTensor(rng, 3, 8), randTensor(rng, 8, 4)
+	got, want := ir.NewTensor(ir.Float32, []int64{3, 4}), ir.NewTensor(ir.Float32, []int64{3, 4})
+	if err := f(&kernel.Ctx{Threads: 1}, n, []*ir.Tensor{a, other}, []*ir.Tensor{got}); err != nil {
+		t.Fatal(err)
+	}
+	if err := matMul(&kernel.Ctx{Threads: 1}, n, []*ir.Tensor{a, other}, []*ir.Tensor{want}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.F32(), want.F32()) {
+		t.Errorf("another B: %v, MatMul gives %v", got.F32(), want.F32())
+	}
+}
+
+// Packed weights live in anonymous mappings that are unmapped once nothing
+// (no session's Func) reaches them.
+func TestPackedWeightUnmapped(t *testing.T) {
+	var mu sync.Mutex
+	made, freed := map[uintptr]int{}, map[uintptr]int{}
+	defer func(f func([]byte) error) { munmapPacked = f }(munmapPacked)
+	munmapPacked = func(m []byte) error {
+		mu.Lock()
+		freed[uintptr(unsafe.Pointer(&m[0]))]++
+		mu.Unlock()
+		return syscall.Munmap(m)
+	}
+	rng := rand.New(rand.NewSource(4))
+	b := randTensor(rng, 300, 200)
+	n := mmValueNode([]int64{2, 300}, false, b, false, nil)
+	for range 8 {
+		w := newPackedWeight(b, 300, 200, false)
+		mu.Lock()
+		made[uintptr(unsafe.Pointer(&w.data[0]))]++
+		mu.Unlock()
+		y := ir.NewTensor(ir.Float32, []int64{2, 200})
+		if err := matMulPacked(&kernel.Ctx{Threads: 1}, n, w, []*ir.Tensor{randTensor(rng, 2, 300), b}, []*ir.Tensor{y}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		for a, c := range made {
+			if freed[a] < c {
+				return false
+			}
+		}
+		return true
+	}
+	for i := 0; i < 200 && !done(); i++ {
+		runtime.GC()
+		time.Sleep(5 * time.Millisecond)
+	}
+	if !done() {
+		t.Errorf("packed weights not unmapped: made %v, freed %v", made, freed)
 	}
 }
