@@ -65,6 +65,7 @@ func newRootCmd() *cobra.Command {
 		return nil
 	}
 	root.AddCommand(newBenchmarkCmd(), newInspectCmd())
+	root.AddCommand(newCheckCmd())
 	root.SilenceUsage = true
 	root.SilenceErrors = true
 	return root

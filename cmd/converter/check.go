@@ -1,0 +1,83 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"gkconv/internal/mindir"
+)
+
+func newCheckCmd() *cobra.Command {
+	var modelFile string
+	cmd := &cobra.Command{
+		Use:   "check --modelFile=model.mindir",
+		Short: "Validate a .mindir file against MindSpore's loader rules (load_model.cc)",
+		Long: `check reads a MindIR file the way MindSpore's loader (mindspore/core/load_mindir/load_model.cc)
+does and lists every rule it breaks: header fields, names in the loader's shared name map (primitives,
+functions, nodes, inputs), attribute encodings, node abstracts ("shape"), parameter data, the primitive
+schema (input counts, attribute types, required attributes) and converter_lite's GraphKernel Custom layout.
+
+One line per violation: "graph/node: attr: rule: want X, got Y (load_model.cc:NNN Function)", then a
+summary. The last line is "CHECK RESULT SUCCESS:0", or "CHECK RESULT FAILED:<code>" with exit status 1
+when a rule is broken or the file cannot be checked (an ERROR: line on stderr names the file and reason).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			err := runCheck(modelFile)
+			if err != nil {
+				code := retError
+				var ee *exitError
+				if errors.As(err, &ee) {
+					code = ee.code
+				}
+				var vf *violationsFound
+				if !errors.As(err, &vf) {
+					fmt.Fprintln(os.Stderr, "ERROR:", err)
+				}
+				fmt.Printf("CHECK RESULT FAILED:%d\n", code)
+				return err
+			}
+			fmt.Println("CHECK RESULT SUCCESS:0")
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&modelFile, "modelFile", "", ".mindir model to check")
+	return cmd
+}
+
+// violationsFound: the model was checked and broke rules (already listed).
+type violationsFound struct{ n int }
+
+func (v *violationsFound) Error() string { return fmt.Sprintf("%d violation(s)", v.n) }
+
+func runCheck(modelFile string) error {
+	if modelFile == "" {
+		return failf(retParamInvalid, "--modelFile is required")
+	}
+	rep, err := mindir.CheckFile(modelFile)
+	if err != nil {
+		if !strings.Contains(err.Error(), modelFile) {
+			err = fmt.Errorf("%s: %w", modelFile, err)
+		}
+		return &exitError{code: retError, err: err}
+	}
+	for _, v := range rep.Violations {
+		fmt.Println(v)
+	}
+	if rep.Omitted > 0 {
+		fmt.Printf("... %d more violation(s) not listed\n", rep.Omitted)
+	}
+	if len(rep.Unchecked) > 0 {
+		fmt.Printf("note: %d primitive(s) not in the schema table, inputs and attributes not checked against it: %s\n",
+			len(rep.Unchecked), strings.Join(rep.Unchecked, ", "))
+	}
+	fmt.Println("Checked", rep.Summary())
+	if !rep.OK() {
+		n := len(rep.Violations) + rep.Omitted
+		return &exitError{code: retError, err: &violationsFound{n}}
+	}
+	return nil
+}

@@ -1,0 +1,926 @@
+package mindir
+
+// `converter check`: a MindIR validator that applies the rules of MindSpore's
+// own loader, mindspore/core/load_mindir/load_model.cc (MSANFModelParser,
+// MindSpore 2.x), to a file without loading it into MindSpore. Every rule
+// names the load_model.cc function and line it comes from; a Violation is
+// something that makes that loader fail, throw, log an error, or read a value
+// other than the one written (a sequence whose items sit in `ints` loads
+// empty, a scalar in the wrong field loads as 0, ...). The per-primitive rules
+// come from the primitive schema (schema.go) and the GraphKernel Custom rules
+// from converter_lite's AKG kernel builders.
+//
+// The file is mapped read-only and decoded with decodeModel, whose tensors
+// alias the mapping, so a large model is never copied.
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+
+	"google.golang.org/protobuf/encoding/protowire"
+
+	pb "gkconv/internal/mindir/mindirpb"
+)
+
+// Violation is one broken loader rule.
+type Violation struct {
+	Graph string // graph name ("model" for header rules)
+	Node  string // node output name, parameter or primitive name; "" for graph-level rules
+	Attr  string // attribute (with a path into sequences: "attr[3]"); "" when none
+	Rule  string // what the loader requires
+	Want  string
+	Got   string
+	Ref   string // "load_model.cc:NNN Function" (or the converter_lite / schema source)
+}
+
+// String renders "graph/node: attr: rule: want X, got Y (load_model.cc:NNN Function)".
+func (v Violation) String() string {
+	return fmt.Sprintf("%s/%s: %s: %s: want %s, got %s (%s)",
+		dash(v.Graph), dash(v.Node), dash(v.Attr), v.Rule, dash(v.Want), dash(v.Got), v.Ref)
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// CheckReport is the result of checking one model.
+type CheckReport struct {
+	File            string
+	Producer        string
+	ProducerVersion string // model_version (MindSpore writes its version there)
+	IRVersion       string
+	MindIRVersion   int64
+	Graphs          int // main graph + functions (+ graphs held in attributes)
+	Nodes           int
+	Primitives      int
+	Parameters      int
+	// Unchecked lists the primitives used by the model that the schema table
+	// does not know: their inputs and attributes were not checked against it.
+	Unchecked  []string
+	Violations []Violation
+	// Omitted counts violations beyond maxViolations that were not stored.
+	Omitted int
+}
+
+// OK reports whether the model broke no rule.
+func (r *CheckReport) OK() bool { return len(r.Violations) == 0 && r.Omitted == 0 }
+
+// Summary is a one-line description of the checked model and the outcome.
+func (r *CheckReport) Summary() string {
+	prod := r.Producer
+	if r.ProducerVersion != "" {
+		prod += " " + r.ProducerVersion
+	}
+	s := fmt.Sprintf("%s: %s, ir_version %s, mind_ir_version %d: %d graph(s), %d node(s), %d primitive(s), %d parameter(s): %d violation(s)",
+		r.File, dash(strings.TrimSpace(prod)), dash(r.IRVersion), r.MindIRVersion, r.Graphs, r.Nodes, r.Primitives, r.Parameters,
+		len(r.Violations)+r.Omitted)
+	if r.Omitted > 0 {
+		s += fmt.Sprintf(" (%d not listed)", r.Omitted)
+	}
+	return s
+}
+
+const (
+	// maxViolations bounds the stored list; the rest are only counted.
+	maxViolations = 10000
+	// maxCheckSize is protobuf's message limit (INT_MAX): MindSpore parses a
+	// model with ParseFromArray(buffer, SizeToInt(size)) / ParseFromIstream,
+	// which refuse anything larger; big weights must be external data.
+	maxCheckSize = math.MaxInt32
+	// protoRecursionLimit is protobuf C++'s default nesting limit, which
+	// MindSpore's ParseFromIstream/ParseFromArray keep (load_model.cc:2740, 2853).
+	protoRecursionLimit = 100
+)
+
+// checkLookup is the schema lookup used by the checker (a test hook).
+var checkLookup = LookupPrim
+
+// CheckFile maps path read-only and checks it. The error is for files that
+// cannot be checked at all: missing, not a regular file, empty, absurdly
+// large, encrypted, truncated or not a MindIR protobuf.
+func CheckFile(path string) (*CheckReport, error) {
+	st, err := os.Stat(path) // before opening: opening a FIFO would block
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file (%s): a MindIR model is a regular file", path, fileKind(st.Mode()))
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err = f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file (%s): a MindIR model is a regular file", path, fileKind(st.Mode()))
+	}
+	size := st.Size()
+	if err := checkSize(path, size); err != nil {
+		return nil, err
+	}
+	data, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		return nil, fmt.Errorf("%s: mmap: %w", path, err)
+	}
+	defer syscall.Munmap(data)
+	// Nothing of the report aliases data: names are strings copied by the
+	// decoder and raw_data is only measured.
+	return check(data, path, filepath.Dir(path))
+}
+
+// CheckBytes checks a model held in memory; name labels messages. External
+// data files are not opened (there is no directory to look in).
+func CheckBytes(data []byte, name string) (*CheckReport, error) {
+	if name == "" {
+		name = "mindir"
+	}
+	if err := checkSize(name, int64(len(data))); err != nil {
+		return nil, err
+	}
+	return check(data, name, "")
+}
+
+func fileKind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&os.ModeCharDevice != 0:
+		return "a character device"
+	case m&os.ModeDevice != 0:
+		return "a block device"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	}
+	return "mode " + m.String()
+}
+
+func checkSize(name string, size int64) error {
+	if size == 0 {
+		return fmt.Errorf("%s: empty file: not a MindIR model", name)
+	}
+	if size < 0 || size > maxCheckSize || size != int64(int(size)) {
+		return fmt.Errorf("%s: %d bytes: larger than protobuf's 2 GiB message limit, so MindSpore cannot parse it (load_model.cc:2853 LoadMindIR: ParseFromArray(buffer, SizeToInt(size))); store large weights as external data", name, size)
+	}
+	return nil
+}
+
+// check decodes and checks a model. An encrypted file (MindSpore's magic
+// numbers) is what ParseModelProto decrypts only with dec_key
+// (load_model.cc:2726-2734); without the key nothing can be checked.
+func check(data []byte, name, dir string) (rep *CheckReport, err error) {
+	defer func() {
+		// The checker never panics on input; a bug becomes an error naming the file.
+		if r := recover(); r != nil {
+			rep, err = nil, fmt.Errorf("%s: internal error checking MindIR: %v", name, r)
+		}
+	}()
+	if len(data) >= 4 {
+		if mode, ok := encryptMagic[binary.LittleEndian.Uint32(data)]; ok {
+			return nil, fmt.Errorf("%s: encrypted MindIR (MindSpore %s, magic 0x%08X): cannot be checked without the key; decrypt it with MindSpore (mindspore.load with dec_key/dec_mode) and check the plain file", name, mode, binary.LittleEndian.Uint32(data))
+		}
+	}
+	if err := checkFraming(data); err != nil {
+		return nil, fmt.Errorf("%s: not a MindIR protobuf: %w", name, err)
+	}
+	mp, err := decodeModel(data)
+	if err != nil {
+		if errors.Is(err, errTooDeep) {
+			return nil, fmt.Errorf("%s: messages nested deeper than %d levels: %w", name, maxDepth, err)
+		}
+		return nil, fmt.Errorf("%s: not a valid MindIR protobuf (%v); if the model was exported with encryption, decrypt it first", name, err)
+	}
+	if mp.Graph == nil && mp.IrVersion == nil && len(mp.Functions) == 0 && len(mp.Primitives) == 0 {
+		return nil, fmt.Errorf("%s: not a MindIR model (the protobuf has no ir_version, graph, functions or primitives)", name)
+	}
+	c := newChecker(mp, name, dir)
+	c.run()
+	return c.rep, nil
+}
+
+// checkFraming walks the top-level fields before decoding, as a stand-in for
+// ParseModelProto's ParseFromIstream (load_model.cc:2740), which rejects
+// such files: a field running past the end of the data means the file was
+// cut short; an integer ir_version is ONNX.
+func checkFraming(b []byte) error {
+	off := 0
+	for off < len(b) {
+		num, typ, n := protowire.ConsumeTag(b[off:])
+		if n < 0 {
+			return framingErr(protowire.ParseError(n), off)
+		}
+		if typ == protowire.StartGroupType || typ == protowire.EndGroupType {
+			return fmt.Errorf("group wire type for field %d at offset %d (MindIR has no groups)", num, off)
+		}
+		if num == 1 && typ == protowire.VarintType {
+			// MindIR's ir_version is a string; ONNX's (same field number) an integer.
+			return fmt.Errorf("field 1 (ir_version) is an integer: this looks like an ONNX model, not MindIR (convert it with --fmk=ONNX)")
+		}
+		m := protowire.ConsumeFieldValue(num, typ, b[off+n:])
+		if m < 0 {
+			return framingErr(protowire.ParseError(m), off)
+		}
+		off += n + m
+	}
+	return nil
+}
+
+func framingErr(err error, off int) error {
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("truncated: the field at offset %d runs past the end of the file (%w)", off, err)
+	}
+	return fmt.Errorf("invalid wire format at offset %d: %w", off, err)
+}
+
+// ---------------------------------------------------------------------------
+// The loader simulation: one name map shared by every graph, filled in the
+// order of MSANFModelParser::Parse (load_model.cc:2222): primitives, the main
+// graph's name, every function's name, the main graph, then each function in
+// file order.
+
+type defKind uint8
+
+const (
+	defPrim defKind = iota + 1
+	defGraph
+	defInput
+	defParam
+	defConst
+	defCNode
+	defReturn
+	defMeta // MetaFuncGraph:: / ClassType:: (GetAnfNode builds these on the fly)
+)
+
+func (k defKind) String() string {
+	switch k {
+	case defPrim:
+		return "primitive"
+	case defGraph:
+		return "function graph"
+	case defInput:
+		return "graph input"
+	case defParam:
+		return "parameter"
+	case defConst:
+		return "Constant node"
+	case defCNode:
+		return "CNode"
+	case defReturn:
+		return "return node"
+	case defMeta:
+		return "meta"
+	}
+	return "?"
+}
+
+type def struct {
+	kind  defKind
+	graph string
+	monad bool   // UMonad/IOMonad value, or an UpdateState result
+	op    string // CNode: primitive name (Partial, UpdateState, ...); graph: name
+	param *pb.TensorProto
+	prim  *pb.PrimitiveProto
+}
+
+type where struct {
+	graph string
+	index int // node index in the graph, -1 for inputs/parameters
+	kind  defKind
+}
+
+type secondary struct {
+	graph, node string
+	index       int
+}
+
+type checker struct {
+	mp    *pb.ModelProto
+	rep   *CheckReport
+	name  string
+	dir   string // for external data; "" for CheckBytes
+	names map[string]*def
+	// defined: every definition in the file (pre-scan), for messages about
+	// inputs used before their definition.
+	defined   map[string]where
+	secondary map[string]secondary
+	// graphsBuilt: GenerateFuncGraphValue's static cache of graphs held in
+	// attributes, by name (load_model.cc:543).
+	graphsBuilt map[string]bool
+	partials    []pendingPartial
+	unchecked   map[string]bool
+	mindIR      int64
+	ext         map[string]*extFile // external data files, by location
+	unbuilt     map[string]bool     // Constants the loader does not register
+}
+
+type pendingPartial struct {
+	graph, node, attr, ref string
+}
+
+func newChecker(mp *pb.ModelProto, name, dir string) *checker {
+	return &checker{
+		mp:          mp,
+		name:        name,
+		dir:         dir,
+		rep:         &CheckReport{File: name},
+		names:       map[string]*def{},
+		defined:     map[string]where{},
+		secondary:   map[string]secondary{},
+		graphsBuilt: map[string]bool{},
+		unchecked:   map[string]bool{},
+		unbuilt:     map[string]bool{},
+	}
+}
+
+func (c *checker) add(v Violation) {
+	if len(c.rep.Violations) >= maxViolations {
+		c.rep.Omitted++
+		return
+	}
+	c.rep.Violations = append(c.rep.Violations, v)
+}
+
+// loc is where a rule is applied.
+type loc struct {
+	graph, node, attr string
+}
+
+func (l loc) with(attr string) loc { return loc{l.graph, l.node, attr} }
+
+func (l loc) sub(suffix string) loc { return loc{l.graph, l.node, l.attr + suffix} }
+
+func (c *checker) at(l loc, rule, want, got, ref string) {
+	c.add(Violation{Graph: l.graph, Node: l.node, Attr: l.attr, Rule: rule, Want: want, Got: got, Ref: ref})
+}
+
+func (c *checker) run() {
+	mp := c.mp
+	rep := c.rep
+	rep.Producer = mp.GetProducerName()
+	rep.ProducerVersion = mp.GetModelVersion()
+	rep.IRVersion = mp.GetIrVersion()
+	rep.MindIRVersion = mp.GetMindIrVersion()
+	c.mindIR = mp.GetMindIrVersion()
+	rep.Primitives = len(mp.Primitives)
+
+	c.checkHeader()
+	c.prescan()
+
+	// load_model.cc:2229-2234 Parse: every primitive first.
+	for i, p := range mp.Primitives {
+		c.buildPrimitive(i, p)
+	}
+	// load_model.cc:2240-2244: the main graph's name, when it has one.
+	mainName := mp.GetGraph().GetName()
+	if mp.Graph == nil {
+		c.at(loc{graph: "model"}, "the model has no graph", "graph (ModelProto field 7)", "none",
+			"load_model.cc:2124 BuildFuncGraph")
+	} else if mp.Graph.Name != nil {
+		if d := c.names[mainName]; d != nil {
+			c.at(loc{graph: mainName}, "the main graph's name is already defined (the loader silently rebinds it)",
+				"a name of its own", "the name of a "+d.kind.String(), "load_model.cc:2243 Parse")
+		}
+		c.names[mainName] = &def{kind: defGraph, graph: mainName, op: mainName}
+	}
+	// load_model.cc:2245-2256: function names present and unique.
+	for i, f := range mp.Functions {
+		if f.Name == nil {
+			c.at(loc{graph: fmt.Sprintf("functions[%d]", i)}, "function graph has no name", "name", "none",
+				"load_model.cc:2249 Parse")
+			continue
+		}
+		if d := c.names[f.GetName()]; d != nil {
+			c.at(loc{graph: f.GetName()}, "duplicate function graph name", "a unique name",
+				"already the name of a "+d.kind.String(), "load_model.cc:2253 Parse")
+			continue
+		}
+		c.names[f.GetName()] = &def{kind: defGraph, graph: f.GetName(), op: f.GetName()}
+	}
+	if mp.Graph != nil {
+		c.buildGraph(mp.Graph, "", 1)
+	}
+	for i, f := range mp.Functions {
+		label := f.GetName()
+		if f.Name == nil {
+			label = fmt.Sprintf("functions[%d]", i)
+		}
+		c.buildGraph(f, label, 1)
+	}
+	c.finishPartials()
+	for p := range c.unchecked {
+		rep.Unchecked = append(rep.Unchecked, p)
+	}
+	sort.Strings(rep.Unchecked)
+}
+
+// checkHeader implements CheckModelConfigureInfo (load_model.cc:320-349):
+// producer_name and model_version present, mind_ir_version a valid
+// mind_ir::Version (<= Version_MAX), little_endian (when written) equal to
+// the loading machine's byte order (MindSpore runs on little-endian hosts).
+func (c *checker) checkHeader() {
+	mp := c.mp
+	l := loc{graph: "model"}
+	if mp.ProducerName == nil {
+		c.at(l.with("producer_name"), "producer_name is required", "present", "absent", "load_model.cc:321 CheckModelConfigureInfo")
+	}
+	if mp.ModelVersion == nil {
+		c.at(l.with("model_version"), "model_version is required", "present", "absent", "load_model.cc:328 CheckModelConfigureInfo")
+	}
+	v := mp.GetMindIrVersion()
+	if _, ok := pb.Version_name[int32(v)]; !ok || v != int64(int32(v)) {
+		c.at(l.with("mind_ir_version"), "mind_ir_version must be a mind_ir::Version", fmt.Sprintf("0..%d (Version_MAX)", versionMax()),
+			fmt.Sprint(v), "load_model.cc:339 CheckModelConfigureInfo")
+	}
+	if mp.LittleEndian != nil && !mp.GetLittleEndian() {
+		c.at(l.with("little_endian"), "byte order of the exporting and loading machines must match", "true", "false",
+			"load_model.cc:344 CheckModelConfigureInfo")
+	}
+}
+
+func versionMax() int32 {
+	var m int32
+	for k := range pb.Version_name {
+		if k > m {
+			m = k
+		}
+	}
+	return m
+}
+
+// prescan records where every name is defined, and the extra outputs of
+// multi-output nodes, to explain unresolved inputs.
+func (c *checker) prescan() {
+	scan := func(g *pb.GraphProto) {
+		gn := g.GetName()
+		for _, in := range g.Input {
+			if _, ok := c.defined[in.GetName()]; !ok {
+				c.defined[in.GetName()] = where{gn, -1, defInput}
+			}
+		}
+		for _, p := range g.Parameter {
+			if _, ok := c.defined[p.GetName()]; !ok {
+				c.defined[p.GetName()] = where{gn, -1, defParam}
+			}
+		}
+		for i, n := range g.Node {
+			if len(n.Output) == 0 {
+				continue
+			}
+			k := defCNode
+			if n.GetOpType() == "Constant" {
+				k = defConst
+			}
+			if _, ok := c.defined[n.Output[0]]; !ok {
+				c.defined[n.Output[0]] = where{gn, i, k}
+			}
+			for j, o := range n.Output[1:] {
+				if _, ok := c.secondary[o]; !ok {
+					c.secondary[o] = secondary{gn, n.Output[0], j + 1}
+				}
+			}
+		}
+	}
+	if c.mp.Graph != nil {
+		scan(c.mp.Graph)
+	}
+	for _, f := range c.mp.Functions {
+		scan(f)
+	}
+}
+
+// resolve is GetAnfNode (load_model.cc:2496-2520): MetaFuncGraph:: and
+// ClassType:: names are built on the fly, everything else must be in the
+// shared map.
+func (c *checker) resolve(name string) *def {
+	if strings.HasPrefix(name, "MetaFuncGraph::") || strings.HasPrefix(name, "ClassType::") {
+		return &def{kind: defMeta, op: name}
+	}
+	return c.names[name]
+}
+
+// define registers a name in the shared map. A CNode name already present is
+// BuildCNodeForFuncGraph's "Duplicate CNode name" exception
+// (load_model.cc:2003-2005); other definitions silently rebind the name
+// (load_model.cc:842, 1163, 1767...), which the exporter never writes
+// (mindir_exporter.cc BuildParameters: "parameter name is duplicate"), so
+// both are reported.
+func (c *checker) define(name string, d *def, l loc) {
+	if old := c.names[name]; old != nil && old.kind != defReturn {
+		if d.kind == defCNode {
+			c.at(l, "duplicate CNode name (the name map is shared by the main graph and all functions; only output(0) is registered)",
+				"a name not yet defined", "already defined as a "+old.kind.String()+inGraph(old.graph), "load_model.cc:2004 BuildCNodeForFuncGraph")
+		} else {
+			c.at(l, "name defined twice in the shared name map (the loader silently rebinds it)",
+				"a name not yet defined", "already defined as a "+old.kind.String()+inGraph(old.graph), refRebind(d.kind))
+		}
+	} else if old != nil && d.kind == defCNode {
+		c.at(l, "duplicate CNode name (a graph's return node is registered under this name)",
+			"a name not yet defined", "already defined as a "+old.kind.String()+inGraph(old.graph), "load_model.cc:2004 BuildCNodeForFuncGraph")
+	}
+	c.names[name] = d
+}
+
+func inGraph(g string) string {
+	if g == "" {
+		return ""
+	}
+	return " in graph " + g
+}
+
+func refRebind(k defKind) string {
+	switch k {
+	case defInput:
+		return "load_model.cc:1163 BuildInputForFuncGraph"
+	case defParam:
+		return "load_model.cc:842 BuildParameterForFuncGraph"
+	case defConst:
+		return "load_model.cc:1857 BuildValueNodeForFuncGraph"
+	}
+	return "load_model.cc:2222 Parse"
+}
+
+// buildPrimitive implements BuildPrimitiveNode (load_model.cc:2522-2565):
+// every attribute must load through SetPrimitiveAttrWithType /
+// GetValueFromAttributeProto (a failure fails the load), and primitive names
+// are unique (load_model.cc:2559).
+func (c *checker) buildPrimitive(i int, p *pb.PrimitiveProto) {
+	name := p.GetName()
+	l := loc{graph: "primitives", node: name}
+	if name == "" {
+		l.node = fmt.Sprintf("primitives[%d]", i)
+	}
+	if p.GetOpType() == "" {
+		c.at(l.with("op_type"), "primitive has no op_type (the loader builds Primitive(\"\"))", "the primitive's name", "empty",
+			"load_model.cc:2524 BuildPrimitiveNode")
+	}
+	for _, a := range p.Attribute {
+		c.checkValue(l.with(a.GetName()), a, modeGetValue, 0)
+	}
+	if d := c.names[name]; d != nil {
+		c.at(l, "duplicate primitive name", "a unique name", "already the name of a "+d.kind.String(),
+			"load_model.cc:2560 BuildPrimitiveNode")
+		return
+	}
+	c.names[name] = &def{kind: defPrim, prim: p, op: p.GetOpType()}
+}
+
+// buildGraph implements BuildFuncGraph (load_model.cc:2120-2150): the graph
+// needs a name; graph attributes load through GetValueFromAttributeProto
+// (BuildAttrForFuncGraph, 2106); then ImportParametersForGraph (1167),
+// ImportMapParametersForGraph (1197), ImportNodesForGraph (2080) and
+// BuildReturnForFuncGraph (2023).
+func (c *checker) buildGraph(g *pb.GraphProto, label string, depth int) {
+	c.rep.Graphs++
+	if label == "" {
+		label = g.GetName()
+	}
+	if label == "" {
+		label = "<unnamed>"
+	}
+	gl := loc{graph: label}
+	if g.Name == nil {
+		c.at(gl, "graph has no name", "name", "none", "load_model.cc:2124 BuildFuncGraph")
+	}
+	for _, a := range g.Attribute {
+		c.checkValue(gl.with(a.GetName()), a, modeGetValue, depth)
+	}
+	// ImportParametersForGraph: inputs, then parameters (load_model.cc:1167-1195).
+	for i, in := range g.Input {
+		c.buildInput(gl, i, in, depth)
+	}
+	for i, p := range g.Parameter {
+		c.rep.Parameters++
+		c.buildParameter(gl, i, p)
+	}
+	for i, mpar := range g.MapParameter {
+		c.rep.Parameters++
+		c.buildMapParameter(gl, i, mpar)
+	}
+	for i, n := range g.Node {
+		c.rep.Nodes++
+		c.buildNode(label, i, n, depth)
+	}
+	c.buildReturn(g, label)
+}
+
+// buildInput implements BuildInputForFuncGraph (load_model.cc:1098-1165).
+func (c *checker) buildInput(gl loc, i int, in *pb.ValueInfoProto, depth int) {
+	l := loc{graph: gl.graph, node: in.GetName()}
+	if in.Name == nil {
+		l.node = fmt.Sprintf("input[%d]", i)
+		c.at(l, "graph input has no name", "name", "none", "load_model.cc:1101 BuildInputForFuncGraph")
+		return
+	}
+	monad := false
+	if len(in.Tensor) > 0 {
+		if msg := c.absTensorProblem(in.Tensor[0]); msg != "" {
+			c.at(l.with("tensor[0]"), "graph input tensor type unreadable (the graph fails to load)", "a data_type of kDefaultValueSwitchMap", msg,
+				"load_model.cc:1113 BuildInputForFuncGraph")
+		}
+	} else if in.Denotation != nil {
+		monad = in.GetDenotation() == "UMonadType" || in.GetDenotation() == "IOMonadType"
+	}
+	if a := in.AttrInfo; a != nil {
+		al := l.with("attr_info")
+		if a.RefAttrName != nil {
+			c.checkOldShape(al, a, "load_model.cc:1146 BuildInputForFuncGraph")
+		} else {
+			c.checkAbstract(al, a, depth, "load_model.cc:1151 BuildInputForFuncGraph")
+		}
+		if t := a.GetType(); t == pb.AttributeProto_UMONAD || t == pb.AttributeProto_IOMONAD {
+			monad = true
+		}
+	}
+	c.define(in.GetName(), &def{kind: defInput, graph: gl.graph, monad: monad}, l)
+}
+
+// buildParameter implements BuildParameterForFuncGraph (load_model.cc:815-844).
+func (c *checker) buildParameter(gl loc, i int, p *pb.TensorProto) {
+	l := loc{graph: gl.graph, node: p.GetName()}
+	if p.Name == nil {
+		l.node = fmt.Sprintf("parameter[%d]", i)
+		c.at(l, "parameter has no name", "name", "none", "load_model.cc:819 BuildParameterForFuncGraph")
+		return
+	}
+	c.checkTensor(l, p, "load_model.cc:833 BuildParameterForFuncGraph")
+	c.define(p.GetName(), &def{kind: defParam, graph: gl.graph, param: p}, l)
+}
+
+// buildMapParameter implements BuildMapParameterFromMapTensorProto
+// (load_model.cc:951-1021): name, default value, key/value/status tensors.
+func (c *checker) buildMapParameter(gl loc, i int, p *pb.MapTensorProto) {
+	l := loc{graph: gl.graph, node: p.GetName()}
+	if p.Name == nil {
+		l.node = fmt.Sprintf("map_parameter[%d]", i)
+		c.at(l, "map parameter has no name", "name", "none", "load_model.cc:955 BuildMapParameterFromMapTensorProto")
+		return
+	}
+	const ref = "load_model.cc:970 BuildMapParameterFromMapTensorProto"
+	if p.DefaultValue == nil {
+		c.at(l.with("default_value"), "map parameter needs a default value", "present", "absent", ref)
+	} else {
+		c.checkValue(l.with("default_value"), p.DefaultValue, modeBuildValue, 1)
+	}
+	for _, t := range []struct {
+		name string
+		t    *pb.TensorProto
+	}{{"key_tensor", p.KeyTensor}, {"value_tensor", p.ValueTensor}, {"status_tensor", p.StatusTensor}} {
+		if t.t == nil {
+			c.at(l.with(t.name), "map parameter needs "+t.name, "present", "absent", ref)
+			continue
+		}
+		c.checkTensor(l.with(t.name), t.t, ref)
+	}
+	c.define(p.GetName(), &def{kind: defParam, graph: gl.graph}, l)
+}
+
+// buildReturn implements BuildReturnForFuncGraph (load_model.cc:2023-2078):
+// a graph needs at least one output and every output name must resolve;
+// with one output the loader also registers <graph>_return_prim_node and
+// <graph>_return_node.
+func (c *checker) buildReturn(g *pb.GraphProto, label string) {
+	gl := loc{graph: label}
+	if len(g.Output) == 0 {
+		c.at(gl.with("output"), "graph has no output (BuildReturnForFuncGraph returns false)", "at least 1 output", "0",
+			"load_model.cc:2077 BuildReturnForFuncGraph")
+		return
+	}
+	for i, o := range g.Output {
+		if c.resolve(o.GetName()) == nil {
+			l := gl.with(fmt.Sprintf("output[%d]", i))
+			c.at(l, "graph output does not resolve (\"Miss return node\")", "a defined name", c.explainMissing(o.GetName()),
+				"load_model.cc:2035 BuildReturnForFuncGraph")
+		}
+	}
+	if len(g.Output) == 1 {
+		name := g.GetName()
+		c.names[name+"_return_prim_node"] = &def{kind: defReturn, graph: label}
+		c.names[name+"_return_node"] = &def{kind: defReturn, graph: label}
+	}
+}
+
+// explainMissing describes why a name is not in the map.
+func (c *checker) explainMissing(name string) string {
+	if c.unbuilt[name] {
+		return fmt.Sprintf("%q, a Constant node the loader does not build (see its violation)", name)
+	}
+	if s, ok := c.secondary[name]; ok {
+		return fmt.Sprintf("%q, output(%d) of node %s%s: the loader registers only output(0); use TupleGetItem", name, s.index, s.node, inGraph(s.graph))
+	}
+	if w, ok := c.defined[name]; ok {
+		return fmt.Sprintf("%q, a %s defined later%s (the name map is filled in file order)", name, w.kind, inGraph(w.graph))
+	}
+	return fmt.Sprintf("%q, which is not defined", name)
+}
+
+const doSignaturePrefix = "S_Prim_" // kDoSignaturePrimitivePrefix
+
+// primBaseName strips MindSpore's DoSignature prefixes.
+func primBaseName(s string) string {
+	if t, ok := strings.CutPrefix(s, doSignaturePrefix); ok {
+		return t
+	}
+	if t, ok := strings.CutPrefix(s, "S-Prim-"); ok {
+		return t
+	}
+	return s
+}
+
+// buildNode implements ImportNodesForGraph's per-node step
+// (load_model.cc:2080-2104): Constant nodes through BuildValueNodeForFuncGraph,
+// everything else through BuildCNodeForFuncGraph (1971-2021).
+func (c *checker) buildNode(graph string, i int, n *pb.NodeProto, depth int) {
+	nodeName := n.GetName()
+	if len(n.Output) > 0 {
+		nodeName = n.Output[0]
+	}
+	if nodeName == "" {
+		nodeName = fmt.Sprintf("node[%d]", i)
+	}
+	l := loc{graph: graph, node: nodeName}
+	if n.GetOpType() == "Constant" {
+		c.buildValueNode(l, n, depth)
+		return
+	}
+	if n.OpType == nil {
+		c.at(l.with("op_type"), "CNode has no op_type (\"Get CNode op_type failed\")", "op_type", "none", "load_model.cc:1974 BuildCNodeForFuncGraph")
+	}
+	if len(n.Output) == 0 {
+		c.at(l.with("output"), "CNode has no output (\"Get CNode out failed\")", "1 output name", "0", "load_model.cc:1978 BuildCNodeForFuncGraph")
+	}
+	// BuildOperatorNode (load_model.cc:1881-1917).
+	op := n.GetOpType()
+	var prim *pb.PrimitiveProto
+	primName := ""
+	isPrim := false
+	if ref, ok := strings.CutPrefix(op, "REF::"); ok && ref != "" {
+		d := c.resolve(ref)
+		switch {
+		case d == nil:
+			c.at(l.with("op_type"), "REF:: op_type does not resolve (\"Can't find the ref\")", "a primitive, function graph or earlier node name",
+				c.explainMissing(ref), "load_model.cc:1891 BuildOperatorNode")
+		case d.kind == defPrim:
+			prim, primName, isPrim = d.prim, primBaseName(d.prim.GetOpType()), true
+		}
+	} else if op != "" {
+		primName, isPrim = primBaseName(op), true
+	}
+	// Inputs (load_model.cc:1991-1998): each must already be in the map.
+	monads := make([]bool, len(n.Input))
+	for k, in := range n.Input {
+		d := c.resolve(in)
+		if d == nil {
+			rule := "input is not defined before use (\"can't find in nodes have parsed\")"
+			if _, ok := c.secondary[in]; ok {
+				rule = "input uses output(1..) of a multi-output node (only output(0) is registered; MindSpore uses TupleGetItem)"
+			}
+			c.at(l.with(fmt.Sprintf("input[%d]", k)), rule, "a graph input, parameter, earlier node output(0), function or primitive name",
+				c.explainMissing(in), "load_model.cc:1995 BuildCNodeForFuncGraph")
+			continue
+		}
+		monads[k] = d.monad
+	}
+	if len(n.Output) > 0 {
+		monad := primName == "UpdateState"
+		for _, a := range n.Attribute {
+			if isShapeAttr(a) && (a.GetType() == pb.AttributeProto_UMONAD || a.GetType() == pb.AttributeProto_IOMONAD ||
+				strings.Contains(a.GetRefAttrName(), "MonadType")) {
+				monad = true
+			}
+		}
+		c.define(n.Output[0], &def{kind: defCNode, graph: graph, op: primName, monad: monad}, l)
+	}
+	// SetCNodePrimAttrAndAbstract (load_model.cc:754-783): the shape attribute
+	// builds the abstract; every other attribute goes to the primitive (and is
+	// ignored when the operator is not a primitive).
+	var shapeAttr *pb.AttributeProto
+	for _, a := range n.Attribute {
+		al := l.with(attrLabel(a))
+		if isShapeAttr(a) {
+			shapeAttr = a
+			if a.RefAttrName != nil {
+				c.checkOldShape(al, a, "load_model.cc:764 SetCNodePrimAttrAndAbstract")
+			} else {
+				c.checkAbstract(al, a, depth, "load_model.cc:774 SetCNodePrimAttrAndAbstract")
+			}
+			continue
+		}
+		if !isPrim {
+			continue
+		}
+		if a.RefAttrName != nil {
+			c.checkOldCNodeAttr(al, a)
+		} else {
+			c.checkValue(al, a, modeGetValue, depth)
+		}
+	}
+	// BuildAttrForCNode (load_model.cc:2658-2677).
+	for _, a := range n.NodeAttr {
+		c.checkValue(l.with("node_attr:"+a.GetName()), a, modeGetValue, depth)
+	}
+	for _, a := range n.PrimalAttr {
+		c.checkValue(l.with("primal_attr:"+a.GetName()), a, modeGetValue, depth)
+	}
+	// A node written with several outputs: its abstract must be a tuple of
+	// that many elements; the extra names are unusable (checked at each use).
+	if len(n.Output) > 1 {
+		c.checkTupleShape(l, shapeAttr, len(n.Output), "the node lists "+fmt.Sprint(len(n.Output))+" outputs",
+			"load_model.cc:1955 SetCNodeAbstract")
+	}
+	if isPrim {
+		attrs := make([]*pb.AttributeProto, 0, len(n.Attribute))
+		if prim != nil {
+			attrs = append(attrs, prim.Attribute...)
+		}
+		for _, a := range n.Attribute {
+			if !isShapeAttr(a) {
+				attrs = append(attrs, a)
+			}
+		}
+		c.checkSchema(l, primName, prim, attrs, n.Input, monads, shapeAttr)
+		if primName == "Custom" {
+			c.checkGraphKernel(l, attrs, n.Input)
+		}
+	}
+}
+
+func isShapeAttr(a *pb.AttributeProto) bool {
+	if a.RefAttrName != nil {
+		return strings.Contains(a.GetRefAttrName(), "shape:")
+	}
+	return a.GetName() == "shape"
+}
+
+func attrLabel(a *pb.AttributeProto) string {
+	if a.GetName() != "" {
+		return a.GetName()
+	}
+	if a.RefAttrName != nil {
+		return a.GetRefAttrName()
+	}
+	return "attribute"
+}
+
+// buildValueNode implements BuildValueNodeForFuncGraph (load_model.cc:1857-1868).
+func (c *checker) buildValueNode(l loc, n *pb.NodeProto, depth int) {
+	if len(n.Output) == 0 {
+		c.at(l.with("output"), "Constant node has no output (\"The Proto output is empty\")", "1 output name", "0",
+			"load_model.cc:1859 BuildValueNodeForFuncGraph")
+		return
+	}
+	if len(n.Attribute) == 0 {
+		c.at(l.with("attribute"), "Constant node has no value attribute (the loader reads attribute(0))", "1 attribute", "0",
+			"load_model.cc:1863 BuildValueNodeForFuncGraph")
+		return
+	}
+	a := n.Attribute[0]
+	al := l.with(attrLabel(a))
+	monad := false
+	registered := true
+	if a.RefAttrName != nil {
+		registered = c.checkOldValueNode(al, a)
+		monad = strings.HasPrefix(a.GetRefAttrName(), "Monad")
+	} else {
+		c.checkValue(al, a, modeBuildValue, depth)
+		monad = a.GetType() == pb.AttributeProto_UMONAD || a.GetType() == pb.AttributeProto_IOMONAD
+	}
+	if registered {
+		c.define(n.Output[0], &def{kind: defConst, graph: l.graph, monad: monad}, l)
+	} else {
+		c.unbuilt[n.Output[0]] = true
+	}
+}
+
+// finishPartials implements the PARTIALCLOSURE case of BuildAbstractFunction
+// (load_model.cc:2579-2623): the closure names a Partial CNode. The loader
+// retries unresolved abstracts after all graphs (TrytoBuildCNodeAbstract,
+// 2196), so the name is looked up in the final map.
+func (c *checker) finishPartials() {
+	for _, p := range c.partials {
+		d := c.resolve(p.ref)
+		l := loc{p.graph, p.node, p.attr}
+		if d == nil {
+			c.at(l, "PARTIALCLOSURE names no node", "the name of a Partial CNode", fmt.Sprintf("%q, which is not defined", p.ref),
+				"load_model.cc:2579 BuildAbstractFunction")
+		} else if d.kind != defCNode || d.op != "Partial" {
+			c.at(l, "PARTIALCLOSURE must name a Partial CNode (\"Not partial CNode\")", "a Partial CNode",
+				fmt.Sprintf("%q, a %s %s", p.ref, d.kind, d.op), "load_model.cc:2585 BuildAbstractFunction")
+		}
+	}
+}
