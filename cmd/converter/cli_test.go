@@ -10,6 +10,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"gkconv/internal/mindir"
 	"gkconv/internal/onnx/onnxbuild"
 	"gkconv/internal/onnx/onnxpb"
 )
@@ -50,7 +51,40 @@ func runCLI(t *testing.T, env []string, args ...string) cliResult {
 	} else if err != nil {
 		t.Fatal(err)
 	}
+	if code == 0 {
+		checkWritten(t, args)
+	}
 	return cliResult{code, so.String(), se.String()}
+}
+
+// checkWritten runs `converter check`'s validator (MindSpore's loader rules
+// and the primitive schema) on every .mindir a successful conversion in the
+// tests writes, so no test can produce a file MindSpore would not load.
+func checkWritten(t *testing.T, args []string) {
+	t.Helper()
+	out := ""
+	for _, a := range args {
+		if v, ok := strings.CutPrefix(a, "--outputFile="); ok {
+			out = v
+		}
+		if a == "benchmark" || a == "inspect" || a == "check" {
+			return
+		}
+	}
+	if out == "" {
+		return
+	}
+	if !strings.HasSuffix(out, ".mindir") {
+		out += ".mindir"
+	}
+	rep, err := mindir.CheckFile(out)
+	if err != nil {
+		t.Errorf("check %s: %v", out, err)
+		return
+	}
+	for _, v := range rep.Violations {
+		t.Errorf("check %s: %s", out, v)
+	}
 }
 
 func lastLine(s string) string {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 
 	"gkconv/internal/ir"
 	"gkconv/internal/mindir"
@@ -24,6 +25,14 @@ func roundTrip(g *ir.Graph, _ fusionMode) (*ir.Graph, error) {
 	var buf bytes.Buffer
 	if err := mindir.Write(&buf, g, mindir.WriteOptions{}); err != nil {
 		return nil, err
+	}
+	// Every file the suite writes must pass MindSpore's loader rules.
+	rep, err := mindir.CheckBytes(buf.Bytes(), g.Name)
+	if err != nil {
+		return nil, fmt.Errorf("check: %w", err)
+	}
+	if !rep.OK() {
+		return nil, fmt.Errorf("check: %d violation(s), first: %s", len(rep.Violations), rep.Violations[0])
 	}
 	return mindir.Parse(buf.Bytes())
 }
