@@ -543,3 +543,26 @@ func customAttrValue(a *pb.AttributeProto) (ir.Attr, error) {
 	}
 	return ir.Attr{}, fmt.Errorf("unexpected attribute type %s", a.GetType())
 }
+
+// LoweredPrimitive says which MindSpore primitive the writer writes for n
+// (Custom with a gkconv.<op> type when MindSpore has none for this form).
+// It lowers the node alone, outside any file.
+func LoweredPrimitive(n *ir.Node) (prim, customType string, err error) {
+	wr := &writer{funcNames: map[*ir.Graph]string{}, names: map[string]bool{}}
+	gw := &graphWriter{wr: wr, g: ir.NewGraph("doc"), mname: map[*ir.Value]string{}, gp: &pb.GraphProto{}, index: map[int]string{}}
+	var m *msNode
+	if n.Op == ir.OpGraphKernel {
+		m, err = gw.graphKernelCustom(n, "")
+	} else {
+		m, err = gw.lower(n)
+	}
+	if err != nil {
+		return "", "", err
+	}
+	for _, a := range m.attrs {
+		if m.prim == "Custom" && a.GetName() == ir.GKCustomType {
+			customType = string(a.S)
+		}
+	}
+	return m.prim, customType, nil
+}
