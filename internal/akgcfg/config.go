@@ -103,10 +103,20 @@ func Load(configPath, env string) (*Config, []Warning, error) {
 	return cfg, cfg.Warnings, nil
 }
 
+// maxConfigSize bounds what LoadConfigFile reads.
+const maxConfigSize = 16 << 20
+
 // LoadConfigFile reads a converter_lite INI config file. Every key=value of
 // [graph_kernel_param] becomes a --key=value flag (no whitelist); the other
 // known sections are kept as maps. Errors name file, line and key.
 func LoadConfigFile(path string) (*Config, error) {
+	// Stat first: a FIFO or device given as the config would block or never
+	// end; a config file is small.
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		return nil, &Error{File: path, Msg: fmt.Sprintf("cannot read config file: not a regular file (%s)", st.Mode().Type())}
+	} else if err == nil && st.Size() > maxConfigSize {
+		return nil, &Error{File: path, Msg: fmt.Sprintf("cannot read config file: %d bytes, more than a config file can be (%d)", st.Size(), maxConfigSize)}
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		msg := err.Error()

@@ -263,6 +263,13 @@ func (l *loader) mapSide(location string) ([]byte, error) {
 
 // mmapFile maps a whole file read-only; an empty file gives an empty slice.
 func mmapFile(path string) ([]byte, error) {
+	// Stat before open: opening a FIFO for reading blocks until a writer
+	// comes, so a FIFO or device given as a model would hang forever.
+	if st, err := os.Stat(path); err != nil {
+		return nil, err
+	} else if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file (%s)", path, st.Mode().Type())
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err

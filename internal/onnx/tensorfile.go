@@ -12,6 +12,12 @@ import (
 // test_data_set_N/input_K.pb, and returns the tensor and its name ("" when
 // the file has none). The data is owned by the caller.
 func ReadTensorFile(path string) (*ir.Tensor, string, error) {
+	// Stat first: a FIFO or device would block or never end.
+	if st, err := os.Stat(path); err != nil {
+		return nil, "", err
+	} else if !st.Mode().IsRegular() {
+		return nil, "", fmt.Errorf("%s: not a regular file (%s)", path, st.Mode().Type())
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, "", err
