@@ -28,6 +28,13 @@ func InferNode(n *Node) error {
 	if err := f(n); err != nil {
 		return fmt.Errorf("node %s (%s): %w", n.Name, n.Op, err)
 	}
+	for i, o := range n.Outputs {
+		if o != nil && o.Shape != nil {
+			if err := CheckSize(o.Shape, o.DType); err != nil {
+				return fmt.Errorf("node %s (%s): output %d: %w", n.Name, n.Op, i, err)
+			}
+		}
+	}
 	return nil
 }
 

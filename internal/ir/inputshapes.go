@@ -54,6 +54,9 @@ func (g *Graph) FixInputShapes(shapes map[string][]int64) error {
 				dimNames[i] = ""
 			}
 		}
+		if err := CheckSize(shape, v.DType); err != nil {
+			return fmt.Errorf("input %s: %w", name, err)
+		}
 		v.Shape = shape
 		v.DimNames = nil
 		for _, n := range dimNames {

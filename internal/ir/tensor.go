@@ -18,16 +18,58 @@ type Tensor struct {
 	Strings []string
 }
 
-// NumElements of a shape; 1 for a scalar, -1 if any dim is unknown.
+// NumElements of a shape; 1 for a scalar, -1 if any dim is unknown. A
+// product past int64 saturates at math.MaxInt64, so a huge shape never
+// wraps around to a small count (shape inference refuses such shapes, see
+// CheckSize).
 func NumElements(shape []int64) int64 {
+	n, ok := CheckedNumElements(shape)
+	if !ok {
+		return math.MaxInt64
+	}
+	return n
+}
+
+// CheckedNumElements is NumElements reporting overflow instead of saturating.
+func CheckedNumElements(shape []int64) (int64, bool) {
 	n := int64(1)
+	unknown := false
 	for _, d := range shape {
 		if d < 0 {
-			return -1
+			unknown = true
+			continue
+		}
+		if d != 0 && n > math.MaxInt64/d {
+			return 0, false
 		}
 		n *= d
 	}
-	return n
+	if unknown {
+		return -1, true
+	}
+	return n, true
+}
+
+// MaxTensorBytes bounds a tensor's byte size (1 TiB): no graph this
+// converter handles needs more, and sizes past it are input errors (a
+// --inputShape typo), which must fail clearly, not overflow.
+const MaxTensorBytes = int64(1) << 40
+
+// CheckSize reports a shape whose element count or byte size (elements of
+// dt) overflows or exceeds MaxTensorBytes.
+func CheckSize(shape []int64, dt DType) error {
+	n, ok := CheckedNumElements(shape)
+	if !ok {
+		return fmt.Errorf("shape %v has more elements than an int64 can count", shape)
+	}
+	size := int64(dt.Size())
+	if size == 0 {
+		size = 1
+	}
+	if n > 0 && n > MaxTensorBytes/size {
+		return fmt.Errorf("shape %v of %s is larger than %d bytes", shape, dt, MaxTensorBytes)
+	}
+	return nil
 }
 
 func (t *Tensor) NumElements() int64 { return NumElements(t.Shape) }
