@@ -32,6 +32,10 @@ type msNode struct {
 	// tuple: the primitive returns a tuple even with one output (Split into
 	// one part, TopK, ...): the writer then always adds TupleGetItem.
 	tuple bool
+	// pack, when set, makes inputs[pack[0]:pack[1]] one node input: a
+	// MakeTuple of them, as MindSpore passes a tuple[tensor] argument
+	// (Concat's tensors, AddN's x, Einsum's x).
+	pack *[2]int
 	// core: a MindSpore Python primitive form (lower_core.go). Such
 	// primitives carry an instance_name, as MindSpore writes them, which is
 	// also how the reader tells them from converter_lite's forms.
@@ -42,6 +46,14 @@ type msOut struct {
 	v     *ir.Value
 	dt    ir.DType
 	shape []int64
+}
+
+// nodeInputs is the number of inputs the CNode gets (a packed group is one).
+func (m *msNode) nodeInputs() int {
+	if m.pack == nil {
+		return len(m.inputs)
+	}
+	return len(m.inputs) - (m.pack[1] - m.pack[0]) + 1
 }
 
 // lowerCtx is what a lowering may use.

@@ -25,13 +25,14 @@ func mergeTables[F any](tables ...map[string]F) map[string]F {
 }
 
 // lowerSameTable: ops whose IR form is MindSpore's: same name, same inputs,
-// no attributes.
+// no attributes. (Exp, ReLU, Sigmoid and Tanh, which converter_lite writes as
+// ExpFusion and Activation, are in lower_elem.go.)
 func lowerSameTable() map[string]lowerFunc {
 	t := map[string]lowerFunc{}
 	for _, op := range []string{
-		"Abs", "ACos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "Ceil", "Cos", "Cosh", "Erf", "Exp", "Floor",
-		"HSwish", "IsInf", "IsNan", "LogicalNot", "Mish", "Neg", "Reciprocal", "ReLU", "ReLU6", "Rsqrt", "Sigmoid",
-		"Sign", "Sin", "Sinh", "Softsign", "Sqrt", "Square", "Tan", "Tanh",
+		"Abs", "ACos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "Ceil", "Cos", "Cosh", "Erf", "Floor",
+		"HSwish", "IsInf", "IsNan", "LogicalNot", "Mish", "Neg", "Reciprocal", "ReLU6", "Rsqrt",
+		"Sign", "Sin", "Sinh", "Softsign", "Sqrt", "Square", "Tan",
 		"Equal", "Greater", "GreaterEqual", "Less", "LessEqual", "LogicalAnd", "LogicalOr", "SquaredDifference",
 	} {
 		t[op] = lowerSame

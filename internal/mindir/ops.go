@@ -828,7 +828,7 @@ func (m *mnode) reshape() (any, error) {
 // mindTypeIDs maps MindSpore TypeId numbers (Cast given an integer type).
 var mindTypeIDs = map[int64]ir.DType{
 	30: ir.Bool, 32: ir.Int8, 33: ir.Int16, 34: ir.Int32, 35: ir.Int64, 37: ir.Uint8, 38: ir.Uint16,
-	39: ir.Uint32, 40: ir.Uint64, 42: ir.Float16, 43: ir.Float32, 44: ir.Float64,
+	39: ir.Uint32, 40: ir.Uint64, 42: ir.Float16, 43: ir.Float32, 44: ir.Float64, 45: ir.BFloat16,
 }
 
 func (m *mnode) cast() (any, error) {

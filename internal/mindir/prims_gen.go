@@ -1354,7 +1354,8 @@ var primTable = []PrimSchema{
 	}},
 	{Name: "Conv2DFusion", Source: "mindspore/mindspore/ops/infer/cxx_api/conv2d_fusion.h", Outputs: 1, Args: []PrimArg{
 		{Name: "x", Form: FormInput, Type: "tensor"},
-		{Name: "w", Form: FormInput, Type: "tensor"},
+		{Name: "weight", Form: FormInput, Type: "tensor"},
+		{Name: "bias", Form: FormInput, Type: "tensor", Default: "None"},
 		{Name: "in_channel", Form: FormAttr, Type: "int", MindIR: pb.AttributeProto_INT64},
 		{Name: "out_channel", Form: FormAttr, Type: "int", MindIR: pb.AttributeProto_INT64},
 		{Name: "kernel_size", Form: FormAttr, Type: "tuple[int]", MindIR: pb.AttributeProto_TUPLE, Elem: pb.AttributeProto_INT64},
@@ -1394,9 +1395,9 @@ var primTable = []PrimSchema{
 		{Name: "pad_list", Form: FormAttr, Type: "tuple[int]", MindIR: pb.AttributeProto_TUPLE, Elem: pb.AttributeProto_INT64, Default: "{0, 0, 0, 0}"},
 	}},
 	{Name: "Conv2dTransposeFusion", Source: "mindspore/mindspore/ops/infer/cxx_api/conv2d_transpose_fusion.h", Outputs: 1, Args: []PrimArg{
-		{Name: "out_backprop", Form: FormInput, Type: "tensor"},
-		{Name: "filter", Form: FormInput, Type: "tensor"},
-		{Name: "input_sizes", Form: FormInput, Type: "tensor"},
+		{Name: "x", Form: FormInput, Type: "tensor"},
+		{Name: "weight", Form: FormInput, Type: "tensor"},
+		{Name: "bias", Form: FormInput, Type: "tensor", Default: "None"},
 		{Name: "in_channel", Form: FormAttr, Type: "int", MindIR: pb.AttributeProto_INT64},
 		{Name: "out_channel", Form: FormAttr, Type: "int", MindIR: pb.AttributeProto_INT64},
 		{Name: "kernel_size", Form: FormAttr, Type: "tuple[int]", MindIR: pb.AttributeProto_TUPLE, Elem: pb.AttributeProto_INT64},
@@ -3938,6 +3939,7 @@ var primTable = []PrimSchema{
 	{Name: "MatMulFusion", Source: "mindspore/mindspore/ops/infer/cxx_api/mat_mul_fusion.h", Outputs: 1, Args: []PrimArg{
 		{Name: "input", Form: FormInput, Type: "tensor"},
 		{Name: "mat2", Form: FormInput, Type: "tensor"},
+		{Name: "bias", Form: FormInput, Type: "tensor", Default: "None"},
 		{Name: "transpose_a", Form: FormAttr, Type: "bool", MindIR: pb.AttributeProto_BOOL, Default: "false"},
 		{Name: "transpose_b", Form: FormAttr, Type: "bool", MindIR: pb.AttributeProto_BOOL, Default: "false"},
 		{Name: "activation_type", Form: FormAttr, Type: "enum:ActivationType", MindIR: pb.AttributeProto_INT64, Default: "NO_ACTIVATION"},

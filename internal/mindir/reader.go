@@ -393,9 +393,14 @@ func (c *conv) msGraph(gp *pb.GraphProto, depth int) (*ir.Graph, error) {
 		}
 		mn := &mnode{c: c, name: name, op: op, domain: np.GetDomain(), ins: ins, attrs: map[string]any{}}
 		mn.provenance, mn.hasProvenance = provenanceOf(np)
-		for _, a := range append(append([]*pb.AttributeProto{}, pattrs...), np.Attribute...) {
+		all := append(append([]*pb.AttributeProto{}, pattrs...), np.Attribute...)
+		for i, a := range all {
 			an := a.GetName()
-			if an == "shape" || strings.HasPrefix(a.GetRefAttrName(), "shape:") {
+			// The node's own "shape" is its output types (the abstract); a
+			// primitive attribute named shape (BroadcastTo's) is an argument.
+			// Files of ir_version 0.1.0 carry everything on the node.
+			fromNode := i >= len(pattrs)
+			if (an == "shape" && fromNode) || strings.HasPrefix(a.GetRefAttrName(), "shape:") {
 				mn.outTypes = outTypes(a)
 				continue
 			}

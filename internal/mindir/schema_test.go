@@ -47,7 +47,7 @@ const (
 // TestPrimSchemaRows checks the rows the converter depends on most.
 func TestPrimSchemaRows(t *testing.T) {
 	conv2DFusion := []sgWant{
-		sgInput("x"), sgInput("w"),
+		sgInput("x"), sgInput("weight"), sgInput("bias"), // converter_lite passes the ONNX inputs through (input override)
 		sgAttr("in_channel", sgINT64, "int"),
 		sgAttr("out_channel", sgINT64, "int"),
 		sgTuple("kernel_size", sgINT64, "tuple[int]"),
@@ -85,7 +85,7 @@ func TestPrimSchemaRows(t *testing.T) {
 			sgAttr("groups", sgINT64, "int"),
 		}, true},
 		{"MatMulFusion", "ops/infer/cxx_api/mat_mul_fusion.h", 1, []sgWant{
-			sgInput("input"), sgInput("mat2"),
+			sgInput("input"), sgInput("mat2"), sgInput("bias"), // bias: converter_lite's third input (input override)
 			sgAttr("transpose_a", sgBOOL, "bool"),
 			sgAttr("transpose_b", sgBOOL, "bool"),
 			sgAttr("activation_type", sgINT64, "enum:ActivationType"),

@@ -558,7 +558,17 @@ func (gw *graphWriter) node(n *ir.Node, defined map[*ir.Value]bool) error {
 	wr.uid++
 	ref := wr.uniq(fmt.Sprintf("%s:%d", m.prim, wr.uid))
 	np := &pb.NodeProto{Name: ptr(gw.prefix + n.Name), OpType: ptr("REF::" + ref)}
-	for _, in := range m.inputs {
+	for i := 0; i < len(m.inputs); i++ {
+		in := m.inputs[i]
+		if m.pack != nil && i == m.pack[0] {
+			t, err := gw.makeTuple(n, m.inputs[m.pack[0]:m.pack[1]])
+			if err != nil {
+				return err
+			}
+			np.Input = append(np.Input, t)
+			i = m.pack[1] - 1
+			continue
+		}
 		if in == nil {
 			// An absent optional input is MindSpore's None value.
 			np.Input = append(np.Input, gw.none())
@@ -614,6 +624,33 @@ func outProto(o msOut) *pb.TensorProto {
 		return typeToProto(o.v)
 	}
 	return typeToProto(&ir.Value{DType: o.dt, Shape: o.shape})
+}
+
+// makeTuple writes a MakeTuple CNode of vs (a tuple[tensor] argument) and
+// returns its output name.
+func (gw *graphWriter) makeTuple(n *ir.Node, vs []*ir.Value) (string, error) {
+	wr := gw.wr
+	wr.uid++
+	ref := wr.uniq(fmt.Sprintf("MakeTuple:%d", wr.uid))
+	prim := &pb.PrimitiveProto{Name: ptr(ref), OpType: ptr("MakeTuple"), PrimType: pb.PrimitiveProto_PRIMITIVE.Enum()}
+	var pp parts
+	if err := pp.addMsg(prim); err != nil {
+		return "", err
+	}
+	wr.prims = append(wr.prims, &pp)
+	out := wr.uniq(gw.prefix + n.Name + ":tensors")
+	np := &pb.NodeProto{Name: ptr(out), OpType: ptr("REF::" + ref), Output: []string{out}}
+	shape := &pb.AttributeProto{Name: ptr("shape"), Type: pb.AttributeProto_TUPLE.Enum()}
+	for _, v := range vs {
+		if v == nil {
+			return "", fmt.Errorf("mindir: node %s: a tuple element is absent", n.Name)
+		}
+		np.Input = append(np.Input, gw.name(v))
+		shape.Values = append(shape.Values, &pb.AttributeProto{Type: pb.AttributeProto_TENSORS.Enum(), Tensors: []*pb.TensorProto{typeToProto(v)}})
+	}
+	np.Attribute = []*pb.AttributeProto{shape}
+	gw.gp.Node = append(gw.gp.Node, np)
+	return out, nil
 }
 
 // none is the graph's None Constant node (an absent optional input).

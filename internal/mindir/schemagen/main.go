@@ -118,6 +118,24 @@ var overrides = []override{
 		why: "mnist.mindir: MatMul transpose_x2 BOOL (legacy alias of transpose_b)"},
 }
 
+// inputOverrides: MindSpore Lite's fusion primitives take the node inputs of
+// the ONNX op they come from (converter_lite's parsers pass the ONNX inputs
+// through: onnx_conv_parser.cc, onnx_conv_transpose_parser.cc,
+// onnx_matmul_parser.cc/onnx_gemm_parser.cc keep the bias as the third
+// input), which their C++ headers do not declare; the generator would
+// otherwise borrow the inputs of the MindSpore op of the same base name
+// (Conv2dTransposeFusion would get Conv2DBackpropInput's out_backprop,
+// filter, input_sizes).
+var inputOverrides = []struct {
+	prim   string
+	inputs []string // names; a trailing "?" marks an optional input
+	why    string
+}{
+	{"Conv2DFusion", []string{"x", "weight", "bias?"}, "onnx_conv_parser.cc: Conv inputs X, W, B? pass through"},
+	{"Conv2dTransposeFusion", []string{"x", "weight", "bias?"}, "onnx_conv_transpose_parser.cc: ConvTranspose inputs X, W, B?"},
+	{"MatMulFusion", []string{"input", "mat2", "bias?"}, "onnx_gemm_parser.cc/onnx_matmul_parser.cc: bias as the third input"},
+}
+
 var verbose = flag.Bool("v", false, "report skipped and unparsed upstream items on stderr")
 
 func note(format string, a ...any) {
@@ -226,6 +244,28 @@ func applyOverrides(prims map[string]*prim) error {
 			a.Type, a.MindIR, a.Elem = o.typ, o.mindir, o.elem
 		}
 		note("override %s.%s: %s", o.prim, o.arg, o.why)
+	}
+	for _, o := range inputOverrides {
+		p, ok := prims[o.prim]
+		if !ok {
+			return fmt.Errorf("input override %s: no such primitive", o.prim)
+		}
+		var args []arg
+		for _, in := range o.inputs {
+			name, opt := strings.CutSuffix(in, "?")
+			a := arg{Name: name, Input: true, Type: "tensor"}
+			if opt {
+				a.Default = "None"
+			}
+			args = append(args, a)
+		}
+		for _, a := range p.Args {
+			if !a.Input {
+				args = append(args, a)
+			}
+		}
+		p.Args = args
+		note("input override %s: %s", o.prim, o.why)
 	}
 	return nil
 }
