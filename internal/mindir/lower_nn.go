@@ -628,6 +628,10 @@ func lowerMatMul(c *lowerCtx) (*msNode, error) {
 			continue
 		case "activation_type", "input_names", "output_names", "shape":
 			return nil, errNoPrimitive // would read back as MatMulFusion's own
+		case ir.AttrPackB:
+			// A MindSpore bool, like transpose_a (the IR keeps 0/1).
+			m.attrs = append(m.attrs, aBool(k, n.Attrs.Int(k, 0) != 0))
+			continue
 		}
 		a, err := irAttrProto(k, n.Attrs[k])
 		if err != nil {

@@ -476,7 +476,7 @@ var nnCases = []nnCase{
 		return b.node("MatMul", nil, 1, b.in("a", ir.Float32, 4), b.in("b", ir.Float32, 2, 4, 3))
 	}},
 	{name: "MatMul_extra_attrs", prim: "MatMulFusion", norun: true,
-		want: map[string]string{"transpose_a": nnBool, "transpose_b": nnBool, "activation_type": nnI64, "pack_b": nnI64, "note": nnStr, "dims": nnInts},
+		want: map[string]string{"transpose_a": nnBool, "transpose_b": nnBool, "activation_type": nnI64, "pack_b": nnBool, "note": nnStr, "dims": nnInts},
 		g: func(b *nnGraph) *ir.Graph {
 			return b.node("MatMul", ir.Attrs{"pack_b": ir.IntAttr(1), "note": ir.StringAttr("x"), "dims": ir.IntsAttr(3, -1)}, 1,
 				b.in("a", ir.Float32, 3, 4), b.floats("b", 1, 4, 5))
