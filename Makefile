@@ -31,7 +31,7 @@ fuzz:
 
 # The ONNX backend node suite alone, with its summary line.
 suite:
-	set -o pipefail; $(GO) test -count=1 -run '^TestBackendSuite$$' -v ./cmd/converter/ | grep -E 'passed|FAIL|^ok|in-scope'
+	set -o pipefail; $(GO) test -count=1 -run '^TestBackendSuite$$' -v ./internal/convert/ | grep -E 'passed|FAIL|^ok|in-scope'
 
 demo: build
 	@mkdir -p $(OUT)

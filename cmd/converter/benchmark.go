@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"gkconv/internal/convert"
 	"gkconv/internal/ir"
 	"gkconv/internal/mindir"
 	"gkconv/internal/onnx"
@@ -109,7 +110,7 @@ func benchmark(cmd *cobra.Command, f *benchFlags) (err error) {
 			res.Error = err.Error()
 		}
 		b, _ := json.MarshalIndent(res, "", "  ")
-		if werr := writeFileAtomic(f.resultFile, append(b, '\n')); werr != nil && err == nil {
+		if werr := convert.WriteFileAtomic(f.resultFile, append(b, '\n')); werr != nil && err == nil {
 			err = fmt.Errorf("writing %s: %v", f.resultFile, werr)
 		}
 	}()
@@ -130,8 +131,8 @@ func benchmark(cmd *cobra.Command, f *benchFlags) (err error) {
 		if err != nil {
 			return err
 		}
-		if err := applyInputShapes(g, shapes, f.modelFile); err != nil {
-			return err
+		if err := g.FixInputShapes(shapes); err != nil {
+			return fmt.Errorf("%s: %w", f.modelFile, err)
 		}
 	}
 	sess, err := runtime.NewSession(g, runtime.Options{Threads: f.numThreads, Profile: f.timeProfiling})

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"syscall"
 
-	"gkconv/internal/kernels/cpu"
+	"gkconv/internal/runtime/native"
 )
 
 // ensureBLASCoreType re-executes the binary with OPENBLAS_CORETYPE=SkylakeX
@@ -25,7 +25,7 @@ func ensureBLASCoreType() {
 		if cur != "" && cur != "Haswell" {
 			return
 		}
-		have := cpu.HostFlags()
+		have := native.HostFlags()
 		for _, f := range []string{"avx512f", "avx512bw", "avx512dq", "avx512vl", "avx512cd"} {
 			if !have[f] {
 				return

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"gkconv/internal/convert"
 	"gkconv/internal/mindir"
 )
 
@@ -28,16 +29,11 @@ when a rule is broken or the file cannot be checked (an ERROR: line on stderr na
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			err := runCheck(modelFile)
 			if err != nil {
-				code := retError
-				var ee *exitError
-				if errors.As(err, &ee) {
-					code = ee.code
-				}
 				var vf *violationsFound
 				if !errors.As(err, &vf) {
 					fmt.Fprintln(os.Stderr, "ERROR:", err)
 				}
-				fmt.Printf("CHECK RESULT FAILED:%d\n", code)
+				fmt.Printf("CHECK RESULT FAILED:%d\n", convert.Code(err))
 				return err
 			}
 			fmt.Println("CHECK RESULT SUCCESS:0")
@@ -55,14 +51,14 @@ func (v *violationsFound) Error() string { return fmt.Sprintf("%d violation(s)",
 
 func runCheck(modelFile string) error {
 	if modelFile == "" {
-		return failf(retParamInvalid, "--modelFile is required")
+		return convert.Errorf(convert.CodeParamInvalid, "--modelFile is required")
 	}
 	rep, err := mindir.CheckFile(modelFile)
 	if err != nil {
 		if !strings.Contains(err.Error(), modelFile) {
 			err = fmt.Errorf("%s: %w", modelFile, err)
 		}
-		return &exitError{code: retError, err: err}
+		return &convert.Error{Code: convert.CodeError, Err: err}
 	}
 	for _, v := range rep.Violations {
 		fmt.Println(v)
@@ -77,7 +73,7 @@ func runCheck(modelFile string) error {
 	fmt.Println("Checked", rep.Summary())
 	if !rep.OK() {
 		n := len(rep.Violations) + rep.Omitted
-		return &exitError{code: retError, err: &violationsFound{n}}
+		return &convert.Error{Code: convert.CodeError, Err: &violationsFound{n}}
 	}
 	return nil
 }

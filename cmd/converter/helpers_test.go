@@ -1,38 +1,28 @@
 package main
 
 import (
-	"bytes"
-	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
 
-	"gkconv/internal/ir"
-	"gkconv/internal/mindir"
-	"gkconv/internal/runtime"
+	"gkconv/internal/repotest"
 )
 
-type fusionMode int
+// The in-process end-to-end tests (ONNX backend suite, fused and random
+// graphs) live beside the driver in internal/convert; the tests here run the
+// built binary: flags, output lines, exit codes, files.
 
-const (
-	fuseNone fusionMode = iota
-)
+// kernelCache is shared by the tests so each kernel compiles once.
+var kernelCache = filepath.Join(os.TempDir(), "gkconv-test-kernel-cache")
 
-// roundTrip applies the conversion steps of `--optimize=none` in-process:
-// constant folding, shape inference, MindIR write and read back.
-func roundTrip(g *ir.Graph, _ fusionMode) (*ir.Graph, error) {
-	if _, err := runtime.FoldConstants(g); err != nil {
-		return nil, err
+func repoRoot(t testing.TB) string { return repotest.RepoRoot(t) }
+
+func sharedDir(t testing.TB) string { return repotest.SharedDir(t, "") }
+
+func writeConfig(t *testing.T, body string) string {
+	p := filepath.Join(t.TempDir(), "akg.cfg")
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	g.RemoveDead()
-	var buf bytes.Buffer
-	if err := mindir.Write(&buf, g, mindir.WriteOptions{}); err != nil {
-		return nil, err
-	}
-	// Every file the suite writes must pass MindSpore's loader rules.
-	rep, err := mindir.CheckBytes(buf.Bytes(), g.Name)
-	if err != nil {
-		return nil, fmt.Errorf("check: %w", err)
-	}
-	if !rep.OK() {
-		return nil, fmt.Errorf("check: %d violation(s), first: %s", len(rep.Violations), rep.Violations[0])
-	}
-	return mindir.Parse(buf.Bytes())
+	return p
 }

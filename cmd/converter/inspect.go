@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"gkconv/internal/convert"
 	"gkconv/internal/ir"
 )
 
@@ -25,7 +26,7 @@ func newInspectCmd() *cobra.Command {
 					fmk = "MINDIR"
 				}
 			}
-			g, closeModel, err := loadModel(strings.ToUpper(fmk), modelFile, nil)
+			g, closeModel, err := convert.Load(fmk, modelFile, nil)
 			if err != nil {
 				return err
 			}

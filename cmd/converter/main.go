@@ -4,11 +4,12 @@
 package main
 
 import (
-	"fmt"
 	"log/slog"
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"gkconv/internal/convert"
 )
 
 var logLevel = new(slog.LevelVar)
@@ -18,28 +19,8 @@ func main() {
 	os.Exit(run(os.Args[1:]))
 }
 
-// exitError carries the converter_lite status code printed in the result
+// Failures carry MindSpore Lite's status code (convert.Error) for the result
 // line; the process exit status is 1 for every failure.
-type exitError struct {
-	code int // MindSpore status code (negative)
-	err  error
-}
-
-func (e *exitError) Error() string { return e.err.Error() }
-func (e *exitError) Unwrap() error { return e.err }
-
-// MindSpore Lite status codes used in result lines.
-const (
-	retError        = -1
-	retNotSupport   = -7
-	retParamInvalid = -600
-	retNotFindOp    = -500
-)
-
-func failf(code int, format string, args ...any) error {
-	return &exitError{code: code, err: fmt.Errorf(format, args...)}
-}
-
 func run(args []string) int {
 	root := newRootCmd()
 	root.SetArgs(args)
@@ -59,7 +40,7 @@ func newRootCmd() *cobra.Command {
 			lvl = "debug"
 		}
 		if err := logLevel.UnmarshalText([]byte(lvl)); err != nil {
-			return failf(retParamInvalid, "--logLevel=%s: want debug, info, warn or error", lvl)
+			return convert.Errorf(convert.CodeParamInvalid, "--logLevel=%s: want debug, info, warn or error", lvl)
 		}
 		slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: logLevel})))
 		return nil

@@ -155,7 +155,7 @@ func (b *Builder) EmitN(op string, nout int, attrs ir.Attrs, inputs ...*ir.Value
 	for k, v := range attrs {
 		n.Attrs[k] = v
 	}
-	n.Attrs[AttrExpandFrom] = ir.StringAttr(b.src.Op)
+	n.Attrs[ir.GKExpandFrom] = ir.StringAttr(b.src.Op)
 	n.Provenance = append([]string(nil), b.src.Provenance...)
 	for i := 0; i < nout; i++ {
 		oname := name

@@ -44,7 +44,7 @@ var valueDependOps = map[string]bool{
 // clusterable is IsClusterableOp: listed op (or an expander's GraphKernel),
 // static shapes, supported dtypes, constant value-depend inputs.
 func clusterable(n *ir.Node, valid map[string]bool) bool {
-	if n.Op == OpGraphKernel {
+	if n.Op == ir.OpGraphKernel {
 		return n.Body != nil
 	}
 	if !valid[n.Op] || !staticNode(n) {
@@ -69,7 +69,7 @@ func clusterable(n *ir.Node, valid map[string]bool) bool {
 }
 
 func opCount(n *ir.Node) int {
-	if n.Op == OpGraphKernel && n.Body != nil {
+	if n.Op == ir.OpGraphKernel && n.Body != nil {
 		return len(n.Body.Nodes)
 	}
 	return 1

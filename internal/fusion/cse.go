@@ -23,7 +23,7 @@ func nodeKey(n *ir.Node, id func(*ir.Value) string) string {
 	}
 	sb.WriteByte(')')
 	for _, k := range n.Attrs.Keys() {
-		if k == AttrExpandFrom || k == AttrKernelName {
+		if k == ir.GKExpandFrom || k == ir.GKKernelName {
 			continue
 		}
 		fmt.Fprintf(&sb, "%s=%s;", k, n.Attrs[k].GoString())

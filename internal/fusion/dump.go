@@ -68,12 +68,12 @@ func WriteDOT(w io.Writer, g *ir.Graph) error {
 		inIdx[v] = i
 	}
 	for _, n := range g.Nodes {
-		if n.Op == OpGraphKernel && n.Body != nil {
+		if n.Op == ir.OpGraphKernel && n.Body != nil {
 			var ops []string
 			for _, b := range n.Body.Nodes {
 				ops = append(ops, b.Op)
 			}
-			label := n.Attrs.String(AttrKernelName, n.Name) + "\n" + strings.Join(ops, " → ")
+			label := n.Attrs.String(ir.GKKernelName, n.Name) + "\n" + strings.Join(ops, " → ")
 			fmt.Fprintf(bw, "  subgraph cluster_%s {\n    style=filled; color=\"#e8f0fe\"; label=%q;\n    %s [label=%q, style=filled, fillcolor=\"#aecbfa\"];\n  }\n",
 				id[n], n.Name, id[n], label)
 			continue

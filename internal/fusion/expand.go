@@ -123,8 +123,8 @@ func (st *state) expandNode(n *ir.Node, exp expander, used func(*ir.Value) bool)
 			return nil, fmt.Errorf("expansion returns an input unchanged")
 		}
 	}
-	k := &ir.Node{Name: n.Name, Op: OpGraphKernel, Inputs: b.outer, Body: b.body,
-		Attrs: ir.Attrs{AttrGraphKernel: ir.StringAttr(n.Op)}, Provenance: append([]string(nil), n.Provenance...)}
+	k := &ir.Node{Name: n.Name, Op: ir.OpGraphKernel, Inputs: b.outer, Body: b.body,
+		Attrs: ir.Attrs{ir.GKGraphKernel: ir.StringAttr(n.Op)}, Provenance: append([]string(nil), n.Provenance...)}
 	for i := range outs {
 		o := n.Outputs[i]
 		o.Producer, o.OutIndex = k, i

@@ -218,7 +218,7 @@ func expandedErf(t *testing.T, xs []float32) []float32 {
 	b := newGB(t)
 	g := b.output(b.op("erf", "Erf", nil, b.input("x", int64(len(xs)))))
 	run(t, g, "--opt_level=1", cpuBE)
-	if !slices.Equal(topOps(g), []string{OpGraphKernel}) {
+	if !slices.Equal(topOps(g), []string{ir.OpGraphKernel}) {
 		t.Fatalf("Erf not expanded into one kernel: %v", topOps(g))
 	}
 	for _, n := range kernels(g)[0].Body.Nodes {
@@ -298,8 +298,8 @@ func TestErfExpandTable(t *testing.T) {
 		be    akgcfg.Backend
 		want  []string
 	}{
-		{"cpu-default", ir.Float32, "--opt_level=1", cpuBE, []string{OpGraphKernel}},
-		{"cpu-float16", ir.Float16, "--opt_level=1", cpuBE, []string{OpGraphKernel}},
+		{"cpu-default", ir.Float32, "--opt_level=1", cpuBE, []string{ir.OpGraphKernel}},
+		{"cpu-float16", ir.Float16, "--opt_level=1", cpuBE, []string{ir.OpGraphKernel}},
 		{"cpu-disabled", ir.Float32, "--opt_level=2 --disable_expand_ops=Erf", cpuBE, []string{"Erf"}},
 		{"cpu-level0", ir.Float32, "--opt_level=2 --fusion_ops_level=0", cpuBE, []string{"Erf"}},
 		{"cpu-float64", ir.Float64, "--opt_level=2", cpuBE, []string{"Erf"}},
@@ -312,12 +312,12 @@ func TestErfExpandTable(t *testing.T) {
 			if !slices.Equal(topOps(g), c.want) {
 				t.Fatalf("ops %v, want %v", topOps(g), c.want)
 			}
-			if c.want[0] != OpGraphKernel {
+			if c.want[0] != ir.OpGraphKernel {
 				return
 			}
 			k := kernels(g)[0]
-			if k.Attrs.String(AttrGraphKernel, "") != "Erf" {
-				t.Errorf("kernel from %q", k.Attrs.String(AttrGraphKernel, ""))
+			if k.Attrs.String(ir.GKGraphKernel, "") != "Erf" {
+				t.Errorf("kernel from %q", k.Attrs.String(ir.GKGraphKernel, ""))
 			}
 			if out := k.Body.Outputs[0]; out.DType != c.dt {
 				t.Errorf("kernel output dtype %s, want %s", out.DType, c.dt)
@@ -358,7 +358,7 @@ func TestErfGeLUFusesOnCPU(t *testing.T) {
 			g := b.output(b.op("half", "Mul", nil, m, b.scalar(0.5)))
 			checkEquivalent(t, g, "--opt_level="+level, cpuBE, 1e-6)
 			ops := topOps(g) // O2 packs the MatMul's constant B
-			if len(ops) != 2 || !strings.HasSuffix(ops[0], "MatMul") || ops[1] != OpGraphKernel {
+			if len(ops) != 2 || !strings.HasSuffix(ops[0], "MatMul") || ops[1] != ir.OpGraphKernel {
 				t.Fatalf("ops %v, want MatMul and one kernel\n%s", ops, dumpText(g))
 			}
 			var prov []string

@@ -28,11 +28,14 @@ type KernelBuilder interface {
 
 // Options are the engine's output side channels.
 type Options struct {
-	// DumpDir receives the IR as text after every pass that ran
-	// (NNNN_stage<S>_<stage>_<idx>_<pass>.txt) when flags.DumpAsText is set or
-	// MS_DEV_DUMP_GRAPH_KERNEL_IR=on, and before.dot/after.dot whenever it is
-	// not empty.
+	// DumpDir receives before.dot/after.dot whenever it is not empty, and
+	// with DumpIR the IR as text after every pass that ran
+	// (NNNN_stage<S>_<stage>_<idx>_<pass>.txt).
 	DumpDir string
+	// DumpIR turns the per-pass IR text on. The caller decides it (the
+	// converter, internal/convert: dump_as_text or
+	// MS_DEV_DUMP_GRAPH_KERNEL_IR=on).
+	DumpIR bool
 }
 
 // PassRecord says what one pass of the table did.
@@ -63,28 +66,6 @@ type Result struct {
 	// NodesBefore/NodesAfter count top-level nodes.
 	NodesBefore, NodesAfter int
 }
-
-// DumpEnv is the environment variable that turns the per-pass IR dump on.
-const DumpEnv = "MS_DEV_DUMP_GRAPH_KERNEL_IR"
-
-// Attributes the engine sets.
-const (
-	// AttrKernelName is set on every GraphKernel node: Fused_<ops>_<hash>.
-	AttrKernelName = "kernel_name"
-	// AttrGraphKernel names what the kernel came from: the expanded op
-	// ("Softmax") or "fusion"/"split" for clustered kernels.
-	AttrGraphKernel = "graph_kernel"
-	// AttrExpandFrom is set on body nodes an expander created: the op name.
-	AttrExpandFrom = "expand_from"
-	// AttrStitch marks a kernel whose body holds a reduce stitched with its
-	// consumers (opt_level 3, GPU/Ascend): the stitch tensor names.
-	AttrStitch = "buffer_stitch"
-	// AttrParallelGroup marks kernels of one parallel-fusion group
-	// (opt_level 3, GPU/Ascend).
-	AttrParallelGroup = "parallel_fusion_group"
-	// AttrPattern is the dominant split-model pattern of the body.
-	AttrPattern = "pattern"
-)
 
 // state is what passes share during one Run.
 type state struct {
@@ -121,7 +102,6 @@ func Run(g *ir.Graph, flags *akgcfg.Flags, backend akgcfg.Backend, builder Kerne
 	}
 	st := &state{g: g, flags: flags, backend: backend, builder: builder, names: newNamer(g)}
 
-	dump := flags.DumpAsText || strings.EqualFold(os.Getenv(DumpEnv), "on")
 	if opts.DumpDir != "" {
 		if err := os.MkdirAll(opts.DumpDir, 0o755); err != nil {
 			return nil, fmt.Errorf("fusion: dump dir: %w", err)
@@ -157,7 +137,7 @@ func Run(g *ir.Graph, flags *akgcfg.Flags, backend akgcfg.Backend, builder Kerne
 				return res, fmt.Errorf("fusion: pass %s.%s: %w", rec.Stage, p.name, err)
 			}
 			rec.Changed, rec.Note = changed, note
-			if dump && opts.DumpDir != "" {
+			if opts.DumpIR && opts.DumpDir != "" {
 				seq++
 				name := fmt.Sprintf("%04d_stage%d_%s_%d_%s.txt", seq, p.stage, rec.Stage, p.index, p.name)
 				if err := writeIRFile(filepath.Join(opts.DumpDir, name), g); err != nil {
@@ -171,10 +151,10 @@ func Run(g *ir.Graph, flags *akgcfg.Flags, backend akgcfg.Backend, builder Kerne
 		return res, fmt.Errorf("fusion: result graph is invalid: %w", err)
 	}
 	for _, n := range g.Nodes {
-		if n.Op != OpGraphKernel || n.Body == nil {
+		if n.Op != ir.OpGraphKernel || n.Body == nil {
 			continue
 		}
-		if !n.Attrs.Has(AttrKernelName) {
+		if !n.Attrs.Has(ir.GKKernelName) {
 			finalizeKernel(n)
 		}
 		if err := n.Body.Validate(); err != nil {
@@ -191,12 +171,9 @@ func Run(g *ir.Graph, flags *akgcfg.Flags, backend akgcfg.Backend, builder Kerne
 	return res, nil
 }
 
-// OpGraphKernel is the op of fused nodes.
-const OpGraphKernel = "GraphKernel"
-
 func kernelRecord(n *ir.Node) KernelRecord {
-	r := KernelRecord{Node: n.Name, KernelName: n.Attrs.String(AttrKernelName, ""),
-		SourceNodes: append([]string(nil), n.Provenance...), Pattern: n.Attrs.String(AttrPattern, "")}
+	r := KernelRecord{Node: n.Name, KernelName: n.Attrs.String(ir.GKKernelName, ""),
+		SourceNodes: append([]string(nil), n.Provenance...), Pattern: n.Attrs.String(ir.GKPattern, "")}
 	for _, b := range n.Body.Nodes {
 		r.Ops = append(r.Ops, b.Op)
 	}

@@ -33,7 +33,7 @@ func myOp(t *testing.T) *ir.Graph {
 func TestMyNetOneKernel(t *testing.T) {
 	g := myNet(t)
 	res := checkEquivalent(t, g, "--opt_level=2", cpuBE, 0)
-	if got := topOps(g); !slices.Equal(got, []string{"GraphKernel"}) {
+	if got := topOps(g); !slices.Equal(got, []string{ir.OpGraphKernel}) {
 		t.Fatalf("top-level ops %v, want one GraphKernel\n%s", got, dumpText(g))
 	}
 	if len(res.Kernels) != 1 || strings.Join(res.Kernels[0].Ops, ",") != "Mul,Add" {
@@ -162,9 +162,9 @@ func TestExpandFlags(t *testing.T) {
 		flags string
 		want  []string // remaining top-level ops
 	}{
-		{"--opt_level=2", []string{"GraphKernel", "MatMul", "GraphKernel"}},
-		{"--opt_level=2 --disable_expand_ops=Softmax", []string{"Softmax", "MatMul", "GraphKernel"}},
-		{"--opt_level=2 --enable_expand_ops_only=Softmax", []string{"GraphKernel", "MatMul", "LayerNorm"}},
+		{"--opt_level=2", []string{ir.OpGraphKernel, "MatMul", ir.OpGraphKernel}},
+		{"--opt_level=2 --disable_expand_ops=Softmax", []string{"Softmax", "MatMul", ir.OpGraphKernel}},
+		{"--opt_level=2 --enable_expand_ops_only=Softmax", []string{ir.OpGraphKernel, "MatMul", "LayerNorm"}},
 		{"--opt_level=2 --fusion_ops_level=0", []string{"Softmax", "MatMul", "LayerNorm"}},
 	}
 	for _, c := range cases {
@@ -186,7 +186,7 @@ func TestExpandFlags(t *testing.T) {
 	}
 	g = mk()
 	checkEquivalent(t, g, "--opt_level=2 --enable_expand_ops=Mish", cpuBE, 1e-5)
-	if !slices.Equal(topOps(g), []string{"GraphKernel"}) {
+	if !slices.Equal(topOps(g), []string{ir.OpGraphKernel}) {
 		t.Errorf("enable_expand_ops=Mish: %v", topOps(g))
 	}
 }
@@ -210,7 +210,7 @@ func TestClusterFlags(t *testing.T) {
 	const noErfExpand = "--opt_level=2 --disable_expand_ops=Erf"
 	g = chain()
 	run(t, g, noErfExpand, cpuBE)
-	if !slices.Equal(topOps(g), []string{"Erf", "GraphKernel"}) {
+	if !slices.Equal(topOps(g), []string{"Erf", ir.OpGraphKernel}) {
 		t.Errorf("default: %v", topOps(g))
 	}
 	g = chain()
@@ -220,7 +220,7 @@ func TestClusterFlags(t *testing.T) {
 	}
 	g = chain()
 	run(t, g, noErfExpand+" --enable_cluster_ops_only=Erf,Mul", cpuBE)
-	if !slices.Equal(kernelOps(g), []string{"Erf,Mul"}) || !slices.Equal(topOps(g), []string{"GraphKernel", "Add"}) {
+	if !slices.Equal(kernelOps(g), []string{"Erf,Mul"}) || !slices.Equal(topOps(g), []string{ir.OpGraphKernel, "Add"}) {
 		t.Errorf("enable_cluster_ops_only=Erf,Mul: %v %v", topOps(g), kernelOps(g))
 	}
 }
@@ -449,7 +449,7 @@ func TestOptLevel3Backends(t *testing.T) {
 	if len(ks) != 2 {
 		t.Fatalf("GPU kernels %v", kernelOps(g))
 	}
-	g0, g1 := ks[0].Attrs.String(AttrParallelGroup, ""), ks[1].Attrs.String(AttrParallelGroup, "")
+	g0, g1 := ks[0].Attrs.String(ir.GKParallelGroup, ""), ks[1].Attrs.String(ir.GKParallelGroup, "")
 	if g0 == "" || g0 != g1 {
 		t.Errorf("parallel groups %q %q\n%s", g0, g1, res)
 	}
@@ -464,7 +464,7 @@ func TestStitchOnGPU(t *testing.T) {
 	gpu := akgcfg.Backend{Device: akgcfg.GPU}
 	checkEquivalent(t, g, "--opt_level=3", gpu, 1e-5)
 	ks := kernels(g)
-	if len(ks) != 1 || len(ks[0].Attrs.Strings(AttrStitch)) != 1 {
+	if len(ks) != 1 || len(ks[0].Attrs.Strings(ir.GKStitch)) != 1 {
 		t.Fatalf("want one stitched kernel: %v", kernelOps(g))
 	}
 }
@@ -473,7 +473,7 @@ type fakeBuilder struct{ got []string }
 
 func (f *fakeBuilder) BuildKernels(nodes []*ir.Node) error {
 	for _, n := range nodes {
-		f.got = append(f.got, n.Attrs.String(AttrKernelName, ""))
+		f.got = append(f.got, n.Attrs.String(ir.GKKernelName, ""))
 		n.Attrs["compiled"] = ir.IntAttr(1)
 	}
 	return nil
@@ -483,7 +483,7 @@ func TestKernelBuilderAndDump(t *testing.T) {
 	g := myOp(t)
 	dir := t.TempDir()
 	fb := &fakeBuilder{}
-	_, err := Run(g, flagsFor(t, "--opt_level=2 --dump_as_text", cpuBE), cpuBE, fb, Options{DumpDir: dir})
+	_, err := Run(g, flagsFor(t, "--opt_level=2 --dump_as_text", cpuBE), cpuBE, fb, Options{DumpDir: dir, DumpIR: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -543,11 +543,13 @@ func TestOpCombinerLevel3(t *testing.T) {
 	}
 }
 
-func TestDumpEnv(t *testing.T) {
-	t.Setenv(DumpEnv, "on")
+// TestDumpIR: DumpIR alone (the converter sets it for
+// MS_DEV_DUMP_GRAPH_KERNEL_IR=on, internal/convert's TestDumpPlan) writes the
+// per-pass IR.
+func TestDumpIR(t *testing.T) {
 	dir := t.TempDir()
 	g := myNet(t)
-	if _, err := Run(g, flagsFor(t, "--opt_level=2", cpuBE), cpuBE, nil, Options{DumpDir: dir}); err != nil {
+	if _, err := Run(g, flagsFor(t, "--opt_level=2", cpuBE), cpuBE, nil, Options{DumpDir: dir, DumpIR: true}); err != nil {
 		t.Fatal(err)
 	}
 	dumps, _ := filepath.Glob(filepath.Join(dir, "*_stage1_cluster_4_graph_kernel_cluster.txt"))

@@ -201,7 +201,7 @@ func execGraph(t *testing.T, g *ir.Graph, env map[*ir.Value]*ir.Tensor) []*ir.Te
 		for _, v := range n.Inputs {
 			in = append(in, get(v))
 		}
-		if n.Op == OpGraphKernel {
+		if n.Op == ir.OpGraphKernel {
 			sub := map[*ir.Value]*ir.Tensor{}
 			for i, bi := range n.Body.Inputs {
 				sub[bi] = in[i]

@@ -101,7 +101,7 @@ func (bb *bodyBuilder) clone(n *ir.Node, lookup func(*ir.Value) *ir.Value) *ir.N
 
 // add copies member n; a GraphKernel member has its body inlined.
 func (bb *bodyBuilder) add(n *ir.Node) {
-	if n.Op != OpGraphKernel || n.Body == nil {
+	if n.Op != ir.OpGraphKernel || n.Body == nil {
 		bb.clone(n, bb.in)
 		return
 	}
@@ -187,7 +187,7 @@ func (st *state) fuseNodes(members []*ir.Node, origin string, sort bool) (*ir.No
 			}
 		}
 	}
-	k := &ir.Node{Op: OpGraphKernel, Attrs: ir.Attrs{AttrGraphKernel: ir.StringAttr(origin)}, Body: bb.body}
+	k := &ir.Node{Op: ir.OpGraphKernel, Attrs: ir.Attrs{ir.GKGraphKernel: ir.StringAttr(origin)}, Body: bb.body}
 	seenProv := map[string]bool{}
 	for _, n := range order {
 		for _, p := range n.Provenance {
@@ -315,8 +315,8 @@ func finalizeKernel(k *ir.Node) {
 	}
 	h := fnv.New64a()
 	writeCanonical(h, k.Body)
-	k.Attrs[AttrKernelName] = ir.StringAttr(fmt.Sprintf("Fused_%s_%d", name, h.Sum64()))
-	k.Attrs[AttrPattern] = ir.StringAttr(bodyPattern(k.Body).String())
+	k.Attrs[ir.GKKernelName] = ir.StringAttr(fmt.Sprintf("Fused_%s_%d", name, h.Sum64()))
+	k.Attrs[ir.GKPattern] = ir.StringAttr(bodyPattern(k.Body).String())
 }
 
 // bodyPattern is the highest split-model pattern among the body ops.
@@ -368,7 +368,7 @@ func writeCanonical(w stringWriter, b *ir.Graph) {
 		}
 		sb.WriteString(")")
 		for _, k := range n.Attrs.Keys() {
-			if k == AttrExpandFrom {
+			if k == ir.GKExpandFrom {
 				continue
 			}
 			fmt.Fprintf(&sb, " %s=%s", k, n.Attrs[k].GoString())

@@ -8,10 +8,10 @@ import (
 
 	"gkconv/internal/akgcfg"
 	"gkconv/internal/ir"
-	kcc "gkconv/internal/kernels"
 	kascend "gkconv/internal/kernels/ascend"
 	kcpu "gkconv/internal/kernels/cpu"
 	kcuda "gkconv/internal/kernels/cuda"
+	"gkconv/internal/runtime/native"
 )
 
 // decomposedLayerNorm builds an ONNX-exported LayerNorm (opset < 17) over
@@ -61,7 +61,7 @@ func TestLayerNormPatternOneKernel(t *testing.T) {
 			g := decomposedLayerNorm(t, c.residual, c.shape...)
 			ref := cloneGraph(g)
 			res := checkEquivalent(t, g, "--opt_level=2", cpuBE, 1e-5)
-			if !slices.Equal(topOps(g), []string{OpGraphKernel}) || len(res.Kernels) != 1 {
+			if !slices.Equal(topOps(g), []string{ir.OpGraphKernel}) || len(res.Kernels) != 1 {
 				t.Fatalf("want the graph to be one GraphKernel, got %v\n%s", topOps(g), dumpText(g))
 			}
 			if got := kernelOps(g)[0]; got != want {
@@ -88,16 +88,16 @@ func checkGenerators(t *testing.T, g, ref *ir.Graph) {
 			t.Errorf("Ascend generator: strategy %q, err %v", p.Strategy, err)
 		}
 	}
-	b := kcc.NewBuilder(kcc.Options{CacheDir: t.TempDir()})
+	b := kcpu.NewBuilder(kcpu.Options{CacheDir: t.TempDir()})
 	if err := b.BuildKernels(kernels(g)); err != nil {
 		t.Fatalf("build: %v", err)
 	}
 	for _, k := range kernels(g) {
-		if src := k.Attrs.String(kcc.AttrKernelSource, ""); !strings.Contains(src, "row-wise") {
+		if src := k.Attrs.String(ir.GKKernelSource, ""); !strings.Contains(src, "row-wise") {
 			t.Errorf("kernel %s is not row-wise:\n%s", k.Name, src)
 		}
 	}
-	if !kcpu.Available {
+	if !native.Available {
 		t.Log("built without cgo: compiled kernels not run")
 		return
 	}
@@ -108,10 +108,10 @@ func checkGenerators(t *testing.T, g, ref *ir.Graph) {
 		env[v] = in[v.Name]
 	}
 	for _, n := range g.Nodes {
-		if n.Op != OpGraphKernel {
+		if n.Op != ir.OpGraphKernel {
 			t.Fatalf("unexpected top-level op %s", n.Op)
 		}
-		lib, err := kcpu.Load(n.Attrs[kcc.AttrKernelSO].B, n.Attrs.String(kcc.AttrKernelSOHash, ""), n.Attrs.String(kcc.AttrKernelName, ""))
+		lib, err := native.Load(n.Attrs[ir.GKKernelSO].B, n.Attrs.String(ir.GKKernelSOHash, ""), n.Attrs.String(ir.GKKernelName, ""))
 		if err != nil {
 			t.Fatal(err)
 		}

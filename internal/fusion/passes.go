@@ -94,7 +94,7 @@ func topLevelInferable(g *ir.Graph) *ir.Graph {
 	c := *g
 	c.Nodes = nil
 	for _, n := range g.Nodes {
-		if n.Op != OpGraphKernel {
+		if n.Op != ir.OpGraphKernel {
 			c.Nodes = append(c.Nodes, n)
 		}
 	}

@@ -90,7 +90,7 @@ func runStitch(st *state) (bool, string, error) {
 		changed = false
 		users := g.Consumers()
 		for _, k1 := range kernels(g) {
-			if k1.Attrs.Has(AttrStitch) {
+			if k1.Attrs.Has(ir.GKStitch) {
 				continue
 			}
 			for i, o := range k1.Outputs {
@@ -103,7 +103,7 @@ func runStitch(st *state) (bool, string, error) {
 					continue
 				}
 				us := users[o]
-				if len(us) != 1 || us[0].Op != OpGraphKernel || us[0] == k1 {
+				if len(us) != 1 || us[0].Op != ir.OpGraphKernel || us[0] == k1 {
 					continue
 				}
 				k2 := us[0]
@@ -121,7 +121,7 @@ func runStitch(st *state) (bool, string, error) {
 				if err != nil {
 					return false, "", err
 				}
-				k.Attrs[AttrStitch] = ir.StringsAttr(name)
+				k.Attrs[ir.GKStitch] = ir.StringsAttr(name)
 				finalizeKernel(k)
 				stitched++
 				changed = true
@@ -152,7 +152,7 @@ func runParallelFusion(st *state) (bool, string, error) {
 	for _, v := range allValues(g) {
 		var cands []*ir.Node
 		for _, u := range users[v] {
-			if u.Op == OpGraphKernel && !grouped[u] && !u.Attrs.Has(AttrStitch) && !slices.Contains(cands, u) {
+			if u.Op == ir.OpGraphKernel && !grouped[u] && !u.Attrs.Has(ir.GKStitch) && !slices.Contains(cands, u) {
 				cands = append(cands, u)
 			}
 		}
@@ -175,7 +175,7 @@ func runParallelFusion(st *state) (bool, string, error) {
 		groups++
 		for _, k := range grp {
 			grouped[k] = true
-			k.Attrs[AttrParallelGroup] = ir.StringAttr(fmt.Sprintf("parallel_%d", groups))
+			k.Attrs[ir.GKParallelGroup] = ir.StringAttr(fmt.Sprintf("parallel_%d", groups))
 		}
 	}
 	if groups == 0 {
@@ -328,7 +328,7 @@ func runBuild(st *state) (bool, string, error) {
 func runRename(st *state) (bool, string, error) {
 	renamed := 0
 	for _, k := range kernels(st.g) {
-		kn := k.Attrs.String(AttrKernelName, "")
+		kn := k.Attrs.String(ir.GKKernelName, "")
 		if kn == "" || strings.HasPrefix(k.Name, kn) {
 			continue
 		}
@@ -354,7 +354,7 @@ func runUpdateKernelInfo(st *state) (bool, string, error) {
 				return false, "", fmt.Errorf("kernel %s: output %s is %s%v, body gives %s%v", k.Name, o.Name, o.DType, o.Shape, bo.DType, bo.Shape)
 			}
 		}
-		if k.Attrs.Has("kernel_so") || k.Attrs.Has("kernel_ptx") || k.Attrs.Has("kernel_info") {
+		if k.Attrs.Has(ir.GKKernelSO) || k.Attrs.Has(ir.GKKernelPTX) || k.Attrs.Has(ir.GKKernelInfo) {
 			// A built kernel's name is its compiled symbol: keep it.
 			continue
 		}

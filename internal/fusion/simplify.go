@@ -59,8 +59,8 @@ func (r *rewriter) emit(like *ir.Node, op string, attrs ir.Attrs, ins ...*ir.Val
 	r.seq++
 	n := &ir.Node{Name: r.unique(fmt.Sprintf("%s/s%d_%s", like.Name, r.seq, op)), Op: op, Inputs: ins,
 		Attrs: cloneAttrs(attrs), Provenance: append([]string(nil), like.Provenance...)}
-	if like.Attrs.Has(AttrExpandFrom) {
-		n.Attrs[AttrExpandFrom] = like.Attrs[AttrExpandFrom]
+	if like.Attrs.Has(ir.GKExpandFrom) {
+		n.Attrs[ir.GKExpandFrom] = like.Attrs[ir.GKExpandFrom]
 	}
 	n.Outputs = []*ir.Value{{Name: n.Name, Producer: n}}
 	if ir.InferNode(n) != nil {

@@ -12,7 +12,7 @@ import (
 func kernels(g *ir.Graph) []*ir.Node {
 	var ks []*ir.Node
 	for _, n := range g.Nodes {
-		if n.Op == OpGraphKernel && n.Body != nil {
+		if n.Op == ir.OpGraphKernel && n.Body != nil {
 			ks = append(ks, n)
 		}
 	}
@@ -119,7 +119,7 @@ func areaOrigin(ops []*ir.Node) string {
 		if k == "" || (key != "" && k != key) {
 			return "fusion"
 		}
-		key, op = k, n.Attrs.String(AttrExpandFrom, "")
+		key, op = k, n.Attrs.String(ir.GKExpandFrom, "")
 	}
 	if op == "" {
 		return "fusion"

@@ -1,5 +1,7 @@
 package ir
 
+import "runtime"
+
 // The GraphKernel node schema: the one place that says which attributes a
 // fused-kernel node carries, what they mean, and where each goes in a MindIR
 // file. The fusion engine, the code generators, the runtime and the MindIR
@@ -45,33 +47,33 @@ const (
 	GKStitch        = "buffer_stitch" // stitch tensor names (opt_level 3)
 	GKParallelGroup = "parallel_fusion_group"
 
-	GKTarget             = "target"        // cuda | aicore
-	GKBinaryFormat       = "binary_format" // ptx | ascendc-source
-	GKFuncType           = "func_type"     // GPU: "custom_akg_gpu"
-	GKUniqueName         = "unique_name"   // GPU: "CustomAkgGpu"
-	GKComputeCapability  = "compute_capability"
-	GKGridDimX           = "GridDimX"
+	GKTarget             = "target"             // cuda | aicore
+	GKBinaryFormat       = "binary_format"      // ptx | ascendc-source
+	GKFuncType           = "func_type"          // GPU: "custom_akg_gpu"
+	GKUniqueName         = "unique_name"        // GPU: "CustomAkgGpu"
+	GKComputeCapability  = "compute_capability" // GPU: "8.0" for sm_80
+	GKGridDimX           = "GridDimX"           // GPU launch configuration (ints)
 	GKGridDimY           = "GridDimY"
 	GKGridDimZ           = "GridDimZ"
 	GKBlockDimX          = "BlockDimX"
 	GKBlockDimY          = "BlockDimY"
 	GKBlockDimZ          = "BlockDimZ"
-	GKSharedBytes        = "shared_mem_bytes"
-	GKStrategy           = "kernel_strategy"
-	GKKernelPTX          = "kernel_ptx" // GPU PTX text (bytes)
+	GKSharedBytes        = "shared_mem_bytes" // GPU: static shared memory per block
+	GKStrategy           = "kernel_strategy"  // GPU: elementwise | row | inline-reduce; Ascend: vector | scalar | cube
+	GKKernelPTX          = "kernel_ptx"       // GPU PTX text (bytes)
 	GKKernelPTXHash      = "kernel_ptx_sha256"
-	GKPTXPath            = "ptx_path" // converter_lite's key; here the embedded parameter's name
-	GKKernelInfo         = "kernel_info"
+	GKPTXPath            = "ptx_path"    // converter_lite's key; here the embedded parameter's name
+	GKKernelInfo         = "kernel_info" // AKG kernel-info JSON (bytes): GPU process "cuda", Ascend "aicore"
 	GKKernelInfoHash     = "kernel_info_sha256"
-	GKSoc                = "soc_version"
-	GKRegOpName          = "reg_op_name" // Ascend: Fused_x<n_in>_y<n_out>
-	GKInputNames         = "input_names"
-	GKOutputNames        = "output_names"
-	GKInfoPath           = "info_path"
-	GKKernelAscendC      = "kernel_ascendc"
+	GKSoc                = "soc_version"    // Ascend: e.g. "Ascend910B"
+	GKRegOpName          = "reg_op_name"    // Ascend: Fused_x<n_in>_y<n_out>
+	GKInputNames         = "input_names"    // Ascend: x0, x1, ...
+	GKOutputNames        = "output_names"   // Ascend: y0, y1, ...
+	GKInfoPath           = "info_path"      // Ascend: "<kernel_name>.info", the file CANN's custom op reads
+	GKKernelAscendC      = "kernel_ascendc" // Ascend C source (bytes)
 	GKKernelAscendCHash  = "kernel_ascendc_sha256"
-	GKBlockDim           = "block_dim"
-	GKUBBytes            = "ub_bytes"
+	GKBlockDim           = "block_dim"         // Ascend: AI cores of the launch
+	GKUBBytes            = "ub_bytes"          // Ascend: Unified Buffer the kernel allocates
 	GKBody               = "graph_kernel_body" // MindIR only: the function graph holding the fused body
 	GKAttrList           = "attr"              // MindIR only: Custom's name/bytes list
 	GKCustomType         = "type"              // MindIR only: Custom's type
@@ -80,6 +82,20 @@ const (
 	GKBinarySuffixInfo   = ".info"
 	GKDefaultOutputsForm = "0,"
 )
+
+// HostArch is the GKArch value of the machine this program runs on
+// (MindSpore's names x86_64, aarch64, arm; else Go's GOARCH).
+func HostArch() string {
+	switch runtime.GOARCH {
+	case "amd64":
+		return "x86_64"
+	case "arm64":
+		return "aarch64"
+	case "arm":
+		return "arm"
+	}
+	return runtime.GOARCH
+}
 
 // GKPlace says where a GraphKernel attribute goes in MindIR.
 type GKPlace uint8

@@ -4,7 +4,7 @@ import "testing"
 
 func TestEveryOpHasInfer(t *testing.T) {
 	for _, op := range Ops() {
-		if op.Name == "GraphKernel" {
+		if op.Name == OpGraphKernel {
 			continue
 		}
 		if !HasInfer(op.Name) {

@@ -82,7 +82,7 @@ func TestInferNeverPanics(t *testing.T) {
 		},
 	}
 	for _, op := range Ops() {
-		if op.Name == "GraphKernel" {
+		if op.Name == OpGraphKernel {
 			continue
 		}
 		for iter := 0; iter < 400; iter++ {

@@ -159,7 +159,7 @@ var opTable = []OpInfo{
 	{"LogSoftmax", "LogSoftmax", PatternOpaque, "as Softmax"},
 	{"Einsum", "Einsum", PatternOpaque, "attr equation"},
 	// fused kernels
-	{"GraphKernel", "", PatternOpaque, "Custom node: a fused subgraph in Body and its compiled kernel"},
+	{OpGraphKernel, "", PatternOpaque, "Custom node: a fused subgraph in Body and its compiled kernel"},
 }
 
 var (

@@ -64,8 +64,8 @@ func InfoJSON(n *ir.Node) ([]byte, error) {
 	if n == nil || n.Body == nil {
 		return nil, errors.New("GraphKernel node has no body")
 	}
-	t := Target{Arch: n.Attrs.String(AttrArch, hostArch()), System: n.Attrs.String(AttrSystem, "linux"),
-		Feature: n.Attrs.String(AttrFeature, "")}
+	t := Target{Arch: n.Attrs.String(ir.GKArch, ir.HostArch()), System: n.Attrs.String(ir.GKSystem, "linux"),
+		Feature: n.Attrs.String(ir.GKFeature, "")}
 	js, err := infoJSON(n, KernelBaseName(n), t)
 	if err != nil {
 		return nil, fmt.Errorf("GraphKernel node %s: %w", n.Name, err)

@@ -49,7 +49,7 @@ func TestInfoGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			n := &ir.Node{Name: "k", Op: "GraphKernel", Body: g, Attrs: ir.Attrs{AttrKernelName: ir.StringAttr(meta.Op)}}
+			n := &ir.Node{Name: "k", Op: ir.OpGraphKernel, Body: g, Attrs: ir.Attrs{ir.GKKernelName: ir.StringAttr(meta.Op)}}
 			for _, v := range g.Inputs {
 				n.Inputs = append(n.Inputs, &ir.Value{Name: v.Name, DType: v.DType, Shape: v.Shape})
 			}

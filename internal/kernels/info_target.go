@@ -34,9 +34,9 @@ func InfoJSONFor(n *ir.Node, t InfoTarget) ([]byte, error) {
 		return nil, errors.New("GraphKernel node has no body")
 	}
 	if (t.Process == "" || t.Process == "cpu") && t.Arch == "" {
-		t.Arch = n.Attrs.String(AttrArch, hostArch())
-		t.System = n.Attrs.String(AttrSystem, "linux")
-		t.Feature = n.Attrs.String(AttrFeature, "")
+		t.Arch = n.Attrs.String(ir.GKArch, ir.HostArch())
+		t.System = n.Attrs.String(ir.GKSystem, "linux")
+		t.Feature = n.Attrs.String(ir.GKFeature, "")
 	}
 	js, err := infoJSON(n, KernelBaseName(n), Target{})
 	if err != nil {

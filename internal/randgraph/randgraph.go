@@ -1,6 +1,6 @@
 // Package randgraph builds random but valid ONNX models out of the patterns
 // graph-kernel fusion targets, for tests that check fused kernels against
-// the unfused graph (the CPU C kernels end to end in cmd/converter, the
+// the unfused graph (the CPU C kernels end to end in internal/convert, the
 // CUDA and Ascend C generators in internal/kernels). A seed always gives the
 // same model. Test support: nothing in the product imports it.
 package randgraph

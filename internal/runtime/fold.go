@@ -49,7 +49,7 @@ func FoldConstants(g *ir.Graph) (int, error) {
 }
 
 func tryFold(ctx *kernel.Ctx, n *ir.Node) ([]*ir.Tensor, bool, error) {
-	if n.Op == "GraphKernel" || len(n.Outputs) == 0 {
+	if n.Op == ir.OpGraphKernel || len(n.Outputs) == 0 {
 		return nil, false, nil
 	}
 	switch n.Op {

@@ -1,4 +1,4 @@
-package runtime
+package runtime_test
 
 import (
 	"math"
@@ -7,9 +7,14 @@ import (
 	"testing"
 
 	"gkconv/internal/ir"
-	"gkconv/internal/kernels"
 	"gkconv/internal/kernels/cpu"
+	"gkconv/internal/runtime"
+	"gkconv/internal/runtime/native"
 )
+
+// The runtime's side of fused kernels, tested from outside the package:
+// the CPU builder (a test-only import; the runtime imports no code
+// generator) compiles the body, the runtime binds and runs it.
 
 // gkModel is a graph with one GraphKernel node: y = LayerNorm-ish(x)*2 + Exp(x)
 // over [rows, cols], plus the same body for reference runs.
@@ -34,7 +39,7 @@ func gkModel(t *testing.T, rows, cols int64) (*ir.Graph, *ir.Node) {
 	g := ir.NewGraph("model")
 	gx := &ir.Value{Name: "x", DType: ir.Float32, Shape: []int64{rows, cols}}
 	g.Inputs = []*ir.Value{gx}
-	n := g.AddNode("fused0", "GraphKernel", []*ir.Value{gx}, "y")
+	n := g.AddNode("fused0", ir.OpGraphKernel, []*ir.Value{gx}, "y")
 	n.Body = body
 	n.Outputs[0].DType, n.Outputs[0].Shape = ir.Float32, []int64{rows, cols}
 	relu := g.AddNode("relu", "ReLU", []*ir.Value{n.Outputs[0]}, "out")
@@ -46,7 +51,7 @@ func gkModel(t *testing.T, rows, cols int64) (*ir.Graph, *ir.Node) {
 }
 
 func runModel(t *testing.T, g *ir.Graph, threads int, x *ir.Tensor) ([]float32, error) {
-	s, err := NewSession(g, Options{Threads: threads})
+	s, err := runtime.NewSession(g, runtime.Options{Threads: threads})
 	if err != nil {
 		return nil, err
 	}
@@ -67,17 +72,17 @@ func randInput(rows, cols int64) *ir.Tensor {
 }
 
 func TestGraphKernelCompiledMatchesInterpreted(t *testing.T) {
-	if !cpu.Available {
+	if !native.Available {
 		t.Skip("built without cgo")
 	}
 	g, n := gkModel(t, 96, 500)
 	x := randInput(96, 500)
-	n.Attrs["kernel_status"] = ir.StringAttr("interpreted")
+	n.Attrs[ir.GKKernelStatus] = ir.StringAttr("interpreted")
 	want, err := runModel(t, g, 1, x)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := kernels.NewBuilder(kernels.Options{CacheDir: t.TempDir()}).BuildKernels([]*ir.Node{n}); err != nil {
+	if err := cpu.NewBuilder(cpu.Options{CacheDir: t.TempDir()}).BuildKernels([]*ir.Node{n}); err != nil {
 		t.Fatal(err)
 	}
 	for _, threads := range []int{1, 2} {
@@ -94,7 +99,7 @@ func TestGraphKernelCompiledMatchesInterpreted(t *testing.T) {
 }
 
 func TestGraphKernelRefusals(t *testing.T) {
-	if !cpu.Available {
+	if !native.Available {
 		t.Skip("built without cgo")
 	}
 	x := randInput(4, 8)
@@ -103,24 +108,24 @@ func TestGraphKernelRefusals(t *testing.T) {
 	if _, err := runModel(t, g, 1, x); err == nil || !strings.Contains(err.Error(), "kernel_status=interpreted") {
 		t.Fatalf("unbuilt kernel: err = %v", err)
 	}
-	if err := kernels.NewBuilder(kernels.Options{CacheDir: t.TempDir()}).BuildKernels([]*ir.Node{n}); err != nil {
+	if err := cpu.NewBuilder(cpu.Options{CacheDir: t.TempDir()}).BuildKernels([]*ir.Node{n}); err != nil {
 		t.Fatal(err)
 	}
 	// Tampered object: refused by hash.
-	good := n.Attrs["kernel_so"]
+	good := n.Attrs[ir.GKKernelSO]
 	bad := append([]byte(nil), good.B...)
 	bad[len(bad)-100] ^= 1
-	n.Attrs["kernel_so"] = ir.BytesAttr(bad)
+	n.Attrs[ir.GKKernelSO] = ir.BytesAttr(bad)
 	if _, err := runModel(t, g, 1, x); err == nil || !strings.Contains(err.Error(), "sha256") {
 		t.Fatalf("tampered kernel: err = %v", err)
 	}
-	n.Attrs["kernel_so"] = good
+	n.Attrs[ir.GKKernelSO] = good
 	// An ISA extension this host lacks: refused with the flag named.
-	n.Attrs["cpu_flags"] = ir.StringAttr(n.Attrs.String("cpu_flags", "") + ",gkconv_imaginary_isa")
+	n.Attrs[ir.GKCPUFlags] = ir.StringAttr(n.Attrs.String(ir.GKCPUFlags, "") + ",gkconv_imaginary_isa")
 	if _, err := runModel(t, g, 1, x); err == nil || !strings.Contains(err.Error(), "gkconv_imaginary_isa") {
 		t.Fatalf("missing ISA: err = %v", err)
 	}
-	n.Attrs["arch"] = ir.StringAttr("riscv64")
+	n.Attrs[ir.GKArch] = ir.StringAttr("riscv64")
 	if _, err := runModel(t, g, 1, x); err == nil || !strings.Contains(err.Error(), "riscv64") {
 		t.Fatalf("wrong arch: err = %v", err)
 	}

@@ -63,7 +63,7 @@ func NewSession(g *ir.Graph, opts Options) (*Session, error) {
 	var refused []error
 	prep := kernel.NewPrep()
 	for _, n := range g.Nodes {
-		if n.Op == "GraphKernel" {
+		if n.Op == ir.OpGraphKernel {
 			// Fused kernels are checked now (hash, ISA), not at the first run.
 			f, err := bindGraphKernel(n)
 			if err != nil {

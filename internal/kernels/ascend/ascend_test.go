@@ -2,7 +2,7 @@ package ascend
 
 import (
 	"fmt"
-	"gkconv/internal/kernels/kerneltest"
+	"gkconv/internal/kerneltest"
 	"strings"
 	"sync"
 	"testing"
@@ -75,26 +75,26 @@ func checkKernels(t *testing.T, ks []*ir.Node, be akgcfg.Backend, tol kerneltest
 	var wg sync.WaitGroup
 	for i, n := range ks {
 		a := n.Attrs
-		if e := a.String(AttrKernelError, ""); e != "" {
+		if e := a.String(ir.GKKernelError, ""); e != "" {
 			t.Errorf("%s (%s): no Ascend C source: %s", n.Name, opsOf(n), e)
 			continue
 		}
-		if got, want := a.String(AttrRegOpName, ""), RegOpName(len(n.Inputs), len(n.Outputs)); got != want {
+		if got, want := a.String(ir.GKRegOpName, ""), RegOpName(len(n.Inputs), len(n.Outputs)); got != want {
 			t.Errorf("%s: reg_op_name %q, want %q", n.Name, got, want)
 		}
-		if !strings.Contains(string(a[AttrKernelInfo].B), `"process":"aicore"`) ||
-			!strings.Contains(string(a[AttrKernelInfo].B), `"target_info":{"arch":"`+be.Soc+`"}`) {
-			t.Errorf("%s: kernel_info lacks process/target_info: %.200s", n.Name, a[AttrKernelInfo].B)
+		if !strings.Contains(string(a[ir.GKKernelInfo].B), `"process":"aicore"`) ||
+			!strings.Contains(string(a[ir.GKKernelInfo].B), `"target_info":{"arch":"`+be.Soc+`"}`) {
+			t.Errorf("%s: kernel_info lacks process/target_info: %.200s", n.Name, a[ir.GKKernelInfo].B)
 		}
-		if a.String(AttrKernelStatus, "") != StatusSourceOnly || len(a[AttrKernelAscendC].B) == 0 || len(a.String(AttrKernelSrcSHA, "")) != 64 ||
-			a.String(AttrBinaryFormat, "") != "ascendc-source" {
-			t.Errorf("%s: kernel_status %q, binary_format %q, %d source bytes, sha256 %q", n.Name, a.String(AttrKernelStatus, ""),
-				a.String(AttrBinaryFormat, ""), len(a[AttrKernelAscendC].B), a.String(AttrKernelSrcSHA, ""))
+		if a.String(ir.GKKernelStatus, "") != StatusSourceOnly || len(a[ir.GKKernelAscendC].B) == 0 || len(a.String(ir.GKKernelAscendCHash, "")) != 64 ||
+			a.String(ir.GKBinaryFormat, "") != "ascendc-source" {
+			t.Errorf("%s: kernel_status %q, binary_format %q, %d source bytes, sha256 %q", n.Name, a.String(ir.GKKernelStatus, ""),
+				a.String(ir.GKBinaryFormat, ""), len(a[ir.GKKernelAscendC].B), a.String(ir.GKKernelAscendCHash, ""))
 		}
-		if strings.Contains(opsOf(n), "MatMul") != (a.String(AttrStrategy, "") == "cube") {
-			t.Errorf("%s (%s): strategy %s", n.Name, opsOf(n), a.String(AttrStrategy, ""))
+		if strings.Contains(opsOf(n), "MatMul") != (a.String(ir.GKStrategy, "") == "cube") {
+			t.Errorf("%s (%s): strategy %s", n.Name, opsOf(n), a.String(ir.GKStrategy, ""))
 		}
-		strategies[a.String(AttrStrategy, "")]++
+		strategies[a.String(ir.GKStrategy, "")]++
 		wg.Add(1)
 		sem <- struct{}{}
 		go func(i int, n *ir.Node) {
@@ -108,7 +108,7 @@ func checkKernels(t *testing.T, ks []*ir.Node, be akgcfg.Backend, tol kerneltest
 				t.Errorf("%s (%s): %v", n.Name, opsOf(n), err)
 				return
 			}
-			kerneltest.CheckAgainstRef(t, n, in, got, fmt.Sprintf("%s (%s, %s)", n.Name, opsOf(n), n.Attrs.String(AttrStrategy, "")), tol)
+			kerneltest.CheckAgainstRef(t, n, in, got, fmt.Sprintf("%s (%s, %s)", n.Name, opsOf(n), n.Attrs.String(ir.GKStrategy, "")), tol)
 		}(i, n)
 	}
 	wg.Wait()

@@ -19,28 +19,6 @@ import (
 	"gkconv/internal/kernels"
 )
 
-// Node attributes written by BuildKernels, on top of the shared
-// kernel_name/inputs_shape/outputs_shape/outputs_type/outputs_format.
-const (
-	AttrProcess       = "process"       // "aicore"
-	AttrTarget        = "target"        // "aicore"
-	AttrBinaryFormat  = "binary_format" // "ascendc-source"
-	AttrSoc           = "soc_version"   // e.g. "Ascend910B"
-	AttrRegOpName     = "reg_op_name"   // "Fused_x<n_in>_y<n_out>" (§7.2)
-	AttrInputNames    = "input_names"   // strings x0..
-	AttrOutputNames   = "output_names"  // strings y0..
-	AttrInfoPath      = "info_path"     // "<kernel_name>.info": the file name CANN's custom op reads
-	AttrKernelInfo    = "kernel_info"   // bytes: the AKG kernel-info JSON
-	AttrKernelInfoSHA = "kernel_info_sha256"
-	AttrKernelAscendC = "kernel_ascendc" // bytes: the Ascend C source
-	AttrKernelSrcSHA  = "kernel_ascendc_sha256"
-	AttrStrategy      = "kernel_strategy" // vector | scalar | cube
-	AttrBlockDim      = "block_dim"       // int: cores of the launch
-	AttrUBBytes       = "ub_bytes"        // int: Unified Buffer the kernel allocates
-	AttrKernelStatus  = "kernel_status"   // see StatusSourceOnly
-	AttrKernelError   = "kernel_error"    // why no Ascend C source was generated
-)
-
 // StatusSourceOnly is the kernel_status of every node: CANN is not run.
 const StatusSourceOnly = "source only: compile with CANN at deployment"
 
@@ -77,7 +55,7 @@ func RegOpName(nIn, nOut int) string { return fmt.Sprintf("Fused_x%d_y%d", nIn, 
 func (b *Builder) BuildKernels(nodes []*ir.Node) error {
 	var errs []error
 	for _, n := range nodes {
-		if n == nil || n.Op != "GraphKernel" {
+		if n == nil || n.Op != ir.OpGraphKernel {
 			continue
 		}
 		if err := kernels.CheckBodyArity(n); err != nil {
@@ -88,7 +66,7 @@ func (b *Builder) BuildKernels(nodes []*ir.Node) error {
 			n.Attrs = ir.Attrs{}
 		}
 		base := strings.TrimSuffix(kernels.KernelBaseName(n), "_kernel0")
-		n.Attrs[kernels.AttrKernelName] = ir.StringAttr(base)
+		n.Attrs[ir.GKKernelName] = ir.StringAttr(base)
 		info, err := kernels.InfoJSONFor(n, kernels.InfoTarget{Process: "aicore", Soc: b.opts.Soc})
 		if err != nil {
 			errs = append(errs, err)
@@ -105,32 +83,32 @@ func (b *Builder) BuildKernels(nodes []*ir.Node) error {
 		}
 		isum := sha256.Sum256(info)
 		kernels.SetKernelIOAttrs(n, base)
-		a[AttrProcess] = ir.StringAttr("aicore")
-		a[AttrTarget] = ir.StringAttr("aicore")
-		a[AttrSoc] = ir.StringAttr(b.opts.Soc)
-		a[AttrRegOpName] = ir.StringAttr(RegOpName(nin, nout))
-		a[AttrInputNames] = ir.StringsAttr(inNames...)
-		a[AttrOutputNames] = ir.StringsAttr(outNames...)
-		a[AttrInfoPath] = ir.StringAttr(base + ".info")
-		a[AttrKernelInfo] = ir.BytesAttr(info)
-		a[AttrKernelInfoSHA] = ir.StringAttr(hex.EncodeToString(isum[:]))
-		a[AttrKernelStatus] = ir.StringAttr(StatusSourceOnly)
+		a[ir.GKProcess] = ir.StringAttr("aicore")
+		a[ir.GKTarget] = ir.StringAttr("aicore")
+		a[ir.GKSoc] = ir.StringAttr(b.opts.Soc)
+		a[ir.GKRegOpName] = ir.StringAttr(RegOpName(nin, nout))
+		a[ir.GKInputNames] = ir.StringsAttr(inNames...)
+		a[ir.GKOutputNames] = ir.StringsAttr(outNames...)
+		a[ir.GKInfoPath] = ir.StringAttr(base + ".info")
+		a[ir.GKKernelInfo] = ir.BytesAttr(info)
+		a[ir.GKKernelInfoHash] = ir.StringAttr(hex.EncodeToString(isum[:]))
+		a[ir.GKKernelStatus] = ir.StringAttr(StatusSourceOnly)
 		src, plan, err := Generate(base+"_kernel0", n.Body)
 		if err != nil {
-			for _, k := range []string{AttrKernelAscendC, AttrKernelSrcSHA, AttrStrategy, AttrBlockDim, AttrUBBytes, AttrBinaryFormat} {
+			for _, k := range []string{ir.GKKernelAscendC, ir.GKKernelAscendCHash, ir.GKStrategy, ir.GKBlockDim, ir.GKUBBytes, ir.GKBinaryFormat} {
 				delete(a, k)
 			}
-			a[AttrKernelError] = ir.StringAttr(err.Error())
+			a[ir.GKKernelError] = ir.StringAttr(err.Error())
 			continue
 		}
 		ssum := sha256.Sum256([]byte(src))
-		a[AttrBinaryFormat] = ir.StringAttr("ascendc-source")
-		a[AttrKernelAscendC] = ir.BytesAttr([]byte(src))
-		a[AttrKernelSrcSHA] = ir.StringAttr(hex.EncodeToString(ssum[:]))
-		a[AttrStrategy] = ir.StringAttr(plan.Strategy)
-		a[AttrBlockDim] = ir.IntAttr(plan.BlockDim)
-		a[AttrUBBytes] = ir.IntAttr(plan.UBBytes)
-		delete(a, AttrKernelError)
+		a[ir.GKBinaryFormat] = ir.StringAttr("ascendc-source")
+		a[ir.GKKernelAscendC] = ir.BytesAttr([]byte(src))
+		a[ir.GKKernelAscendCHash] = ir.StringAttr(hex.EncodeToString(ssum[:]))
+		a[ir.GKStrategy] = ir.StringAttr(plan.Strategy)
+		a[ir.GKBlockDim] = ir.IntAttr(plan.BlockDim)
+		a[ir.GKUBBytes] = ir.IntAttr(plan.UBBytes)
+		delete(a, ir.GKKernelError)
 	}
 	return errors.Join(errs...)
 }

@@ -1,7 +1,7 @@
 package ascend
 
 import (
-	"gkconv/internal/kernels/kerneltest"
+	"gkconv/internal/kerneltest"
 	"strings"
 	"testing"
 
@@ -94,7 +94,7 @@ func gkNode(t *testing.T, name string, build func(g *ir.Graph)) *ir.Node {
 	if err := ir.InferShapes(body); err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	return &ir.Node{Name: name, Op: "GraphKernel", Inputs: body.Inputs, Outputs: body.Outputs, Attrs: ir.Attrs{}, Body: body}
+	return &ir.Node{Name: name, Op: ir.OpGraphKernel, Inputs: body.Inputs, Outputs: body.Outputs, Attrs: ir.Attrs{}, Body: body}
 }
 
 // TestCubeKernels runs MatMul bodies the corpus lacks (tiles and tails,
@@ -109,13 +109,13 @@ func TestCubeKernels(t *testing.T) {
 			if err := NewBuilder(Options{}).BuildKernels([]*ir.Node{n}); err != nil {
 				t.Fatal(err)
 			}
-			if e := n.Attrs.String(AttrKernelError, ""); e != "" {
+			if e := n.Attrs.String(ir.GKKernelError, ""); e != "" {
 				t.Fatalf("no source: %s", e)
 			}
-			if s := n.Attrs.String(AttrStrategy, ""); s != "cube" {
+			if s := n.Attrs.String(ir.GKStrategy, ""); s != "cube" {
 				t.Fatalf("strategy %q, want cube", s)
 			}
-			src := string(n.Attrs[AttrKernelAscendC].B)
+			src := string(n.Attrs[ir.GKKernelAscendC].B)
 			for _, want := range []string{"lib/matmul_intf.h", "REGIST_MATMUL_OBJ", "mm.SetTensorA(", "GetTensorC<true>", "mm.End();"} {
 				if !strings.Contains(src, want) {
 					t.Errorf("source lacks %q", want)
@@ -164,11 +164,11 @@ func TestCubeEmulationLimits(t *testing.T) {
 		if err := NewBuilder(Options{}).BuildKernels([]*ir.Node{n}); err != nil {
 			t.Fatal(err)
 		}
-		src := string(n.Attrs[AttrKernelAscendC].B)
+		src := string(n.Attrs[ir.GKKernelAscendC].B)
 		if !strings.Contains(src, c.from) {
 			t.Fatalf("source lacks %q", c.from)
 		}
-		n.Attrs[AttrKernelAscendC] = ir.BytesAttr([]byte(strings.Replace(src, c.from, c.to, 1)))
+		n.Attrs[ir.GKKernelAscendC] = ir.BytesAttr([]byte(strings.Replace(src, c.from, c.to, 1)))
 		_, err := (&Emulator{}).Run(n, kerneltest.BodyInputs(n.Body, 1))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s -> %s: error %v, want %q", c.from, c.to, err, c.want)
@@ -196,7 +196,7 @@ func TestCubeRejects(t *testing.T) {
 		if err := NewBuilder(Options{}).BuildKernels([]*ir.Node{n}); err != nil {
 			t.Fatal(err)
 		}
-		if e := n.Attrs.String(AttrKernelError, ""); !strings.Contains(e, c.want) || n.Attrs.Has(AttrKernelAscendC) {
+		if e := n.Attrs.String(ir.GKKernelError, ""); !strings.Contains(e, c.want) || n.Attrs.Has(ir.GKKernelAscendC) {
 			t.Errorf("%s: kernel_error %q, want %q and no source", c.name, e, c.want)
 		}
 	}

@@ -13,9 +13,9 @@ import (
 // the launch run one after another, inputs are read from stdin and outputs
 // (initialised to 0xff bytes, so unwritten elements show) written to stdout.
 func HostProgram(n *ir.Node) (string, error) {
-	src := string(n.Attrs[AttrKernelAscendC].B)
-	base := n.Attrs.String(kernels.AttrKernelName, "")
-	blocks := n.Attrs.Int(AttrBlockDim, 0)
+	src := string(n.Attrs[ir.GKKernelAscendC].B)
+	base := n.Attrs.String(ir.GKKernelName, "")
+	blocks := n.Attrs.Int(ir.GKBlockDim, 0)
 	if src == "" || base == "" || blocks <= 0 || n.Body == nil {
 		return "", fmt.Errorf("GraphKernel node %s has no Ascend C kernel (build it first)", n.Name)
 	}

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"gkconv/internal/akgcfg"
-	"gkconv/internal/kernels/kerneltest"
+	"gkconv/internal/kerneltest"
 )
 
 // TestRandomKernels runs the Ascend C generator on the fused kernels of the

@@ -456,7 +456,7 @@ func (g *agen) emitVector(vp *vplan) (string, Plan, error) {
 			sc.Line("%s(vred, %s, vwork, n);", instr, src)
 			s := g.eg.Tmp("r")
 			sc.Line("const float %s = (float)(%s);", s, r.Finish("vred.GetValue(0)"))
-			sc.Bind(out, idxOf(out), s)
+			g.eg.Bind(sc, out, idxOf(out), s)
 			continue
 		}
 		if !vp.isVec[out] || aliasOps[n.Op] || kernels.IsReduce(n.Op) {

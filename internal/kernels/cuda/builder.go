@@ -18,31 +18,6 @@ import (
 	"gkconv/internal/kernels"
 )
 
-// Node attributes written by BuildKernels, on top of the shared
-// kernel_name/inputs_shape/outputs_shape/outputs_type/outputs_format.
-const (
-	AttrProcess           = "process"            // "cuda"
-	AttrTarget            = "target"             // "cuda"
-	AttrBinaryFormat      = "binary_format"      // "ptx"
-	AttrFuncType          = "func_type"          // "custom_akg_gpu" (§7.2)
-	AttrUniqueName        = "unique_name"        // "CustomAkgGpu"
-	AttrComputeCapability = "compute_capability" // "8.0" for sm_80
-	AttrGridDimX          = "GridDimX"           // ints: launch configuration
-	AttrGridDimY          = "GridDimY"
-	AttrGridDimZ          = "GridDimZ"
-	AttrBlockDimX         = "BlockDimX"
-	AttrBlockDimY         = "BlockDimY"
-	AttrBlockDimZ         = "BlockDimZ"
-	AttrSharedBytes       = "shared_mem_bytes" // int: static shared memory per block
-	AttrStrategy          = "kernel_strategy"  // elementwise | row | inline-reduce
-	AttrKernelPTX         = "kernel_ptx"       // bytes: the PTX text
-	AttrKernelPTXHash     = "kernel_ptx_sha256"
-	AttrKernelSource      = "kernel_source" // the CUDA source
-	AttrKernelInfo        = "kernel_info"   // bytes: AKG kernel-info JSON, process "cuda"
-	AttrKernelStatus      = "kernel_status" // "compiled" | "interpreted"
-	AttrKernelError       = "kernel_error"
-)
-
 // Options configure the CUDA builder.
 type Options struct {
 	// Clang is the clang command; default $GKCONV_CLANG, then clang, clang-14.
@@ -89,11 +64,11 @@ func ComputeCapability(arch string) (string, error) {
 
 // BaseName is the AKG kernel name of a node without the entry suffix.
 func BaseName(n *ir.Node) string {
-	name := n.Attrs.String(kernels.AttrKernelName, "")
+	name := n.Attrs.String(ir.GKKernelName, "")
 	name = strings.TrimSuffix(name, "_kernel0")
 	if name != "" {
 		n2 := *n
-		n2.Attrs = ir.Attrs{kernels.AttrKernelName: ir.StringAttr(name)}
+		n2.Attrs = ir.Attrs{ir.GKKernelName: ir.StringAttr(name)}
 		return kernels.KernelBaseName(&n2)
 	}
 	return kernels.KernelBaseName(n)
@@ -107,7 +82,7 @@ func (b *Builder) BuildKernels(nodes []*ir.Node) error {
 		return err
 	}
 	jobs, err := kernels.GenerateJobs(nodes, func(n *ir.Node) string { return BaseName(n) + "_kernel0" },
-		b.opts.AllowInterpreted, []string{AttrKernelPTX, AttrKernelPTXHash, AttrKernelSource}, Generate)
+		b.opts.AllowInterpreted, []string{ir.GKKernelPTX, ir.GKKernelPTXHash, ir.GKKernelSource}, Generate)
 	if err != nil || len(jobs) == 0 {
 		return err
 	}
@@ -123,7 +98,9 @@ func (b *Builder) BuildKernels(nodes []*ir.Node) error {
 	index, srcs, names := kernels.UniqueSources(jobs)
 	b.Stats.Kernels += len(jobs)
 	b.Stats.Unique += len(srcs)
-	ptxs, err := b.cc.compileAll(srcs, names, b.opts.Arch, cacheDir, b.opts.Jobs, &b.Stats)
+	ptxs, err := kernels.CompileAll(len(srcs), b.opts.Jobs, &b.Stats, func(i int) ([]byte, bool, error) {
+		return b.cc.compile(srcs[i], b.opts.Arch, cacheDir, names[i])
+	})
 	if err != nil {
 		return err
 	}
@@ -135,30 +112,30 @@ func (b *Builder) BuildKernels(nodes []*ir.Node) error {
 		sum := sha256.Sum256(ptx)
 		kernels.SetKernelIOAttrs(j.Node, j.Symbol)
 		a := j.Node.Attrs
-		a[AttrProcess] = ir.StringAttr("cuda")
-		a[AttrTarget] = ir.StringAttr("cuda")
-		a[AttrBinaryFormat] = ir.StringAttr("ptx")
-		a[AttrFuncType] = ir.StringAttr("custom_akg_gpu")
-		a[AttrUniqueName] = ir.StringAttr("CustomAkgGpu")
-		a[AttrComputeCapability] = ir.StringAttr(cc)
-		a[AttrGridDimX] = ir.IntAttr(j.Extra.Grid[0])
-		a[AttrGridDimY] = ir.IntAttr(j.Extra.Grid[1])
-		a[AttrGridDimZ] = ir.IntAttr(j.Extra.Grid[2])
-		a[AttrBlockDimX] = ir.IntAttr(j.Extra.Block[0])
-		a[AttrBlockDimY] = ir.IntAttr(j.Extra.Block[1])
-		a[AttrBlockDimZ] = ir.IntAttr(j.Extra.Block[2])
-		a[AttrSharedBytes] = ir.IntAttr(j.Extra.SharedBytes)
-		a[AttrStrategy] = ir.StringAttr(j.Extra.Strategy)
-		a[AttrKernelPTX] = ir.BytesAttr(ptx)
-		a[AttrKernelPTXHash] = ir.StringAttr(hex.EncodeToString(sum[:]))
-		a[AttrKernelSource] = ir.StringAttr(j.Src)
-		a[AttrKernelStatus] = ir.StringAttr("compiled")
-		delete(a, AttrKernelError)
+		a[ir.GKProcess] = ir.StringAttr("cuda")
+		a[ir.GKTarget] = ir.StringAttr("cuda")
+		a[ir.GKBinaryFormat] = ir.StringAttr("ptx")
+		a[ir.GKFuncType] = ir.StringAttr("custom_akg_gpu")
+		a[ir.GKUniqueName] = ir.StringAttr("CustomAkgGpu")
+		a[ir.GKComputeCapability] = ir.StringAttr(cc)
+		a[ir.GKGridDimX] = ir.IntAttr(j.Extra.Grid[0])
+		a[ir.GKGridDimY] = ir.IntAttr(j.Extra.Grid[1])
+		a[ir.GKGridDimZ] = ir.IntAttr(j.Extra.Grid[2])
+		a[ir.GKBlockDimX] = ir.IntAttr(j.Extra.Block[0])
+		a[ir.GKBlockDimY] = ir.IntAttr(j.Extra.Block[1])
+		a[ir.GKBlockDimZ] = ir.IntAttr(j.Extra.Block[2])
+		a[ir.GKSharedBytes] = ir.IntAttr(j.Extra.SharedBytes)
+		a[ir.GKStrategy] = ir.StringAttr(j.Extra.Strategy)
+		a[ir.GKKernelPTX] = ir.BytesAttr(ptx)
+		a[ir.GKKernelPTXHash] = ir.StringAttr(hex.EncodeToString(sum[:]))
+		a[ir.GKKernelSource] = ir.StringAttr(j.Src)
+		a[ir.GKKernelStatus] = ir.StringAttr("compiled")
+		delete(a, ir.GKKernelError)
 		info, err := kernels.InfoJSONFor(j.Node, kernels.InfoTarget{Process: "cuda", ComputeCapability: cc})
 		if err != nil {
 			return err
 		}
-		a[AttrKernelInfo] = ir.BytesAttr(info)
+		a[ir.GKKernelInfo] = ir.BytesAttr(info)
 	}
 	return nil
 }

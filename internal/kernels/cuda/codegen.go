@@ -267,7 +267,7 @@ func (c *cgen) rowKernel(F []int64, p int, passes [][]*ir.Node) (string, Launch,
 			ct := kernels.ComputeType(v.DType)
 			r := c.eg.Tmp("r")
 			rowSc.Line("const %s %s = (%s)(%s);", ct, r, ct, red[n].Finish(shName[n]+"[0]"))
-			rowSc.Bind(v, rowResultIdx(v, F, p, rowIdx), r)
+			c.eg.Bind(rowSc, v, rowResultIdx(v, F, p, rowIdx), r)
 		}
 		// The buffers are rewritten by the next pass or row.
 		rowSc.Line("__syncthreads();")

@@ -10,9 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	goruntime "runtime"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	"gkconv/internal/kernels"
@@ -79,76 +77,34 @@ func (c *clang) cacheKey(src, arch string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// compile returns the PTX of src, from the cache or by running clang.
-func (c *clang) compile(src, arch, cacheDir, what string) ([]byte, bool, error) {
-	key := c.cacheKey(src, arch)
-	path := filepath.Join(cacheDir, "ptx", key[:2], key+".ptx")
-	if b, err := os.ReadFile(path); err == nil && bytes.Contains(b, []byte(".entry")) {
-		return b, true, nil
-	}
-	work, err := os.MkdirTemp("", "gkconv-ptx-")
-	if err != nil {
-		return nil, false, err
-	}
-	defer os.RemoveAll(work)
-	srcPath := filepath.Join(work, "kernel.cu")
-	outPath := filepath.Join(work, "kernel.ptx")
-	if err := os.WriteFile(srcPath, []byte(src), 0o600); err != nil {
-		return nil, false, err
-	}
-	args := append(append([]string{}, ptxFlags...), "--cuda-gpu-arch="+arch, "-o", outPath, srcPath)
-	clangRuns.Add(1)
-	cmd := exec.Command(c.path, args...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		return nil, false, fmt.Errorf("%s: clang %s failed: %v\n%s", what, c.path, err, strings.TrimSpace(out.String()))
-	}
-	ptx, err := os.ReadFile(outPath)
-	if err != nil {
-		return nil, false, err
-	}
-	// The cache write is atomic (temp file + rename): concurrent converters
-	// may race harmlessly and readers never see a partial file.
-	if err := kernels.WriteAtomic(path, ptx); err != nil {
-		return nil, false, fmt.Errorf("kernel cache %s: %w", cacheDir, err)
-	}
-	return ptx, false, nil
+// ptxCache is the PTX kind of the kernel cache.
+func ptxCache(dir string) *kernels.Cache {
+	return &kernels.Cache{Dir: dir, Sub: "ptx", Ext: ".ptx", Valid: func(b []byte) bool { return bytes.Contains(b, []byte(".entry")) }}
 }
 
-func (c *clang) compileAll(srcs, names []string, arch, cacheDir string, jobs int, st *kernels.Stats) ([][]byte, error) {
-	if jobs <= 0 {
-		jobs = min(8, goruntime.NumCPU())
-	}
-	jobs = min(jobs, len(srcs))
-	out := make([][]byte, len(srcs))
-	errs := make([]error, len(srcs))
-	var hits, runs atomic.Int64
-	work := make(chan int)
-	var wg sync.WaitGroup
-	for w := 0; w < jobs; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range work {
-				b, hit, err := c.compile(srcs[i], arch, cacheDir, names[i])
-				out[i], errs[i] = b, err
-				if err == nil && hit {
-					hits.Add(1)
-				} else if err == nil {
-					runs.Add(1)
-				}
-			}
-		}()
-	}
-	for i := range srcs {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
-	st.CacheHits += int(hits.Load())
-	st.Compiled += int(runs.Load())
-	return out, errors.Join(errs...)
+// compile returns the PTX of src, from the cache or by running clang.
+func (c *clang) compile(src, arch, cacheDir, what string) ([]byte, bool, error) {
+	return ptxCache(cacheDir).Fetch(c.cacheKey(src, arch), func() ([]byte, error) {
+		work, err := os.MkdirTemp("", "gkconv-ptx-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(work)
+		srcPath := filepath.Join(work, "kernel.cu")
+		outPath := filepath.Join(work, "kernel.ptx")
+		if err := os.WriteFile(srcPath, []byte(src), 0o600); err != nil {
+			return nil, err
+		}
+		args := append(append([]string{}, ptxFlags...), "--cuda-gpu-arch="+arch, "-o", outPath, srcPath)
+		clangRuns.Add(1)
+		cmd := exec.Command(c.path, args...)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Run(); err != nil {
+			return nil, fmt.Errorf("%s: clang %s failed: %v\n%s", what, c.path, err, strings.TrimSpace(out.String()))
+		}
+		return os.ReadFile(outPath)
+	})
 }
 
 var (

@@ -2,7 +2,7 @@ package cuda
 
 import (
 	"fmt"
-	"gkconv/internal/kernels/kerneltest"
+	"gkconv/internal/kerneltest"
 	"math"
 	"os"
 	"os/exec"
@@ -12,7 +12,6 @@ import (
 
 	"gkconv/internal/akgcfg"
 	"gkconv/internal/ir"
-	"gkconv/internal/kernels"
 )
 
 func needClang(t testing.TB) string {
@@ -68,10 +67,10 @@ func checkKernels(t *testing.T, b *Builder, ks []*ir.Node, tol kerneltest.Tolera
 	var wg sync.WaitGroup
 	for i, n := range ks {
 		a := n.Attrs
-		strategies[a.String(AttrStrategy, "")]++
-		ptx := a[AttrKernelPTX].B
+		strategies[a.String(ir.GKStrategy, "")]++
+		ptx := a[ir.GKKernelPTX].B
 		nparams := len(n.Body.Inputs) + len(n.Body.Outputs)
-		if err := CheckPTX(ptx, a.String(kernels.AttrKernelName, ""), "sm_80", nparams); err != nil {
+		if err := CheckPTX(ptx, a.String(ir.GKKernelName, ""), "sm_80", nparams); err != nil {
 			t.Errorf("%s: %v", n.Name, err)
 		}
 		if ok, err := Assemble(ptx, "sm_80"); ok && err != nil {

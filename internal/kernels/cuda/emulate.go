@@ -13,12 +13,12 @@ import (
 // kernel with the node's recorded grid and block, and writes the outputs'
 // bytes to stdout. Outputs start as 0xff bytes so unwritten elements show.
 func HostProgram(n *ir.Node) (string, error) {
-	src := n.Attrs.String(AttrKernelSource, "")
-	sym := n.Attrs.String(kernels.AttrKernelName, "")
+	src := n.Attrs.String(ir.GKKernelSource, "")
+	sym := n.Attrs.String(ir.GKKernelName, "")
 	if src == "" || sym == "" || n.Body == nil {
 		return "", fmt.Errorf("GraphKernel node %s has no CUDA kernel (build it first)", n.Name)
 	}
-	grid, block := n.Attrs.Int(AttrGridDimX, 0), n.Attrs.Int(AttrBlockDimX, 0)
+	grid, block := n.Attrs.Int(ir.GKGridDimX, 0), n.Attrs.Int(ir.GKBlockDimX, 0)
 	if grid <= 0 || block <= 0 {
 		return "", fmt.Errorf("GraphKernel node %s has no launch configuration", n.Name)
 	}

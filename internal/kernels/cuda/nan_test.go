@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"gkconv/internal/ir"
-	"gkconv/internal/kernels/kerneltest"
+	"gkconv/internal/kerneltest"
 )
 
 // TestReduceMaxMinNaN: ReduceMax and ReduceMin propagate NaN as the op
@@ -39,7 +39,7 @@ func TestReduceMaxMinNaN(t *testing.T) {
 			if err := NewBuilder(Options{CacheDir: t.TempDir()}).BuildKernels([]*ir.Node{n}); err != nil {
 				t.Fatal(err)
 			}
-			if s := n.Attrs.String(AttrStrategy, ""); s != c.strategy {
+			if s := n.Attrs.String(ir.GKStrategy, ""); s != c.strategy {
 				t.Errorf("strategy %s, want %s", s, c.strategy)
 			}
 			in := kerneltest.BodyInputs(n.Body, 3)

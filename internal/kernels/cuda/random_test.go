@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"gkconv/internal/kernels/kerneltest"
+	"gkconv/internal/kerneltest"
 )
 
 // TestRandomKernels runs the GPU generator on the fused kernels of the

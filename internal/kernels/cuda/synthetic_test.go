@@ -2,7 +2,7 @@ package cuda
 
 import (
 	"fmt"
-	"gkconv/internal/kernels/kerneltest"
+	"gkconv/internal/kerneltest"
 	"testing"
 
 	"gkconv/internal/ir"
@@ -25,7 +25,7 @@ func synthetic(t *testing.T, name string, f func(b *ir.Graph, op func(string, ir
 		return n.Outputs[0]
 	}
 	g.Outputs = f(g, op)
-	n := &ir.Node{Name: name, Op: "GraphKernel", Attrs: ir.Attrs{}, Body: g}
+	n := &ir.Node{Name: name, Op: ir.OpGraphKernel, Attrs: ir.Attrs{}, Body: g}
 	for _, v := range g.Inputs {
 		n.Inputs = append(n.Inputs, &ir.Value{Name: "o_" + v.Name, DType: v.DType, Shape: v.Shape})
 	}
@@ -78,7 +78,7 @@ func TestSyntheticStrategies(t *testing.T) {
 			if err := NewBuilder(Options{CacheDir: t.TempDir()}).BuildKernels([]*ir.Node{c.node}); err != nil {
 				t.Fatal(err)
 			}
-			if s := c.node.Attrs.String(AttrStrategy, ""); s != c.strategy {
+			if s := c.node.Attrs.String(ir.GKStrategy, ""); s != c.strategy {
 				t.Errorf("strategy %s, want %s", s, c.strategy)
 			}
 			ins := kerneltest.BodyInputs(c.node.Body, 7)

@@ -1,0 +1,334 @@
+// Package convert is the converter's driver, converter_lite's Converter as a
+// library: Convert loads an ONNX or MindIR model, runs the graph passes
+// (exact constant folding, then graph-kernel fusion as the config's
+// [graph_kernel_param] asks), builds a kernel per fused subgraph, and writes
+// the offline .mindir (a temp file renamed into place) with the optional dumps
+// and JSON report. cmd/converter only maps its flags to Options and prints.
+package convert
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"gkconv/internal/akgcfg"
+	"gkconv/internal/ir"
+	"gkconv/internal/mindir"
+	"gkconv/internal/onnx"
+	"gkconv/internal/runtime"
+)
+
+// Options are converter_lite's conversion options, already parsed. The
+// string options take converter_lite's values; DefaultOptions has its
+// defaults (an empty Optimize, SaveType or InputDataFormat is an error, as
+// the empty flag value is).
+type Options struct {
+	FMK        string // ONNX or MINDIR (any case); other converter_lite frameworks are refused
+	ModelFile  string
+	OutputFile string // ".mindir" is appended unless present
+	ConfigFile string // INI file; "" for none
+	// Optimize is none, general, gpu_oriented or ascend_oriented[:chip]; it
+	// selects the fusion backend and is ignored when Device is given.
+	Optimize string
+	Device   string // "" (from Optimize), CPU, GPU, sm_XX, Ascend...
+	// InputShape fixes dynamic input dims by input name.
+	InputShape      map[string][]int64
+	SaveType        string // MINDIR (MINDIR_LITE is refused)
+	FP16            bool   // store float32 constants as float16
+	InputDataFormat string // NCHW (NHWC is refused: not implemented)
+	WeightFile      string // Caffe only: an error for ONNX and MINDIR
+	ReportFile      string // JSON report path; "" for none
+	KernelCacheDir  string // "" for $GKCONV_KERNEL_CACHE, else the user cache dir
+	// DumpDir receives, when fusion runs, before/after.dot (+ SVG with
+	// Graphviz), each kernel's .info and sources, and the IR after each pass
+	// when the config's dump_as_text or MS_DEV_DUMP_GRAPH_KERNEL_IR=on asks
+	// for it. "" means DefaultDumpDir when either asks, else no dumps (see
+	// planDumps for the exact rule).
+	DumpDir string
+
+	// Invalid lists options the caller could not parse from their text
+	// form (a command line's --fp16=maybe). Convert reports them with its
+	// own option checks, in converter_lite's option order, as one
+	// CodeParamInvalid failure before any work (and in the report).
+	Invalid []OptionError
+}
+
+// OptionError is an option whose text could not be parsed.
+type OptionError struct {
+	Option string // converter_lite name: "fp16", "inputShape", ...
+	Err    error  // the message, naming the option
+}
+
+// DefaultOptions has converter_lite's defaults: Optimize general, SaveType
+// MINDIR, InputDataFormat NCHW, FP16 off.
+func DefaultOptions() Options {
+	return Options{Optimize: "general", SaveType: "MINDIR", InputDataFormat: "NCHW"}
+}
+
+// DefaultDumpDir is where dumps go when the config or MS_DEV_DUMP_GRAPH_KERNEL_IR
+// asks for them and Options.DumpDir is empty.
+const DefaultDumpDir = "graph_kernel_dump"
+
+// Environment variables Convert reads.
+const (
+	// FlagsEnv holds MS_DEV_GRAPH_KERNEL_FLAGS, per key over the config file.
+	FlagsEnv = "MS_DEV_GRAPH_KERNEL_FLAGS"
+	// DumpEnv=on turns the dumps on (see Options.DumpDir).
+	DumpEnv = "MS_DEV_DUMP_GRAPH_KERNEL_IR"
+)
+
+// Convert converts opts.ModelFile into opts.OutputFile (.mindir). It returns
+// the report (on failure too: what was known by then, e.g. every
+// unsupported op) and, on failure, an *Error with MindSpore Lite's status
+// code (see Code); no output file is left behind then. The report is
+// written to opts.ReportFile either way. Besides FlagsEnv and DumpEnv it
+// reads CC (the C compiler of CPU kernels) and GKCONV_CLANG (clang for PTX).
+func Convert(ctx context.Context, opts Options) (rep *Report, err error) {
+	start := time.Now()
+	rep = newReport()
+	defer func() {
+		if err != nil {
+			rep.Error = err.Error()
+		}
+		rep.Seconds = time.Since(start).Seconds()
+		if opts.ReportFile == "" {
+			return
+		}
+		if werr := rep.write(opts.ReportFile); werr != nil && err == nil {
+			err = Errorf(CodeError, "writing report: %v", werr)
+		}
+	}()
+
+	// Options first: every problem is reported before any work.
+	o, err := opts.check()
+	if err != nil {
+		return rep, err
+	}
+	rep.Output = o.output
+
+	// Config.
+	cfg, warns, cerr := akgcfg.Load(opts.ConfigFile, os.Getenv(FlagsEnv))
+	for _, w := range warns {
+		rep.warn(w.String())
+	}
+	if cerr != nil {
+		return rep, Errorf(CodeParamInvalid, "%v", cerr)
+	}
+	backend := cfg.Backend(o.device)
+	if o.chip != "" && o.device == akgcfg.Ascend {
+		backend.Soc = o.chip
+	}
+	if o.device == akgcfg.Ascend && (backend.Soc == "" || strings.EqualFold(backend.Soc, "ascend")) {
+		// One chip decides both the partition (910B rules) and the kernel info.
+		backend.Soc = "Ascend910B"
+	}
+	for _, w := range cfg.Flags.Resolve(backend) {
+		rep.warn(w.String())
+	}
+	rep.Flags = map[string]string{"backend": backend.String(), "tokens": cfg.Flags.Tokens()}
+	if err := ctx.Err(); err != nil {
+		return rep, &Error{Code: CodeError, Err: err}
+	}
+
+	// Frontend.
+	g, closeModel, lerr := Load(o.fmk, opts.ModelFile, opts.InputShape)
+	if lerr != nil {
+		var ue *onnx.UnsupportedError
+		if errors.As(lerr, &ue) {
+			for _, it := range ue.Items {
+				rep.Unsupported = append(rep.Unsupported, UnsupportedOp{Node: it.Node, Op: it.Op, Reason: it.Reason})
+			}
+			return rep, &Error{Code: CodeNotFindOp, Err: lerr}
+		}
+		var me *mindir.UnsupportedError
+		if errors.As(lerr, &me) {
+			for _, it := range me.Items {
+				rep.Unsupported = append(rep.Unsupported, UnsupportedOp{Node: it.Node, Op: it.Op, Reason: it.Reason})
+			}
+			return rep, &Error{Code: CodeNotFindOp, Err: lerr}
+		}
+		return rep, &Error{Code: CodeError, Err: lerr}
+	}
+	defer closeModel()
+	rep.setModel(opts.ModelFile, o.fmk, g)
+	rep.Graph.NodesBefore = len(g.Nodes)
+
+	// Passes: exact constant folding at every --optimize level, then fusion.
+	folded, ferr := fold(g)
+	if ferr != nil {
+		return rep, Errorf(CodeError, "%s: %v", opts.ModelFile, ferr)
+	}
+	slog.Info("constant folding", "nodes_folded", folded)
+	if err := ctx.Err(); err != nil {
+		return rep, &Error{Code: CodeError, Err: err}
+	}
+	gpuArch := "sm_80"
+	if o.device == akgcfg.GPU && strings.HasPrefix(strings.ToLower(o.chip), "sm_") {
+		gpuArch = strings.ToLower(o.chip)
+	}
+	fo := fuseOptions{
+		disabled:       strings.HasPrefix(opts.Optimize, "none") && opts.Device == "",
+		kernelCacheDir: opts.KernelCacheDir,
+		dumpDir:        opts.DumpDir,
+		gpuArch:        gpuArch,
+	}
+	if err := fuse(g, cfg, backend, fo, rep); err != nil {
+		return rep, err
+	}
+	rep.Graph.NodesAfter = len(g.Nodes)
+	if err := g.Validate(); err != nil {
+		return rep, Errorf(CodeError, "internal error, invalid graph after optimisation: %v", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return rep, &Error{Code: CodeError, Err: err}
+	}
+
+	// Write.
+	if dir := filepath.Dir(o.output); dir != "" {
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return rep, Errorf(CodeParamInvalid, "--outputFile=%s: folder %s does not exist", opts.OutputFile, dir)
+		}
+	}
+	if err := mindir.WriteFile(o.output, g, mindir.WriteOptions{FP16: opts.FP16}); err != nil {
+		return rep, Errorf(CodeError, "writing %s: %v", o.output, err)
+	}
+	slog.Info("converted", "output", o.output, "seconds", time.Since(start).Seconds())
+	return rep, nil
+}
+
+// fold is the graph cleanup shared by every --optimize level: exact constant
+// folding (which types every node on the way: shape inference with the
+// folded values known), then dead-node removal.
+func fold(g *ir.Graph) (int, error) {
+	folded, err := runtime.FoldConstants(g)
+	if err != nil {
+		return folded, err
+	}
+	g.RemoveDead()
+	return folded, nil
+}
+
+// checked is what check derives from valid Options.
+type checked struct {
+	fmk    string // upper case
+	output string // with .mindir
+	device akgcfg.Device
+	chip   string
+}
+
+// check validates every option at once, in converter_lite's option order,
+// merging in the caller's parse problems (Options.Invalid).
+func (opts *Options) check() (checked, error) {
+	var c checked
+	var problems []string
+	// invalid adds the caller's problems with option name and says whether
+	// there were any (then the option's own check is skipped).
+	seen := map[string]bool{}
+	invalid := func(name string) bool {
+		seen[name] = true
+		found := false
+		for _, e := range opts.Invalid {
+			if e.Option == name {
+				problems = append(problems, e.Err.Error())
+				found = true
+			}
+		}
+		return found
+	}
+	if !invalid("fmk") {
+		c.fmk = strings.ToUpper(opts.FMK)
+		switch c.fmk {
+		case "ONNX", "MINDIR":
+		case "":
+			problems = append(problems, "--fmk is required (ONNX or MINDIR)")
+		case "TF", "TFLITE", "CAFFE", "PYTORCH", "OM", "MSLITE":
+			problems = append(problems, fmt.Sprintf("--fmk=%s is not supported; supported: ONNX, MINDIR", opts.FMK))
+		default:
+			problems = append(problems, fmt.Sprintf("--fmk=%s is unknown; supported: ONNX, MINDIR", opts.FMK))
+		}
+	}
+	if !invalid("modelFile") && opts.ModelFile == "" {
+		problems = append(problems, "--modelFile is required")
+	}
+	if !invalid("outputFile") && opts.OutputFile == "" {
+		problems = append(problems, "--outputFile is required")
+	}
+	if !invalid("saveType") {
+		switch strings.ToUpper(opts.SaveType) {
+		case "MINDIR":
+		case "MINDIR_LITE":
+			problems = append(problems, "--saveType=MINDIR_LITE is not supported yet; use MINDIR")
+		default:
+			problems = append(problems, fmt.Sprintf("--saveType=%s: want MINDIR", opts.SaveType))
+		}
+	}
+	invalid("fp16")
+	if !invalid("inputDataFormat") {
+		switch strings.ToUpper(opts.InputDataFormat) {
+		case "NCHW", "NHWC":
+		default:
+			problems = append(problems, fmt.Sprintf("--inputDataFormat=%s: want NCHW or NHWC", opts.InputDataFormat))
+		}
+	}
+	if !invalid("weightFile") && opts.WeightFile != "" {
+		problems = append(problems, "--weightFile is only for Caffe models; ONNX and MINDIR keep weights in the model file")
+	}
+	badOptimize, badDevice := invalid("optimize"), invalid("device")
+	if !badOptimize && !badDevice {
+		var err error
+		if c.device, c.chip, err = backendOf(opts.Optimize, opts.Device); err != nil {
+			problems = append(problems, err.Error())
+		}
+	}
+	invalid("inputShape")
+	for _, e := range opts.Invalid {
+		if !seen[e.Option] {
+			problems = append(problems, e.Err.Error())
+		}
+	}
+	if len(problems) > 0 {
+		return c, Errorf(CodeParamInvalid, "%s", strings.Join(problems, "; "))
+	}
+	if strings.ToUpper(opts.InputDataFormat) == "NHWC" {
+		return c, Errorf(CodeNotSupport, "--inputDataFormat=NHWC is not supported yet: models keep their NCHW inputs")
+	}
+	c.output = opts.OutputFile
+	if !strings.HasSuffix(c.output, ".mindir") {
+		c.output += ".mindir"
+	}
+	return c, nil
+}
+
+// backendOf maps Optimize/Device to the fusion backend and chip.
+func backendOf(optimize, device string) (akgcfg.Device, string, error) {
+	opt, chip, _ := strings.Cut(optimize, ":")
+	switch opt {
+	case "none", "general":
+	case "gpu_oriented", "ascend_oriented":
+	default:
+		return 0, "", fmt.Errorf("--optimize=%s: want none, general, gpu_oriented or ascend_oriented[:chip]", optimize)
+	}
+	if device != "" {
+		// converter_lite: --optimize is ignored when --device is given.
+		d, err := akgcfg.ParseDevice(device)
+		if err != nil {
+			return 0, "", fmt.Errorf("--device=%s: %v", device, err)
+		}
+		if d == akgcfg.CPU {
+			return d, "", nil
+		}
+		return d, device, nil
+	}
+	switch opt {
+	case "gpu_oriented":
+		return akgcfg.GPU, chip, nil
+	case "ascend_oriented":
+		return akgcfg.Ascend, chip, nil
+	}
+	return akgcfg.CPU, "", nil
+}

@@ -1,0 +1,120 @@
+package convert
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"log/slog"
+	"os"
+
+	"gkconv/internal/akgcfg"
+	"gkconv/internal/fusion"
+	"gkconv/internal/ir"
+	"gkconv/internal/kernels"
+	"gkconv/internal/kernels/ascend"
+	"gkconv/internal/kernels/cpu"
+	"gkconv/internal/kernels/cuda"
+)
+
+// fuseOptions are the options that steer fusion and kernel building.
+type fuseOptions struct {
+	disabled       bool // --optimize=none without --device
+	kernelCacheDir string
+	dumpDir        string // Options.DumpDir
+	gpuArch        string // sm_XX, default sm_80
+}
+
+// fuse runs graph-kernel fusion when the config enables it, builds a kernel
+// per fused subgraph, writes the dumps and records passes and kernels in the
+// report.
+func fuse(g *ir.Graph, cfg *akgcfg.Config, backend akgcfg.Backend, fo fuseOptions, rep *Report) error {
+	if fo.disabled {
+		rep.Warnings = append(rep.Warnings, "--optimize=none: graph kernel fusion skipped")
+		return nil
+	}
+	if cfg == nil || !cfg.FusionEnabled() {
+		return nil
+	}
+	flags := cfg.Flags
+	var builder fusion.KernelBuilder
+	switch backend.Device {
+	case akgcfg.CPU:
+		builder = cpu.NewBuilder(cpu.Options{
+			CC:       os.Getenv("CC"),
+			MArch:    cpu.MArchFor(flags.CPUArch, flags.CPUFeature, flags.CPUType),
+			CacheDir: fo.kernelCacheDir,
+			Arch:     flags.CPUArch,
+			Feature:  flags.CPUFeature,
+		})
+	case akgcfg.GPU:
+		builder = cuda.NewBuilder(cuda.Options{Clang: os.Getenv("GKCONV_CLANG"), Arch: fo.gpuArch, CacheDir: fo.kernelCacheDir})
+	case akgcfg.Ascend:
+		builder = ascend.NewBuilder(ascend.Options{Soc: backend.Soc})
+	}
+	dump := planDumps(fo.dumpDir, flags.DumpAsText, os.Getenv(DumpEnv))
+	if dump.dir != "" {
+		if err := os.MkdirAll(dump.dir, 0o755); err != nil {
+			return Errorf(CodeError, "dump folder: %v", err)
+		}
+	}
+	res, err := fusion.Run(g, flags, backend, builder, fusion.Options{DumpDir: dump.dir, DumpIR: dump.passIR})
+	if err != nil {
+		return Errorf(CodeError, "graph kernel fusion: %v", err)
+	}
+	for _, p := range res.Passes {
+		rep.Passes = append(rep.Passes, ReportPass{Stage: p.Stage, Name: p.Name, Level: p.Level, Ran: p.Ran, Changed: p.Changed, Note: p.Note})
+	}
+	byNode := map[string]fusion.KernelRecord{}
+	for _, k := range res.Kernels {
+		byNode[k.Node] = k
+	}
+	for _, n := range g.Nodes {
+		if n.Op != ir.OpGraphKernel {
+			continue
+		}
+		rk, info, ok := reportKernel(n, byNode[n.Name])
+		if ok {
+			dump.kernel(n, rk, info)
+		}
+		rep.Kernels = append(rep.Kernels, rk)
+	}
+	dump.renderSVG()
+	slog.Info("graph kernel fusion", "kernels", len(rep.Kernels), "nodes_before", res.NodesBefore, "nodes_after", res.NodesAfter)
+	return nil
+}
+
+// reportKernel describes GraphKernel node n; info is its kernel-info JSON,
+// ok false when it has none.
+func reportKernel(n *ir.Node, k fusion.KernelRecord) (rk ReportKernel, info []byte, ok bool) {
+	rk = ReportKernel{
+		Name:         n.Attrs.String("kernel_name", n.Name),
+		Target:       n.Attrs.String("process", "cpu"),
+		Ops:          k.Ops,
+		SourceNodes:  n.Provenance,
+		Pattern:      k.Pattern,
+		BinaryFormat: n.Attrs.String("binary_format", "so"),
+		Status:       n.Attrs.String("kernel_status", ""),
+	}
+	for _, attr := range []string{"kernel_so", "kernel_ptx", "kernel_ascendc"} {
+		if b := n.Attrs[attr]; b.Kind == ir.AttrBytes {
+			rk.BinaryBytes = len(b.B)
+			sum := sha256.Sum256(b.B)
+			rk.BinarySHA256 = hex.EncodeToString(sum[:])
+		}
+	}
+	if rk.Target == "cuda" {
+		rk.Launch = map[string]int64{}
+		for _, d := range []string{"GridDimX", "GridDimY", "GridDimZ", "BlockDimX", "BlockDimY", "BlockDimZ", "shared_mem_bytes"} {
+			rk.Launch[d] = n.Attrs.Int(d, 0)
+		}
+	}
+	info, err := kernels.InfoJSON(n)
+	if b := n.Attrs["kernel_info"]; b.Kind == ir.AttrBytes {
+		info, err = b.B, nil
+	}
+	if err != nil {
+		return rk, nil, false
+	}
+	rk.Info = json.RawMessage(info)
+	return rk, info, true
+}

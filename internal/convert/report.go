@@ -1,0 +1,133 @@
+package convert
+
+import (
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"gkconv/internal/ir"
+)
+
+// Report is what a conversion did; Options.ReportFile receives it as JSON.
+// Field names are the documented schema.
+type Report struct {
+	Model       ReportModel       `json:"model"`
+	Output      string            `json:"output,omitempty"`
+	Graph       ReportGraph       `json:"graph"`
+	Flags       map[string]string `json:"flags,omitempty"`
+	Kernels     []ReportKernel    `json:"kernels"`
+	Passes      []ReportPass      `json:"passes"`
+	Unsupported []UnsupportedOp   `json:"unsupported"`
+	Warnings    []string          `json:"warnings"`
+	Error       string            `json:"error,omitempty"`
+	Seconds     float64           `json:"seconds"`
+}
+
+// ReportModel describes the input model.
+type ReportModel struct {
+	File    string            `json:"file"`
+	Fmk     string            `json:"fmk"`
+	Inputs  []ReportValue     `json:"inputs"`
+	Outputs []ReportValue     `json:"outputs"`
+	Meta    map[string]string `json:"meta,omitempty"`
+}
+
+// ReportValue is a graph input or output.
+type ReportValue struct {
+	Name  string  `json:"name"`
+	DType string  `json:"dtype"`
+	Shape []int64 `json:"shape"`
+}
+
+// ReportGraph counts top-level nodes before and after the passes.
+type ReportGraph struct {
+	NodesBefore int `json:"nodes_before"`
+	NodesAfter  int `json:"nodes_after"`
+}
+
+// ReportKernel is one fused kernel (GraphKernel node) of the output.
+type ReportKernel struct {
+	Name         string           `json:"name"`
+	Target       string           `json:"target"`
+	Ops          []string         `json:"ops"`
+	SourceNodes  []string         `json:"source_nodes"`
+	Pattern      string           `json:"pattern"`
+	BinaryFormat string           `json:"binary_format"`
+	BinaryBytes  int              `json:"binary_bytes"`
+	BinarySHA256 string           `json:"binary_sha256"`
+	Status       string           `json:"status,omitempty"`
+	Launch       map[string]int64 `json:"launch,omitempty"`
+	Info         json.RawMessage  `json:"info,omitempty"`
+}
+
+// ReportPass is one pass of the fusion pass table.
+type ReportPass struct {
+	Stage   string `json:"stage"`
+	Name    string `json:"name"`
+	Level   int    `json:"level"`
+	Ran     bool   `json:"ran"`
+	Changed bool   `json:"changed"`
+	Note    string `json:"note,omitempty"`
+}
+
+// UnsupportedOp is a node the frontend cannot convert.
+type UnsupportedOp struct {
+	Node   string `json:"node"`
+	Op     string `json:"op"`
+	Reason string `json:"reason"`
+}
+
+func newReport() *Report {
+	return &Report{Kernels: []ReportKernel{}, Passes: []ReportPass{}, Unsupported: []UnsupportedOp{}, Warnings: []string{}}
+}
+
+// warn logs w and records it.
+func (r *Report) warn(w string) {
+	slog.Warn(w)
+	r.Warnings = append(r.Warnings, w)
+}
+
+func valuesOf(vs []*ir.Value) []ReportValue {
+	out := []ReportValue{}
+	for _, v := range vs {
+		out = append(out, ReportValue{Name: v.Name, DType: v.DType.String(), Shape: v.Shape})
+	}
+	return out
+}
+
+func (r *Report) setModel(file, fmk string, g *ir.Graph) {
+	r.Model = ReportModel{File: file, Fmk: fmk, Inputs: valuesOf(g.Inputs), Outputs: valuesOf(g.Outputs), Meta: g.Meta}
+}
+
+// write replaces path atomically.
+func (r *Report) write(path string) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return WriteFileAtomic(path, append(b, '\n'))
+}
+
+// WriteFileAtomic replaces path with data through a temp file in the same
+// folder and a rename, so readers never see a partial file.
+func WriteFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return nil
+}

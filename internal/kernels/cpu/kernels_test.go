@@ -1,0 +1,220 @@
+package cpu
+
+import (
+	"math"
+	"math/rand"
+	"testing"
+
+	"gkconv/internal/ir"
+)
+
+func keep(k int64) ir.Attrs { return ir.Attrs{"keepdims": ir.IntAttr(k)} }
+
+func TestAffine(t *testing.T) {
+	b := newBody(t, "affine")
+	x := b.input(ir.Float32, 1000, 37)
+	y := b.op("Add", nil, b.op("Mul", nil, x, b.scalar(2)), b.scalar(1))
+	n := b.node("affine", y)
+	build(t, t.TempDir(), n)
+	in := randTensor(rand.New(rand.NewSource(1)), x.Shape, -1, 1)
+	for _, threads := range []int{1, 2} {
+		out := runKernel(t, n, threads, in)
+		want := make([]float64, len(in.F32()))
+		for i, v := range in.F32() {
+			want[i] = float64(v)*2 + 1
+		}
+		checkClose(t, "y", out[0].F32(), want, 1e-6)
+	}
+}
+
+func TestPowChain(t *testing.T) {
+	// ((x*2)^3 - y) * (x*2)^3: the cube is computed once, in a register.
+	b := newBody(t, "powchain")
+	x := b.input(ir.Float32, 17, 33)
+	y := b.input(ir.Float32, 17, 33)
+	c := b.op("Pow", nil, b.op("Mul", nil, x, b.scalar(2)), b.scalar(3))
+	out := b.op("Mul", nil, b.op("Sub", nil, c, y), c)
+	n := b.node("powchain", out)
+	build(t, t.TempDir(), n)
+	r := rand.New(rand.NewSource(2))
+	xi, yi := randTensor(r, x.Shape, -2, 2), randTensor(r, y.Shape, -2, 2)
+	got := runKernel(t, n, 1, xi, yi)
+	want := make([]float64, len(xi.F32()))
+	scale := make([]float64, len(want))
+	for i := range want {
+		c := math.Pow(float64(xi.F32()[i])*2, 3)
+		want[i] = (c - float64(yi.F32()[i])) * c
+		scale[i] = math.Abs(c) * (math.Abs(c) + math.Abs(float64(yi.F32()[i])))
+	}
+	checkClose(t, "out", got[0].F32(), want, 1e-5, scale...)
+}
+
+func TestBroadcastAdd(t *testing.T) {
+	b := newBody(t, "bcast")
+	x := b.input(ir.Float32, 4, 1, 8)
+	y := b.input(ir.Float32, 8)
+	z := b.input(ir.Float32, 3, 1)
+	s := b.op("Add", nil, x, y)                      // [4,1,8]
+	u := b.op("Mul", nil, b.op("Add", nil, x, z), y) // [4,3,8]
+	n := b.node("bcast", s, u)
+	build(t, t.TempDir(), n)
+	r := rand.New(rand.NewSource(3))
+	xi, yi, zi := randTensor(r, x.Shape, -1, 1), randTensor(r, y.Shape, -1, 1), randTensor(r, z.Shape, -1, 1)
+	got := runKernel(t, n, 1, xi, yi, zi)
+	var ws, wu []float64
+	for i := 0; i < 4; i++ {
+		for k := 0; k < 8; k++ {
+			ws = append(ws, float64(xi.F32()[i*8+k])+float64(yi.F32()[k]))
+		}
+	}
+	for i := 0; i < 4; i++ {
+		for j := 0; j < 3; j++ {
+			for k := 0; k < 8; k++ {
+				wu = append(wu, (float64(xi.F32()[i*8+k])+float64(zi.F32()[j]))*float64(yi.F32()[k]))
+			}
+		}
+	}
+	checkClose(t, "x+y", got[0].F32(), ws, 1e-6)
+	checkClose(t, "(x+z)*y", got[1].F32(), wu, 1e-6)
+}
+
+// layerNormBody is MindSpore's LayerNorm expansion over the last axis.
+func layerNormBody(t testing.TB, rows, cols int64) *ir.Node {
+	b := newBody(t, "layernorm")
+	x := b.input(ir.Float32, rows, cols)
+	gamma := b.input(ir.Float32, cols)
+	beta := b.input(ir.Float32, cols)
+	mean := b.op("ReduceMean", keep(1), x, b.ints(-1))
+	d := b.op("Sub", nil, x, mean)
+	v := b.op("ReduceMean", keep(1), b.op("Mul", nil, d, d), b.ints(-1))
+	rs := b.op("Rsqrt", nil, b.op("Add", nil, v, b.scalar(1e-5)))
+	y := b.op("Add", nil, b.op("Mul", nil, b.op("Mul", nil, d, rs), gamma), beta)
+	return b.node("layernorm", y, mean)
+}
+
+func layerNormRef(x, gamma, beta []float32, rows, cols int) (y, mean []float64) {
+	for r := 0; r < rows; r++ {
+		row := x[r*cols : (r+1)*cols]
+		var m float64
+		for _, v := range row {
+			m += float64(v)
+		}
+		m /= float64(cols)
+		var s float64
+		for _, v := range row {
+			s += (float64(v) - m) * (float64(v) - m)
+		}
+		inv := 1 / math.Sqrt(s/float64(cols)+float64(float32(1e-5)))
+		for c, v := range row {
+			y = append(y, (float64(v)-m)*inv*float64(gamma[c])+float64(beta[c]))
+		}
+		mean = append(mean, m)
+	}
+	return y, mean
+}
+
+func TestLayerNorm(t *testing.T) {
+	n := layerNormBody(t, 64, 768)
+	build(t, t.TempDir(), n)
+	src := n.Attrs.String(ir.GKKernelSource, "")
+	if !contains(src, "row-wise") {
+		t.Errorf("LayerNorm did not use the row-wise strategy:\n%s", src)
+	}
+	r := rand.New(rand.NewSource(4))
+	x := randTensor(r, []int64{64, 768}, -3, 5) // offset mean: catches naive variance
+	g, be := randTensor(r, []int64{768}, 0.5, 1.5), randTensor(r, []int64{768}, -1, 1)
+	wy, wm := layerNormRef(x.F32(), g.F32(), be.F32(), 64, 768)
+	for _, threads := range []int{1, 2} {
+		got := runKernel(t, n, threads, x, g, be)
+		checkClose(t, "y", got[0].F32(), wy, 1e-5, 1) // y = n*gamma + beta: terms of size 1
+		checkClose(t, "mean", got[1].F32(), wm, 1e-5)
+	}
+}
+
+func softmaxBody(t testing.TB, rows, cols int64) *ir.Node {
+	b := newBody(t, "softmax")
+	x := b.input(ir.Float32, rows, cols)
+	m := b.op("ReduceMax", keep(1), x, b.ints(-1))
+	e := b.op("Exp", nil, b.op("Sub", nil, x, m))
+	s := b.op("ReduceSum", keep(1), e, b.ints(-1))
+	return b.node("softmax", b.op("RealDiv", nil, e, s))
+}
+
+func softmaxRef(x []float32, rows, cols int) []float64 {
+	var out []float64
+	for r := 0; r < rows; r++ {
+		row := x[r*cols : (r+1)*cols]
+		m := math.Inf(-1)
+		for _, v := range row {
+			m = math.Max(m, float64(v))
+		}
+		var s float64
+		for _, v := range row {
+			s += math.Exp(float64(v) - m)
+		}
+		for _, v := range row {
+			out = append(out, math.Exp(float64(v)-m)/s)
+		}
+	}
+	return out
+}
+
+func TestSoftmax(t *testing.T) {
+	n := softmaxBody(t, 33, 1000)
+	build(t, t.TempDir(), n)
+	src := n.Attrs.String(ir.GKKernelSource, "")
+	if !contains(src, "row-wise") || !contains(src, "rb0[") {
+		t.Errorf("Softmax should run row-wise with exp(x-max) kept in a row buffer:\n%s", src)
+	}
+	x := randTensor(rand.New(rand.NewSource(5)), []int64{33, 1000}, -10, 10)
+	got := runKernel(t, n, 2, x)
+	checkClose(t, "softmax", got[0].F32(), softmaxRef(x.F32(), 33, 1000), 1e-5)
+}
+
+func contains(s, sub string) bool { return len(sub) == 0 || len(s) >= len(sub) && indexOf(s, sub) >= 0 }
+
+func indexOf(s, sub string) int {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if s[i:i+len(sub)] == sub {
+			return i
+		}
+	}
+	return -1
+}
+
+func TestExpAccuracy(t *testing.T) {
+	b := newBody(t, "exp")
+	x := b.input(ir.Float32, 1<<16)
+	n := b.node("exp", b.op("Exp", nil, x))
+	build(t, t.TempDir(), n)
+	xi := ir.NewTensor(ir.Float32, x.Shape)
+	r := rand.New(rand.NewSource(9))
+	special := []float32{0, float32(math.Copysign(0, -1)), 1, -1, 88.7, 88.8, -87.3, -100, -103, -104.5, -200, 200, 1e-8, -1e-8,
+		float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN())}
+	for i := range xi.F32() {
+		if i < len(special) {
+			xi.F32()[i] = special[i]
+		} else {
+			xi.F32()[i] = float32(r.Float64()*190 - 102)
+		}
+	}
+	got := runKernel(t, n, 1, xi)[0].F32()
+	for i, v := range xi.F32() {
+		w := float32(math.Exp(float64(v)))
+		g := got[i]
+		switch {
+		case math.IsNaN(float64(w)):
+			if !math.IsNaN(float64(g)) {
+				t.Errorf("exp(%g) = %g, want NaN", v, g)
+			}
+		case w == 0 || math.IsInf(float64(w), 0) || w < 1.2e-38:
+			if math.Abs(float64(g-w)) > 1e-44 && g != w {
+				t.Errorf("exp(%g) = %g, want %g", v, g, w)
+			}
+		default:
+			if rel := math.Abs(float64(g)-float64(w)) / float64(w); rel > 3e-7 {
+				t.Errorf("exp(%g) = %g, want %g (rel %.3g)", v, g, w, rel)
+			}
+		}
+	}
+}
