@@ -805,23 +805,6 @@ func liftActivation(m *mnode) (any, error) {
 	return nil, unsupported("activation_type %d", typ)
 }
 
-// elemFusedActivation applies the activation_type a *Fusion primitive carries.
-func (m *mnode) elemFusedActivation(y *ir.Value) (any, error) {
-	typ, err := m.intArg(-1, elemActNoActivation, "activation_type")
-	if err != nil {
-		return nil, err
-	}
-	switch typ {
-	case elemActNoActivation:
-		return y, nil
-	case elemActReLU:
-		return m.emit1("ReLU", nil, y), nil
-	case elemActReLU6:
-		return m.emit1("ReLU6", nil, y), nil
-	}
-	return nil, unsupported("fused activation_type %d", typ)
-}
-
 func (m *mnode) elemTwo() (*ir.Value, *ir.Value, error) {
 	if len(m.ins) != 2 {
 		return nil, nil, fmt.Errorf("needs 2 inputs, has %d", len(m.ins))
@@ -840,7 +823,7 @@ func liftArith(irop string) func(*mnode) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		return m.elemFusedActivation(m.emit1(irop, nil, a, b))
+		return m.activation(m.emit1(irop, nil, a, b))
 	}
 }
 

@@ -112,41 +112,7 @@ func (m *mnode) emittedHere(n *ir.Node) bool {
 
 // emit adds an IR node; constant inputs are registered in the graph.
 func (m *mnode) emit(op string, ins []*ir.Value, nout int, attrs ir.Attrs) *ir.Node {
-	c := m.c
-	name := m.name
-	if len(m.emitted) > 0 {
-		name = fmt.Sprintf("%s/%d", m.name, len(m.emitted))
-	}
-	outs := make([]string, nout)
-	for i := range outs {
-		outs[i] = c.uniq(fmt.Sprintf("%s/%s_%d", m.out, op, len(m.emitted)))
-	}
-	for _, in := range ins {
-		c.register(in)
-	}
-	n := c.g.AddNode(name, op, ins, outs...)
-	if attrs != nil {
-		n.Attrs = attrs
-	}
-	n.Provenance = []string{m.name}
-	if m.domain != "" {
-		n.Provenance = append(n.Provenance, m.domain)
-	}
-	m.emitted = append(m.emitted, n)
-	// Types known while building let later mappings check dtypes; a shape
-	// function that fails leaves the outputs as they were.
-	if ir.HasInfer(op) && inferSafe(n) {
-		saved := make([]ir.Value, len(n.Outputs))
-		for i, o := range n.Outputs {
-			saved[i] = *o
-		}
-		if err := ir.InferNode(n); err != nil {
-			for i, o := range n.Outputs {
-				*o = saved[i]
-			}
-		}
-	}
-	return n
+	return m.emitWith(op, ins, nout, attrs, nil)
 }
 
 func inferSafe(n *ir.Node) bool {

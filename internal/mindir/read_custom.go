@@ -138,14 +138,18 @@ func outsOf(n *ir.Node, tupled bool) any {
 	return t
 }
 
-// emitWith is emit with a body.
+// emitWith adds an IR node (with a body for a GraphKernel); constant inputs
+// are registered in the graph. A mapping that emits several nodes names the
+// later ones <node>/<k>.
 func (m *mnode) emitWith(op string, ins []*ir.Value, nout int, attrs ir.Attrs, body *ir.Graph) *ir.Node {
 	if nout < 1 {
 		nout = 1
 	}
-	// Body first: shape inference of a GraphKernel reads it.
 	c := m.c
 	name := m.name
+	if len(m.emitted) > 0 {
+		name = fmt.Sprintf("%s/%d", m.name, len(m.emitted))
+	}
 	outs := make([]string, nout)
 	for i := range outs {
 		outs[i] = c.uniq(fmt.Sprintf("%s/%s_%d", m.out, op, len(m.emitted)))
@@ -154,10 +158,18 @@ func (m *mnode) emitWith(op string, ins []*ir.Value, nout int, attrs ir.Attrs, b
 		c.register(in)
 	}
 	n := c.g.AddNode(name, op, ins, outs...)
-	n.Attrs = attrs
+	if attrs != nil {
+		n.Attrs = attrs
+	}
+	// Body before inference: a GraphKernel's shapes come from it.
 	n.Body = body
 	n.Provenance = []string{m.name}
+	if m.domain != "" {
+		n.Provenance = append(n.Provenance, m.domain)
+	}
 	m.emitted = append(m.emitted, n)
+	// Types known while building let later mappings check dtypes; a shape
+	// function that fails leaves the outputs as they were.
 	if ir.HasInfer(op) && inferSafe(n) {
 		saved := make([]ir.Value, len(n.Outputs))
 		for i, o := range n.Outputs {
