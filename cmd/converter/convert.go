@@ -125,4 +125,3 @@ func parseInputShape(s string) (map[string][]int64, error) {
 	}
 	return out, nil
 }
-

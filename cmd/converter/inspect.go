@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -16,9 +17,15 @@ func newInspectCmd() *cobra.Command {
 		Use:   "inspect --modelFile=model.onnx|model.mindir",
 		Short: "Print a model's inputs, outputs, op histogram and fused kernels",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+			defer func() {
+				if err != nil {
+					fmt.Fprintln(os.Stderr, "ERROR:", err)
+					fmt.Printf("INSPECT RESULT FAILED:%d\n", convert.Code(err))
+				}
+			}()
 			if modelFile == "" {
-				return fmt.Errorf("--modelFile is required")
+				return convert.Errorf(convert.CodeParamInvalid, "--modelFile is required")
 			}
 			if fmk == "" {
 				fmk = "ONNX"

@@ -4,8 +4,11 @@
 package main
 
 import (
+	"errors"
+	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -20,14 +23,64 @@ func main() {
 }
 
 // Failures carry MindSpore Lite's status code (convert.Error) for the result
-// line; the process exit status is 1 for every failure.
+// line; the process exit status is 1 for every failure. A command prints its
+// own result line; a failure before it runs (an unknown flag, an extra
+// argument, a bad --logLevel) gets the ERROR line and the result line here,
+// so no failure is silent.
 func run(args []string) int {
 	root := newRootCmd()
 	root.SetArgs(args)
-	if err := root.Execute(); err != nil {
-		return 1
+	ran := false
+	wrapRunE(root, &ran)
+	cmd, err := root.ExecuteC()
+	if err == nil {
+		return 0
 	}
-	return 0
+	if !ran {
+		code := convert.CodeParamInvalid
+		var ce *convert.Error
+		if errors.As(err, &ce) {
+			code = ce.Code
+		}
+		fmt.Fprintln(os.Stderr, "ERROR:", err)
+		fmt.Println(failureLine(cmd, code, err))
+	}
+	return 1
+}
+
+// wrapRunE records that a command's own RunE started (it prints its result
+// line itself).
+func wrapRunE(c *cobra.Command, ran *bool) {
+	if f := c.RunE; f != nil {
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			*ran = true
+			return f(cmd, args)
+		}
+	}
+	for _, sub := range c.Commands() {
+		wrapRunE(sub, ran)
+	}
+}
+
+// failureLine is the result line of a command that failed.
+func failureLine(cmd *cobra.Command, code int, err error) string {
+	name := ""
+	if cmd != nil {
+		name = cmd.Name()
+	}
+	switch name {
+	case "benchmark":
+		model, _ := cmd.Flags().GetString("modelFile")
+		if model == "" {
+			model = "(no --modelFile)"
+		}
+		return fmt.Sprintf("Run Benchmark %s Failed. %v", filepath.Base(model), oneLine(err))
+	case "check":
+		return fmt.Sprintf("CHECK RESULT FAILED:%d", code)
+	case "inspect":
+		return fmt.Sprintf("INSPECT RESULT FAILED:%d", code)
+	}
+	return fmt.Sprintf("CONVERT RESULT FAILED:%d", code)
 }
 
 func newRootCmd() *cobra.Command {

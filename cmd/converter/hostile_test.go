@@ -1,0 +1,135 @@
+package main
+
+import (
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"gkconv/internal/onnx/onnxbuild"
+)
+
+// The hostile-input suite (issue 11): every bad input ends with exit status
+// 1, the command's FAILED result line, an ERROR line naming the file, node or
+// flag and the reason, and no output or temporary file left behind. Cases
+// covered elsewhere: missing/truncated models, unknown ops, bad flags and INI
+// values (TestBadInput), path-escaping external data (TestExternalDataEscape),
+// benchmark inputs (TestBenchmarkBadInput), check's inputs (check_test.go).
+
+// expectCommandFailure runs a subcommand (or the converter) and checks the
+// failure contract with the given result-line prefix.
+func expectCommandFailure(t *testing.T, resultPrefix, want string, args ...string) cliResult {
+	t.Helper()
+	r := runCLI(t, nil, args...)
+	if r.code != 1 {
+		t.Errorf("exit %d, want 1\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.HasPrefix(lastLine(r.stdout), resultPrefix) {
+		t.Errorf("last line %q, want %q...", lastLine(r.stdout), resultPrefix)
+	}
+	if strings.Contains(r.stdout, "SUCCESS") || strings.Contains(r.stdout, "Success.") {
+		t.Errorf("success printed after an error: %s", r.stdout)
+	}
+	if !strings.Contains(r.stderr, "ERROR:") || !strings.Contains(r.stderr, want) {
+		t.Errorf("stderr %q lacks ERROR: and %q", r.stderr, want)
+	}
+	return r
+}
+
+func TestHostileCLI(t *testing.T) {
+	good := filepath.Join(testdataModel(t, "mynet"), "model.onnx")
+	tmp := t.TempDir()
+	t.Run("unknown flag", func(t *testing.T) {
+		expectFailure(t, "unknown flag: --bogus", nil, "--bogus=1", "--fmk=ONNX", "--modelFile="+good)
+	})
+	t.Run("extra argument", func(t *testing.T) {
+		expectFailure(t, `unknown command "extra"`, nil, "extra", "--fmk=ONNX", "--modelFile="+good)
+	})
+	t.Run("bad logLevel", func(t *testing.T) {
+		expectFailure(t, "--logLevel=loud", nil, "--logLevel=loud", "--fmk=ONNX", "--modelFile="+good)
+	})
+	t.Run("inspect missing file", func(t *testing.T) {
+		expectCommandFailure(t, "INSPECT RESULT FAILED:", "nope.mindir", "inspect", "--modelFile="+filepath.Join(tmp, "nope.mindir"))
+	})
+	t.Run("inspect without model", func(t *testing.T) {
+		expectCommandFailure(t, "INSPECT RESULT FAILED:-600", "--modelFile is required", "inspect")
+	})
+	t.Run("inspect unknown flag", func(t *testing.T) {
+		expectCommandFailure(t, "INSPECT RESULT FAILED:-600", "unknown flag", "inspect", "--bogus")
+	})
+	t.Run("check unknown flag", func(t *testing.T) {
+		expectCommandFailure(t, "CHECK RESULT FAILED:-600", "unknown flag", "check", "--bogus")
+	})
+	t.Run("benchmark unknown flag", func(t *testing.T) {
+		expectCommandFailure(t, "Run Benchmark", "unknown flag", "benchmark", "--bogus")
+	})
+}
+
+func TestHostileModels(t *testing.T) {
+	tmp := t.TempDir()
+	good := filepath.Join(testdataModel(t, "mynet"), "model.onnx")
+
+	fifo := filepath.Join(tmp, "fifo.onnx")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	random := filepath.Join(tmp, "random.onnx")
+	rng := rand.New(rand.NewPCG(1, 2))
+	buf := make([]byte, 4096)
+	for i := range buf {
+		buf[i] = byte(rng.Uint32())
+	}
+	os.WriteFile(random, buf, 0o644)
+	randomMindIR := filepath.Join(tmp, "random.mindir")
+	os.WriteFile(randomMindIR, buf, 0o644)
+
+	// A cycle: y = Relu(z), z = Relu(y).
+	b := onnxbuild.New("cyclic", 13)
+	b.Input("x", 1, 4)
+	b.Node("a", "Add", []string{"x", "z"}, []string{"y"})
+	b.Node("r", "Relu", []string{"y"}, []string{"z"})
+	b.Output("z", 1, 4)
+	cyclic := filepath.Join(tmp, "cyclic.onnx")
+	if err := b.WriteFile(cyclic); err != nil {
+		t.Fatal(err)
+	}
+	// A model with symbolic dims, for --inputShape.
+	d := onnxbuild.New("dynamic", 13)
+	d.Input("x", 1, "n", "m")
+	d.Node("r", "Relu", []string{"x"}, []string{"y"})
+	d.Output("y", 1, "n", "m")
+	dynamic := filepath.Join(tmp, "dynamic.onnx")
+	if err := d.WriteFile(dynamic); err != nil {
+		t.Fatal(err)
+	}
+	// INI injection: converter_lite turns each key=value into a --key=value
+	// flag, so a value must not smuggle in another flag.
+	inject := filepath.Join(tmp, "inject.cfg")
+	os.WriteFile(inject, []byte("[graph_kernel_param]\nopt_level=1 --opt_level=3\n"), 0o644)
+
+	cases := []struct {
+		name, want string
+		args       []string
+	}{
+		{"fifo model", "not a regular file", []string{"--fmk=ONNX", "--modelFile=" + fifo}},
+		{"fifo config", "not a regular file", []string{"--fmk=ONNX", "--modelFile=" + good, "--configFile=" + fifo}},
+		{"random onnx", "random.onnx", []string{"--fmk=ONNX", "--modelFile=" + random}},
+		{"random mindir", "random.mindir", []string{"--fmk=MINDIR", "--modelFile=" + randomMindIR}},
+		{"cyclic model", "cycle", []string{"--fmk=ONNX", "--modelFile=" + cyclic}},
+		{"ini injection", "inject.cfg", []string{"--fmk=ONNX", "--modelFile=" + good, "--configFile=" + inject}},
+		{"input shape overflows", "more elements than an int64", []string{"--fmk=ONNX", "--modelFile=" + dynamic, "--inputShape=x:4294967296,4294967296"}},
+		{"input shape MaxInt64", "more elements than an int64", []string{"--fmk=ONNX", "--modelFile=" + dynamic, "--inputShape=x:9223372036854775807,2"}},
+		{"input shape 2^40", "larger than", []string{"--fmk=ONNX", "--modelFile=" + dynamic, "--inputShape=x:1099511627776,2"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { expectFailure(t, c.want, nil, c.args...) })
+	}
+	for _, sub := range []string{"inspect", "check", "benchmark"} {
+		t.Run(sub+" fifo", func(t *testing.T) {
+			prefix := map[string]string{"inspect": "INSPECT RESULT FAILED:", "check": "CHECK RESULT FAILED:", "benchmark": "Run Benchmark"}[sub]
+			expectCommandFailure(t, prefix, "not a regular file", sub, "--modelFile="+fifo)
+		})
+	}
+}
