@@ -64,6 +64,21 @@ type Backend struct {
 	Soc    string
 }
 
+// KnownSocs are the Ascend chips (CANN soc_version) this converter knows;
+// the variants (Ascend910B1..B4, Ascend310P3, ...) are accepted by prefix.
+var KnownSocs = []string{"Ascend310", "Ascend310B", "Ascend310P", "Ascend910", "Ascend910A", "Ascend910B", "Ascend910_93"}
+
+// CheckSoc returns a warning for a chip name none of KnownSocs starts, with
+// the nearest known one, or "".
+func CheckSoc(soc string) string {
+	for _, k := range KnownSocs {
+		if strings.HasPrefix(strings.ToLower(soc), strings.ToLower(k)) {
+			return ""
+		}
+	}
+	return fmt.Sprintf("unknown Ascend chip %q%s (known: %s and their variants)", soc, Suggestion(soc, KnownSocs), strings.Join(KnownSocs, ", "))
+}
+
 // Is910B reports whether the chip is an Ascend 910B or 910_93, where
 // MindSpore turns stitch fusion off by default.
 func (b Backend) Is910B() bool {

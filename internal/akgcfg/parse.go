@@ -329,6 +329,10 @@ func parseFlagsJSON(name string, data []byte) ([]rawFlag, []error) {
 	return raws, errs
 }
 
+// Suggestion returns ` (did you mean "x"?)` for the candidate nearest to key
+// by edit distance, or "" when none is close.
+func Suggestion(key string, candidates []string) string { return suggestion(key, candidates) }
+
 // suggestion returns ` (did you mean "x"?)` for the nearest candidate by
 // edit distance, or "" when none is close.
 func suggestion(key string, candidates []string) string {

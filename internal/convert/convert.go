@@ -127,6 +127,11 @@ func Convert(ctx context.Context, opts Options) (rep *Report, err error) {
 		// One chip decides both the partition (910B rules) and the kernel info.
 		backend.Soc = "Ascend910B"
 	}
+	if o.device == akgcfg.Ascend {
+		if w := akgcfg.CheckSoc(backend.Soc); w != "" {
+			rep.warn(w)
+		}
+	}
 	for _, w := range cfg.Flags.Resolve(backend) {
 		rep.warn(w.String())
 	}

@@ -36,6 +36,13 @@ func fuse(g *ir.Graph, cfg *akgcfg.Config, backend akgcfg.Backend, fo fuseOption
 		return nil
 	}
 	flags := cfg.Flags
+	source := cfg.Path
+	if source == "" {
+		source = FlagsEnv
+	}
+	for _, w := range fusion.CheckNames(flags) {
+		rep.warn(source + ": " + w)
+	}
 	var builder fusion.KernelBuilder
 	switch backend.Device {
 	case akgcfg.CPU:
