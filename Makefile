@@ -3,12 +3,20 @@ GO       ?= go
 FUZZTIME ?= 10s
 OUT      ?= out
 
-.PHONY: all build test vet unit fuzz suite demo proto bench clean
+.PHONY: all deps deps-test build test vet unit fuzz suite demo proto bench clean
 SHELL := /bin/bash
 
 all: build
 
-build:
+# System packages (libopenblas-dev, ...) are installed when missing by
+# scripts/deps.sh, which says what it installs.
+deps:
+	@bash scripts/deps.sh
+
+deps-test:
+	@bash scripts/deps.sh test
+
+build: deps
 	$(GO) build -o converter ./cmd/converter
 
 vet:
@@ -17,7 +25,7 @@ vet:
 # The project's test command (README, CI): vet, every unit/integration test
 # (the ONNX backend suite and corpus models run when ../shared is present),
 # then each fuzz target briefly.
-test: build vet unit suite fuzz
+test: deps-test build vet unit suite fuzz
 
 unit:
 	$(GO) test -count=1 -timeout 40m -skip '^TestBackendSuite$$' ./...

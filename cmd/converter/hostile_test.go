@@ -133,3 +133,13 @@ func TestHostileModels(t *testing.T) {
 		})
 	}
 }
+
+func TestVersion(t *testing.T) {
+	r := runCLI(t, nil, "version")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "converter ") || !strings.Contains(r.stdout, "\ngo: go1.") || !strings.Contains(r.stdout, "\nCPU:") {
+		t.Errorf("version: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := runCLI(t, nil, "--version"); r.code != 0 || !strings.HasPrefix(r.stdout, "converter version ") {
+		t.Errorf("--version: exit %d\n%s", r.code, r.stdout)
+	}
+}

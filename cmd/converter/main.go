@@ -99,7 +99,8 @@ func newRootCmd() *cobra.Command {
 		return nil
 	}
 	root.AddCommand(newBenchmarkCmd(), newInspectCmd())
-	root.AddCommand(newCheckCmd())
+	root.AddCommand(newCheckCmd(), newVersionCmd())
+	root.Version = versionString()
 	root.SilenceUsage = true
 	root.SilenceErrors = true
 	return root

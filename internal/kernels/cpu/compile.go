@@ -322,3 +322,22 @@ func (c *compiler) compile(src, cacheDir, what string) (so []byte, hit bool, err
 func isSharedObject(b []byte) bool {
 	return len(b) > 64 && bytes.HasPrefix(b, []byte("\x7fELF"))
 }
+
+// CompilerInfo describes the C compiler CPU kernels are built with.
+type CompilerInfo struct {
+	Path, Version, MArch string
+	// Feature is the kernels' ISA class (sse|avx|avx512|neon); Features the
+	// /proc/cpuinfo flags the generated code requires.
+	Feature  string
+	Features []string
+}
+
+// DescribeCompiler resolves the compiler as a build would (cc "" means $CC,
+// else cc) for -march=march ("" means native), without a cache.
+func DescribeCompiler(cc, march string) (CompilerInfo, error) {
+	c, err := resolveCompiler(cc, march, os.TempDir())
+	if err != nil {
+		return CompilerInfo{}, err
+	}
+	return CompilerInfo{Path: c.argv[0], Version: c.version, MArch: c.march, Feature: c.feature, Features: c.features}, nil
+}
