@@ -85,6 +85,16 @@ func fuse(g *ir.Graph, cfg *akgcfg.Config, backend akgcfg.Backend, fo fuseOption
 		}
 		rep.Kernels = append(rep.Kernels, rk)
 	}
+	var st *kernels.Stats
+	switch b := builder.(type) {
+	case *cpu.Builder:
+		st = &b.Stats
+	case *cuda.Builder:
+		st = &b.Stats
+	}
+	if st != nil {
+		rep.KernelBuild = &ReportBuild{Kernels: st.Kernels, Unique: st.Unique, Compiled: st.Compiled, CacheHits: st.CacheHits}
+	}
 	dump.renderSVG()
 	slog.Info("graph kernel fusion", "kernels", len(rep.Kernels), "nodes_before", res.NodesBefore, "nodes_after", res.NodesAfter)
 	return nil

@@ -12,16 +12,27 @@ import (
 // Report is what a conversion did; Options.ReportFile receives it as JSON.
 // Field names are the documented schema.
 type Report struct {
-	Model       ReportModel       `json:"model"`
-	Output      string            `json:"output,omitempty"`
-	Graph       ReportGraph       `json:"graph"`
-	Flags       map[string]string `json:"flags,omitempty"`
-	Kernels     []ReportKernel    `json:"kernels"`
-	Passes      []ReportPass      `json:"passes"`
-	Unsupported []UnsupportedOp   `json:"unsupported"`
-	Warnings    []string          `json:"warnings"`
-	Error       string            `json:"error,omitempty"`
-	Seconds     float64           `json:"seconds"`
+	Model   ReportModel       `json:"model"`
+	Output  string            `json:"output,omitempty"`
+	Graph   ReportGraph       `json:"graph"`
+	Flags   map[string]string `json:"flags,omitempty"`
+	Kernels []ReportKernel    `json:"kernels"`
+	// KernelBuild counts the kernel builder's work: kernels, distinct
+	// sources, compiler runs and kernel-cache hits.
+	KernelBuild *ReportBuild    `json:"kernel_build,omitempty"`
+	Passes      []ReportPass    `json:"passes"`
+	Unsupported []UnsupportedOp `json:"unsupported"`
+	Warnings    []string        `json:"warnings"`
+	Error       string          `json:"error,omitempty"`
+	Seconds     float64         `json:"seconds"`
+}
+
+// ReportBuild is what the kernel builder did.
+type ReportBuild struct {
+	Kernels   int `json:"kernels"`    // GraphKernel nodes built
+	Unique    int `json:"unique"`     // distinct kernel sources
+	Compiled  int `json:"compiled"`   // compiler runs (cache misses)
+	CacheHits int `json:"cache_hits"` // sources found in the kernel cache
 }
 
 // ReportModel describes the input model.
