@@ -1,13 +1,21 @@
 package kernels
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	goruntime "runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
+
+	"gkconv/internal/trust"
 )
 
 // The content-addressed kernel cache and its worker pool, shared by every
@@ -25,35 +33,181 @@ type Stats struct {
 }
 
 // Cache is one kind of artifact in the cache directory Dir, stored as
-// <Dir>/<Sub>/<key[:2]>/<key><Ext>.
+// <Dir>/<Sub>/<key[:2]>/<key><Ext>, with its sha256 beside it in
+// <key><Ext>.sha256 (sha256sum's format).
+//
+// A hit is returned only when the entry and its sidecar are regular files
+// that only the current user (or root) can change, in folders that only
+// they can change, and the entry's sha256 equals the sidecar's and Valid
+// accepts it; anything else (a missing, corrupt, truncated, planted or
+// replaced entry, a missing or wrong sidecar) is rebuilt and overwritten.
+// Dir itself is checked once per process (CheckCacheDir): a folder others
+// can write is replaced by a private cache, with a warning.
 type Cache struct {
 	Dir, Sub, Ext string
 	// Valid tells a usable cached artifact from a damaged one (which is
-	// rebuilt).
+	// rebuilt); a structural check on top of the recorded hash. Nil
+	// accepts any artifact whose hash matches.
 	Valid func([]byte) bool
 }
 
-func (c *Cache) path(key string) string {
-	return filepath.Join(c.Dir, c.Sub, key[:2], key+c.Ext)
-}
+const (
+	sumExt         = ".sha256"
+	maxCacheEntry  = 1 << 30 // bytes of one cached artifact
+	maxSidecarSize = 4 << 10
+)
 
-// Fetch returns the artifact stored under key, or builds it (build returns
-// the artifact bytes, checked) and stores it; hit reports a cache hit. The
-// store goes through a temporary file and a rename: concurrent converters
-// may race harmlessly and readers never see a partial file.
+// keyLocks serialise Fetch of one entry within the process, so concurrent
+// builders wanting the same artifact build it once.
+var keyLocks sync.Map // entry path -> *sync.Mutex
+
+// Fetch returns the artifact stored under key (lower-case hex, at least
+// two digits), or builds it (build returns the artifact bytes, checked) and
+// stores it; hit reports a cache hit. The store goes through crash-safe
+// atomic writes (trust.WriteFileAtomic): concurrent converters may race
+// harmlessly and readers never see a partial file.
 func (c *Cache) Fetch(key string, build func() ([]byte, error)) (data []byte, hit bool, err error) {
-	path := c.path(key)
-	if b, err := os.ReadFile(path); err == nil && c.Valid(b) {
+	if !isHexKey(key) {
+		return nil, false, fmt.Errorf("kernel cache: bad key %q", key)
+	}
+	root, err := ResolveCacheDir(c.Dir)
+	if err != nil {
+		return nil, false, err
+	}
+	path := filepath.Join(root, c.Sub, key[:2], key+c.Ext)
+	mu, _ := keyLocks.LoadOrStore(path, new(sync.Mutex))
+	mu.(*sync.Mutex).Lock()
+	defer mu.(*sync.Mutex).Unlock()
+	if b, err := c.load(path); err == nil {
 		return b, true, nil
 	}
 	b, err := build()
 	if err != nil {
 		return nil, false, err
 	}
-	if err := WriteAtomic(path, b); err != nil {
-		return nil, false, fmt.Errorf("kernel cache %s: %w", c.Dir, err)
+	if err := c.store(path, b); err != nil {
+		return nil, false, fmt.Errorf("kernel cache %s: %w", root, err)
 	}
 	return b, false, nil
+}
+
+func isHexKey(k string) bool {
+	if len(k) < 2 {
+		return false
+	}
+	for _, c := range []byte(k) {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// load returns the entry at path if it passes every check (see Cache).
+func (c *Cache) load(path string) ([]byte, error) {
+	if err := trust.CheckSafeDir(filepath.Dir(path)); err != nil {
+		return nil, err
+	}
+	want, err := readSidecar(path)
+	if err != nil {
+		return nil, err
+	}
+	b, err := readTrusted(path, maxCacheEntry)
+	if err != nil {
+		return nil, err
+	}
+	if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != want {
+		return nil, errors.New("sha256 differs from the recorded one")
+	}
+	if c.Valid != nil && !c.Valid(b) {
+		return nil, errors.New("not a valid artifact")
+	}
+	return b, nil
+}
+
+// readTrusted reads a regular file that only the current user or root can
+// change, of at most limit bytes, without following a symlink at path.
+func readTrusted(path string, limit int64) ([]byte, error) {
+	linfo, err := os.Lstat(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := trust.CheckSafeFile(linfo); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !os.SameFile(linfo, info) {
+		return nil, errors.New("replaced while being read")
+	}
+	if info.Size() > limit {
+		return nil, fmt.Errorf("%d bytes (limit %d)", info.Size(), limit)
+	}
+	b := make([]byte, info.Size())
+	if _, err := io.ReadFull(f, b); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// readSidecar returns the hex sha256 recorded for the entry at path.
+func readSidecar(path string) (string, error) {
+	b, err := readTrusted(path+sumExt, maxSidecarSize)
+	if err != nil {
+		return "", err
+	}
+	f := strings.Fields(string(b))
+	if len(f) != 2 || len(f[0]) != 64 || !isHexKey(f[0]) || f[1] != filepath.Base(path) {
+		return "", errors.New("malformed sha256 sidecar")
+	}
+	return f[0], nil
+}
+
+// store writes the entry, then its sidecar; a reader between the two sees
+// a mismatch and rebuilds.
+func (c *Cache) store(path string, b []byte) error {
+	dir := filepath.Dir(path)
+	if err := mkdirAll(dir); err != nil {
+		return err
+	}
+	if err := trust.CheckSafeDir(dir); err != nil {
+		return err
+	}
+	sum := sha256.Sum256(b)
+	if err := WriteAtomic(path, b); err != nil {
+		return err
+	}
+	return WriteAtomic(path+sumExt, []byte(hex.EncodeToString(sum[:])+"  "+filepath.Base(path)+"\n"))
+}
+
+// mkdirAll creates dir and its missing parents with mode 0755 whatever the
+// umask (a group-writable cache folder would be refused on the next run).
+func mkdirAll(dir string) error {
+	if info, err := os.Stat(dir); err == nil {
+		if !info.IsDir() {
+			return fmt.Errorf("%s is not a folder", dir)
+		}
+		return nil
+	}
+	if parent := filepath.Dir(dir); parent != dir {
+		if err := mkdirAll(parent); err != nil {
+			return err
+		}
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return nil // made by a concurrent writer
+		}
+		return err
+	}
+	return os.Chmod(dir, 0o755)
 }
 
 // CompileAll runs compile on sources 0..n-1 with a pool of jobs workers
@@ -108,41 +262,106 @@ func DefaultCacheDir() (string, error) {
 	return filepath.Join(d, "gkconv", "kernels"), nil
 }
 
-// ResolveCacheDir is dir, or the default kernel cache when dir is empty.
+// ResolveCacheDir is the kernel cache folder to use for dir ("" for the
+// default, DefaultCacheDir), checked by CheckCacheDir; a warning is logged
+// (slog, once per folder and process) when a private cache replaces it.
 func ResolveCacheDir(dir string) (string, error) {
-	if dir != "" {
-		return dir, nil
+	use, warning, err := ResolveCacheDirChecked(dir)
+	if warning != "" {
+		if _, done := warned.LoadOrStore(dir, true); !done {
+			slog.Warn(warning)
+		}
 	}
-	return DefaultCacheDir()
+	return use, err
 }
 
-// WriteAtomic writes data to path through a temporary file and a rename, so
-// readers never see a partial file.
-func WriteAtomic(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
+var warned sync.Map // folder -> true: its warning was logged
+
+// ResolveCacheDirChecked is ResolveCacheDir returning the warning instead
+// of logging it, for a caller that reports warnings itself.
+func ResolveCacheDirChecked(dir string) (use, warning string, err error) {
+	if dir == "" {
+		if dir, err = DefaultCacheDir(); err != nil {
+			return "", "", err
+		}
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	return CheckCacheDir(dir)
+}
+
+type checkedDir struct {
+	use, warning string
+	err          error
+}
+
+var checkedDirs sync.Map // folder as given -> *checkedDir
+
+// CheckCacheDir returns the folder to use as the kernel cache for dir
+// (created, mode 0755, when missing). It is dir itself when only the
+// current user or root can change it (trust.CheckSafeDir: dir and every
+// folder above owned by them and not writable by group or others without
+// the sticky bit). Otherwise anyone who can write there could plant a
+// kernel, so it is a private cache instead ($TMPDIR/gkconv-kernels-<uid>,
+// mode 0700, or a fresh temporary folder when that one is not safe), and
+// warning says why. The answer is computed once per folder and process.
+func CheckCacheDir(dir string) (use, warning string, err error) {
+	if v, ok := checkedDirs.Load(dir); ok {
+		c := v.(*checkedDir)
+		return c.use, c.warning, c.err
+	}
+	c := &checkedDir{}
+	abs, err := filepath.Abs(dir)
+	if err == nil {
+		err = mkdirAll(abs)
+	}
+	if err == nil {
+		err = trust.CheckSafeDir(abs)
+		if err == nil {
+			if c.use, err = filepath.EvalSymlinks(abs); err != nil {
+				c.use = abs
+			}
+		} else {
+			priv, perr := privateCacheDir()
+			if perr != nil {
+				c.err = fmt.Errorf("kernel cache %s: %v, and no private cache instead: %w", dir, err, perr)
+			} else {
+				c.use = priv
+				c.warning = fmt.Sprintf("kernel cache %s not used: %v; anyone who can write there could plant a kernel; using the private cache %s instead", dir, err, priv)
+			}
+		}
+	} else {
+		c.err = fmt.Errorf("kernel cache %s: %w", dir, err)
+	}
+	v, _ := checkedDirs.LoadOrStore(dir, c)
+	c = v.(*checkedDir)
+	return c.use, c.warning, c.err
+}
+
+// privateCacheDir is $TMPDIR/gkconv-kernels-<uid> (mode 0700, reused by
+// later runs) when it is safe, else a fresh temporary folder.
+func privateCacheDir() (string, error) {
+	p := filepath.Join(os.TempDir(), fmt.Sprintf("gkconv-kernels-%d", os.Getuid()))
+	if err := os.Mkdir(p, 0o700); err == nil || errors.Is(err, fs.ErrExist) {
+		if info, err := os.Lstat(p); err == nil && info.IsDir() && info.Mode().Perm()&0o077 == 0 && trust.CheckSafeDir(p) == nil {
+			return p, nil
+		}
+	}
+	p, err := os.MkdirTemp("", "gkconv-kernels-")
 	if err != nil {
+		return "", err
+	}
+	if err := trust.CheckSafeDir(p); err != nil {
+		return "", err
+	}
+	return p, nil
+}
+
+// WriteAtomic writes data to path (creating its folder) crash-safely: an
+// unnamed O_TMPFILE file linked into place, or a named temporary file that
+// a later run removes if this one dies (trust.WriteFileAtomic). Readers
+// never see a partial file.
+func WriteAtomic(path string, data []byte) error {
+	if err := mkdirAll(filepath.Dir(path)); err != nil {
 		return err
 	}
-	name := f.Name()
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(name)
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(name)
-		return err
-	}
-	if err := os.Chmod(name, 0o644); err != nil {
-		os.Remove(name)
-		return err
-	}
-	if err := os.Rename(name, path); err != nil {
-		os.Remove(name)
-		return err
-	}
-	return nil
+	return trust.WriteBytesAtomic(path, data, 0o644)
 }

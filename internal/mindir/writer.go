@@ -7,14 +7,13 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	"gkconv/internal/ir"
 	pb "gkconv/internal/mindir/mindirpb"
+	"gkconv/internal/trust"
 )
 
 // WriteOptions configures Write.
@@ -276,30 +275,17 @@ func (e *emitter) payload(q *part) error {
 	return nil
 }
 
-// WriteFile writes g to path through a temporary file in the same folder,
-// renamed into place at the end, so an error never leaves partial output.
-func WriteFile(path string, g *ir.Graph, opts WriteOptions) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
+// WriteFile writes g to path crash-safely (trust.WriteFileAtomic: an
+// unnamed O_TMPFILE file in the same folder linked into place when
+// complete, or a named temporary file a later run cleans up), so neither an
+// error nor a kill leaves partial output.
+func WriteFile(path string, g *ir.Graph, opts WriteOptions) error {
+	return trust.WriteFileAtomic(path, 0o644, func(w io.Writer) error {
+		if err := Write(w, g, opts); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
 		}
-	}()
-	if err = Write(f, g, opts); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	if err = os.Chmod(tmp, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+		return nil
+	})
 }
 
 // writer holds what one Write shares between graphs: MindSpore's loader keeps
