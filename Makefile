@@ -3,7 +3,7 @@ GO       ?= go
 FUZZTIME ?= 10s
 OUT      ?= out
 
-.PHONY: all deps deps-test build test vet unit fuzz suite demo proto bench clean
+.PHONY: all deps deps-test build test vet unit fuzz fuzz-long suite demo proto bench clean
 SHELL := /bin/bash
 
 all: build
@@ -31,11 +31,12 @@ unit:
 	$(GO) test -count=1 -timeout 40m -skip '^TestBackendSuite$$' ./...
 
 fuzz:
-	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) ./internal/onnx/
-	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzzminimizetime=100x -fuzztime=$(FUZZTIME) ./internal/mindir/
-	$(GO) test -run='^$$' -fuzz='^FuzzParseFlags$$' -fuzztime=$(FUZZTIME) ./internal/akgcfg/
-	$(GO) test -run='^$$' -fuzz='^FuzzLoadConfig$$' -fuzztime=$(FUZZTIME) ./internal/akgcfg/
-	$(GO) test -run='^$$' -fuzz='^FuzzPasses$$' -fuzztime=$(FUZZTIME) ./internal/fusion/
+	GO=$(GO) bash scripts/fuzz.sh $(FUZZTIME)
+
+# Every fuzz target for an hour (found inputs become regression seeds under
+# each package's testdata/fuzz).
+fuzz-long:
+	GO=$(GO) bash scripts/fuzz.sh 1h
 
 # The ONNX backend node suite alone, with its summary line.
 suite:

@@ -265,7 +265,8 @@ func TestDefaultsPerBackend(t *testing.T) {
 			t.Errorf("%s on %v: got %+v, want %+v", c.flags, c.b, got, c.w)
 		}
 	}
-	// Static defaults of §1.2.
+	// Static defaults of RegisterFlags
+	// (mindspore/ccsrc/backend/common/graph_kernel/graph_kernel_flags.cc).
 	f := NewFlags()
 	if f.OptLevel != 0 || f.CPUReferThreadNum != 8 || f.CompositeOpLimitSize != 200 || f.TargetOS != "linux" ||
 		f.KernelGenerator != "AKG" || !f.EnableVectorization || !f.ExactPrecisionMode || !f.EnableAllreducePrologueFusion ||
@@ -343,7 +344,9 @@ func TestTokensAndJSON(t *testing.T) {
 }
 
 func TestKeysMatchReference(t *testing.T) {
-	// Every key of reference §1.2, so a field cannot silently lose its tag.
+	// Every key of RegisterFlags
+	// (mindspore/ccsrc/backend/common/graph_kernel/graph_kernel_flags.cc),
+	// so a field cannot silently lose its tag.
 	want := strings.Fields(`opt_level fusion_ops_level parallel_ops_level reduce_fuse_depth online_tuning
 	cpu_refer_thread_num recompute_increment_threshold recompute_peak_threshold composite_op_limit_size
 	dump_as_text enable_stitch_fusion enable_recompute_fusion enable_parallel_fusion enable_horizontal_fusion

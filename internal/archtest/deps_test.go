@@ -20,30 +20,34 @@ const module = "gkconv"
 // allowed lists, per package (path relative to the module), the project
 // packages its non-test files may import. The pipeline reads top to bottom:
 // cmd -> convert -> {onnx, mindir, akgcfg, fusion, kernels/*, runtime} -> ir.
+// trust (signatures, crash-safe output files, safe-folder checks) imports
+// nothing of ours; cmd, convert, mindir (its output file) and the kernels
+// root (its cache) use it; runtime does not.
 // fusion reads its flags from akgcfg (its input, a value type); kernels/* and
 // runtime never import fusion; runtime never imports kernels; the device
 // generators use only the shared kernels root; ir imports nothing of ours.
 var allowed = map[string][]string{
-	"cmd/converter":                    {"internal/convert", "internal/ir", "internal/mindir", "internal/onnx", "internal/runtime", "internal/runtime/native"},
-	"internal/convert":                 {"internal/akgcfg", "internal/fusion", "internal/ir", "internal/kernels", "internal/kernels/ascend", "internal/kernels/cpu", "internal/kernels/cuda", "internal/mindir", "internal/onnx", "internal/runtime"},
+	"cmd/converter":                    {"internal/convert", "internal/ir", "internal/mindir", "internal/onnx", "internal/runtime", "internal/runtime/native", "internal/trust"},
+	"internal/convert":                 {"internal/akgcfg", "internal/fusion", "internal/ir", "internal/kernels", "internal/kernels/ascend", "internal/kernels/cpu", "internal/kernels/cuda", "internal/mindir", "internal/onnx", "internal/runtime", "internal/trust"},
 	"internal/onnx":                    {"internal/ir", "internal/onnx/onnxpb"},
 	"internal/onnx/onnxpb":             {},
-	"internal/mindir":                  {"internal/ir", "internal/mindir/mindirpb"},
+	"internal/mindir":                  {"internal/ir", "internal/mindir/mindirpb", "internal/trust"},
 	"internal/mindir/mindirpb":         {},
 	"internal/mindir/schemagen":        {},
 	"internal/akgcfg":                  {},
 	"internal/fusion":                  {"internal/akgcfg", "internal/ir"},
-	"internal/kernels":                 {"internal/ir"},
+	"internal/kernels":                 {"internal/ir", "internal/trust"},
 	"internal/kernels/cpu":             {"internal/ir", "internal/kernels"},
 	"internal/kernels/cuda":            {"internal/ir", "internal/kernels"},
 	"internal/kernels/ascend":          {"internal/ir", "internal/kernels"},
-	"internal/runtime":                 {"internal/ir", "internal/runtime/kernel", "internal/runtime/native", "internal/runtime/ops/elementwise", "internal/runtime/ops/nn", "internal/runtime/ops/tensorops"},
+	"internal/runtime":                 {"internal/ir", "internal/runtime/native", "internal/runtime/opkernel", "internal/runtime/ops/elementwise", "internal/runtime/ops/nn", "internal/runtime/ops/tensorops"},
 	"internal/runtime/native":          {"internal/ir"},
-	"internal/runtime/kernel":          {"internal/ir"},
-	"internal/runtime/ops/elementwise": {"internal/ir", "internal/runtime/kernel"},
-	"internal/runtime/ops/nn":          {"internal/ir", "internal/runtime/kernel"},
-	"internal/runtime/ops/tensorops":   {"internal/ir", "internal/runtime/kernel"},
+	"internal/runtime/opkernel":        {"internal/ir"},
+	"internal/runtime/ops/elementwise": {"internal/ir", "internal/runtime/opkernel"},
+	"internal/runtime/ops/nn":          {"internal/ir", "internal/runtime/opkernel"},
+	"internal/runtime/ops/tensorops":   {"internal/ir", "internal/runtime/opkernel"},
 	"internal/ir":                      {},
+	"internal/trust":                   {},
 	"internal/archtest":                {},
 }
 

@@ -3,10 +3,9 @@ package convert
 import (
 	"encoding/json"
 	"log/slog"
-	"os"
-	"path/filepath"
 
 	"gkconv/internal/ir"
+	"gkconv/internal/trust"
 )
 
 // Report is what a conversion did; Options.ReportFile receives it as JSON.
@@ -120,25 +119,11 @@ func (r *Report) write(path string) error {
 	return WriteFileAtomic(path, append(b, '\n'))
 }
 
-// WriteFileAtomic replaces path with data through a temp file in the same
-// folder and a rename, so readers never see a partial file.
+// WriteFileAtomic replaces path with data crash-safely (the one
+// implementation, trust.WriteFileAtomic, also writes the .mindir): readers
+// never see a partial file, and neither an error nor a kill -9 leaves a
+// temporary file behind (an unnamed O_TMPFILE file, or a named one that the
+// next write into the folder removes once stale).
 func WriteFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return nil
+	return trust.WriteBytesAtomic(path, data, 0o644)
 }

@@ -15,7 +15,7 @@ import (
 	"gkconv/internal/mindir"
 	"gkconv/internal/onnx"
 	"gkconv/internal/runtime"
-	"gkconv/internal/runtime/kernel"
+	"gkconv/internal/runtime/opkernel"
 )
 
 // inScopeOps is the op list of the runtime issue: every backend test whose
@@ -139,7 +139,7 @@ func readPBs(set, kind string, n int) ([]*ir.Tensor, error) {
 
 func isUnsupported(err error) bool {
 	var ue *onnx.UnsupportedError
-	var ke *kernel.Unsupported
+	var ke *opkernel.Unsupported
 	var re *runtime.UnsupportedOpsError
 	return errors.As(err, &ue) || errors.As(err, &ke) || errors.As(err, &re)
 }

@@ -3,30 +3,25 @@ package fusion
 import (
 	"fmt"
 	"math"
-	"strconv"
 
 	"gkconv/internal/ir"
 )
 
 // Builder is the expander DSL (MindSpore's inner::GraphBuilder): every
-// method emits one basic op into the body being built and types it with
-// ir.InferNode. The first error sticks; later calls return nil values and
-// Err reports it, so expanders read as straight-line formulas.
+// method emits one basic op into the body being built, through the body's
+// ir.Editor, which types it. The first error sticks; later calls return nil
+// values and Err reports it, so expanders read as straight-line formulas.
 type Builder struct {
-	body   *ir.Graph
-	src    *ir.Node // the node being expanded
-	dt     ir.DType // dtype of Const
+	e      *ir.Editor // the body; e.Outer are the kernel inputs
+	src    *ir.Node   // the node being expanded
+	dt     ir.DType   // dtype of Const
 	err    error
-	seq    int
-	names  map[string]bool
 	consts map[string]*ir.Value
 	ins    map[int]*ir.Value
-	// outer lists the kernel inputs, parallel to body.Inputs.
-	outer []*ir.Value
 }
 
 func newBuilder(src *ir.Node) *Builder {
-	b := &Builder{body: ir.NewGraph(src.Name), src: src, names: map[string]bool{},
+	b := &Builder{e: ir.NewEditor(ir.NewGraph(src.Name)), src: src,
 		consts: map[string]*ir.Value{}, ins: map[int]*ir.Value{}, dt: ir.Float32}
 	if x := src.Input(0); x != nil && x.DType.IsFloat() {
 		b.dt = x.DType
@@ -44,15 +39,6 @@ func (b *Builder) fail(format string, args ...any) *ir.Value {
 	return nil
 }
 
-func (b *Builder) unique(base string) string {
-	name := base
-	for i := 1; b.names[name]; i++ {
-		name = base + "_" + strconv.Itoa(i)
-	}
-	b.names[name] = true
-	return name
-}
-
 // In is the body value of input i of the expanded node (nil when absent).
 // Small constants become body constants, everything else a body input.
 func (b *Builder) In(i int) *ir.Value {
@@ -67,9 +53,7 @@ func (b *Builder) In(i int) *ir.Value {
 	if inlineConst(v) {
 		bv = b.constValue(v.Name, v.Const)
 	} else {
-		bv = &ir.Value{Name: b.unique(v.Name), DType: v.DType, Shape: append([]int64{}, v.Shape...)}
-		b.body.Inputs = append(b.body.Inputs, bv)
-		b.outer = append(b.outer, v)
+		bv = b.e.Capture(v)
 	}
 	b.ins[i] = bv
 	return bv
@@ -81,8 +65,7 @@ func (b *Builder) constValue(name string, t *ir.Tensor) *ir.Value {
 	if v, ok := b.consts[key]; ok && key != "" {
 		return v
 	}
-	v := &ir.Value{Name: b.unique(name), DType: t.DType, Shape: append([]int64{}, t.Shape...), Const: t}
-	b.body.Consts = append(b.body.Consts, v)
+	v := b.e.Const(name, t)
 	if key != "" {
 		b.consts[key] = v
 	}
@@ -149,26 +132,22 @@ func (b *Builder) EmitN(op string, nout int, attrs ir.Attrs, inputs ...*ir.Value
 			return nil
 		}
 	}
-	b.seq++
-	name := b.unique(fmt.Sprintf("%s/%s_%d", b.src.Name, op, b.seq))
-	n := &ir.Node{Name: name, Op: op, Inputs: inputs, Attrs: ir.Attrs{}}
-	for k, v := range attrs {
-		n.Attrs[k] = v
-	}
-	n.Attrs[ir.GKExpandFrom] = ir.StringAttr(b.src.Op)
-	n.Provenance = append([]string(nil), b.src.Provenance...)
-	for i := 0; i < nout; i++ {
+	name := b.e.Unique(fmt.Sprintf("%s/%s_%d", b.src.Name, op, b.e.Seq()))
+	outs := make([]string, nout)
+	for i := range outs {
 		oname := name
 		if i > 0 {
 			oname = fmt.Sprintf("%s:%d", name, i)
 		}
-		n.Outputs = append(n.Outputs, &ir.Value{Name: b.unique(oname), Producer: n, OutIndex: i})
+		outs[i] = b.e.Unique(oname)
 	}
-	if err := ir.InferNode(n); err != nil {
+	n := ir.NewNode(name, op, inputs, attrs.Clone(), outs...)
+	n.Attrs[ir.GKExpandFrom] = ir.StringAttr(b.src.Op)
+	n.Provenance = append([]string(nil), b.src.Provenance...)
+	if err := b.e.Emit(n); err != nil {
 		b.fail("%s: expanding %s: %w", b.src.Name, b.src.Op, err)
 		return nil
 	}
-	b.body.Nodes = append(b.body.Nodes, n)
 	return n.Outputs
 }
 

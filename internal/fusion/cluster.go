@@ -35,12 +35,6 @@ var clusterTable = []akgcfg.OpEntry{
 	{Backends: ascend, Name: "FastGeLU"}, {Backends: ascend, Name: "Reshape"},
 }
 
-// valueDependOps read input 1 as data (shape, axes): it must be constant.
-var valueDependOps = map[string]bool{
-	"Reshape": true, "BroadcastTo": true, "Squeeze": true, "Unsqueeze": true, "Tile": true,
-	"ReduceSum": true, "ReduceMax": true, "ReduceMin": true, "ReduceMean": true, "ReduceProd": true,
-}
-
 // clusterable is IsClusterableOp: listed op (or an expander's GraphKernel),
 // static shapes, supported dtypes, constant value-depend inputs.
 func clusterable(n *ir.Node, valid map[string]bool) bool {
@@ -60,7 +54,8 @@ func clusterable(n *ir.Node, valid map[string]bool) bool {
 			return false
 		}
 	}
-	if valueDependOps[n.Op] {
+	// Input 1 of a value-depend op is data (shape, axes): it must be constant.
+	if ir.LookupOp(n.Op).ValueDepend() {
 		if v := n.Input(1); v != nil && v.Const == nil {
 			return false
 		}
@@ -75,7 +70,9 @@ func opCount(n *ir.Node) int {
 	return 1
 }
 
-// runCluster is graph_kernel_cluster (reference §4.1): walk the nodes in
+// runCluster is graph_kernel_cluster
+// (mindspore/ccsrc/backend/common/graph_kernel/core/graph_kernel_cluster.cc,
+// mindspore-lite/tools/graph_kernel/converter/graph_kernel_cluster_lite.cc): walk the nodes in
 // reverse topological order; from each unmerged clusterable node collect its
 // clusterable unmerged producers transitively, drop candidates that would
 // close a cycle through an outside node, and fuse groups of 2 or more.

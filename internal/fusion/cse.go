@@ -9,9 +9,6 @@ import (
 	"gkconv/internal/ir"
 )
 
-// cseBlacklist: reshape-like ops are not merged (graph_kernel_cse).
-var cseBlacklist = map[string]bool{"Reshape": true, "Flatten": true, "Squeeze": true, "Unsqueeze": true}
-
 // nodeKey is the CSE identity of n: op, inputs, attributes and body.
 func nodeKey(n *ir.Node, id func(*ir.Value) string) string {
 	var sb strings.Builder
@@ -75,7 +72,8 @@ func cseGraph(g *ir.Graph, protected map[*ir.Value]bool, mergeConsts bool) int {
 				n.Inputs[i] = r
 			}
 		}
-		if cseBlacklist[n.Op] || slices.Contains(n.Outputs, nil) {
+		// Reshape-like ops are not merged (graph_kernel_cse).
+		if ir.LookupOp(n.Op).IsReshape() || slices.Contains(n.Outputs, nil) {
 			continue
 		}
 		key := nodeKey(n, id)

@@ -38,7 +38,7 @@ func staticNode(n *ir.Node) bool {
 // with an expander is replaced by a GraphKernel node holding its expansion.
 func runExpander(st *state) (bool, string, error) {
 	valid := map[string]bool{}
-	for _, op := range st.flags.ValidExpandOps(expandTable, st.backend) {
+	for _, op := range st.flags.ValidExpandOps(expandTable(), st.backend) {
 		valid[op] = true
 	}
 	g := st.g
@@ -55,7 +55,7 @@ func runExpander(st *state) (bool, string, error) {
 		if !ok || !valid[n.Op] {
 			continue
 		}
-		k, err := st.expandNode(n, exp, used)
+		k, err := st.expandNode(n, exp.expand, used)
 		if err != nil {
 			skipped[n.Name] = err.Error()
 			continue
@@ -115,7 +115,7 @@ func (st *state) expandNode(n *ir.Node, exp expander, used func(*ir.Value) bool)
 			return nil, fmt.Errorf("expansion output %d is %s%v, node output is %s%v", i, outs[i].DType, outs[i].Shape, o.DType, o.Shape)
 		}
 	}
-	b.body.Outputs = outs
+	b.e.G.Outputs = outs
 	// A body output may be a body input or constant (e.g. an identity); a
 	// kernel must compute its outputs, so refuse those.
 	for _, o := range outs {
@@ -123,7 +123,7 @@ func (st *state) expandNode(n *ir.Node, exp expander, used func(*ir.Value) bool)
 			return nil, fmt.Errorf("expansion returns an input unchanged")
 		}
 	}
-	k := &ir.Node{Name: n.Name, Op: ir.OpGraphKernel, Inputs: b.outer, Body: b.body,
+	k := &ir.Node{Name: n.Name, Op: ir.OpGraphKernel, Inputs: b.e.Outer, Body: b.e.G,
 		Attrs: ir.Attrs{ir.GKGraphKernel: ir.StringAttr(n.Op)}, Provenance: append([]string(nil), n.Provenance...)}
 	for i := range outs {
 		o := n.Outputs[i]

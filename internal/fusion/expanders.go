@@ -2,13 +2,17 @@ package fusion
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 
 	"gkconv/internal/akgcfg"
 	"gkconv/internal/ir"
 )
 
-// An expander rewrites one complex op into basic ops (reference §3). It
+// An expander rewrites one complex op into basic ops
+// (mindspore/ccsrc/backend/common/graph_kernel/core/graph_kernel_expander.cc,
+// mindspore-lite/tools/graph_kernel/converter/graph_kernel_expander_lite.cc). It
 // returns the body values of the node's outputs, in order; it may return
 // fewer than the node has when the rest are optional and unused.
 type expander func(b *Builder, n *ir.Node, be akgcfg.Backend) ([]*ir.Value, error)
@@ -19,37 +23,37 @@ var (
 	ascend = akgcfg.Ascend
 )
 
-// expandTable is the default expand list per backend and fusion_ops_level:
-// the seed's appendix 1 for ops the IR has, plus converter_lite's
-// InitOpList (Activation = ReLU/Sigmoid at L0 on CPU; Softmax, LayerNorm,
-// InstanceNorm, FusedBatchNorm and ReduceFusion at L1 on CPU).
-var expandTable = []akgcfg.OpEntry{
-	{Backends: 0, Level: 0, Name: "GeLU"},
-	{Backends: 0, Level: 0, Name: "Square"},
-	{Backends: 0, Level: 0, Name: "Tile"},
-	{Backends: 0, Level: 0, Name: "AddN"},
-	{Backends: 0, Level: 0, Name: "BiasAdd"},
-	{Backends: 0, Level: 0, Name: "ReLU"},
-	{Backends: gpu | ascend, Level: 0, Name: "SquaredDifference"},
-	{Backends: gpu | ascend, Level: 0, Name: "ReduceMean"},
-	{Backends: cpu | gpu | ascend, Level: 0, Name: "Sigmoid"},
-	{Backends: cpu | ascend, Level: 0, Name: "Softplus"},
-	{Backends: gpu, Level: 0, Name: "LayerNorm"},
-	{Backends: gpu, Level: 0, Name: "LogSoftmax"},
-	{Backends: gpu, Level: 0, Name: "Softmax"},
-	{Backends: ascend, Level: 0, Name: "FastGeLU"},
-	{Backends: ascend, Level: 0, Name: "HSigmoid"},
-	{Backends: ascend, Level: 0, Name: "HSwish"},
-	{Backends: ascend, Level: 0, Name: "Tanh"},
-	{Backends: ascend, Level: 0, Name: "Cosh"},
-	{Backends: ascend, Level: 0, Name: "Sinh"},
-	{Backends: ascend, Level: 0, Name: "LeakyReLU"},
-	{Backends: ascend, Level: 0, Name: "Elu"},
-	{Backends: cpu, Level: 1, Name: "Softmax"},
-	{Backends: cpu, Level: 1, Name: "LayerNorm"},
-	{Backends: cpu, Level: 1, Name: "InstanceNorm"},
-	{Backends: cpu, Level: 1, Name: "BatchNorm"},
-	{Backends: cpu, Level: 1, Name: "ReduceMean"},
+// expanders holds every op that can be expanded, each named once: its
+// expander and its entries in the default expand list (the backends, 0 for
+// all, and the fusion_ops_level from which it is on): the seed's appendix 1
+// for ops the IR has, plus converter_lite's InitOpList (Activation =
+// ReLU/Sigmoid at L0 on CPU; Softmax, LayerNorm, InstanceNorm,
+// FusedBatchNorm and ReduceFusion at L1 on CPU). Ops without entries expand
+// only when enable_expand_ops names them.
+var expanders = map[string]expanderDef{
+	"GeLU":              {expandGeLU, []listEntry{{0, 0}}},
+	"Square":            {expandSquare, []listEntry{{0, 0}}},
+	"Tile":              {expandTile, []listEntry{{0, 0}}},
+	"AddN":              {expandAddN, []listEntry{{0, 0}}},
+	"BiasAdd":           {expandBiasAdd, []listEntry{{0, 0}}},
+	"ReLU":              {expandReLU, []listEntry{{0, 0}}},
+	"SquaredDifference": {expandSquaredDifference, []listEntry{{gpu | ascend, 0}}},
+	"ReduceMean":        {expandReduceMean, []listEntry{{gpu | ascend, 0}, {cpu, 1}}},
+	"Sigmoid":           {expandSigmoid, []listEntry{{cpu | gpu | ascend, 0}}},
+	"Softplus":          {expandSoftplus, []listEntry{{cpu | ascend, 0}}},
+	"LayerNorm":         {expandLayerNorm, []listEntry{{gpu, 0}, {cpu, 1}, {ascend, 1}}},
+	"LogSoftmax":        {expandLogSoftmax, []listEntry{{gpu, 0}}},
+	"Softmax":           {expandSoftmax, []listEntry{{gpu, 0}, {cpu, 1}}},
+	"FastGeLU":          {expandFastGeLU, []listEntry{{ascend, 0}}},
+	"HSigmoid":          {expandHSigmoid, []listEntry{{ascend, 0}}},
+	"HSwish":            {expandHSwish, []listEntry{{ascend, 0}}},
+	"Tanh":              {expandTanh, []listEntry{{ascend, 0}}},
+	"Cosh":              {expandCosh, []listEntry{{ascend, 0}}},
+	"Sinh":              {expandSinh, []listEntry{{ascend, 0}}},
+	"LeakyReLU":         {expandLeakyReLU, []listEntry{{ascend, 0}}},
+	"Elu":               {expandElu, []listEntry{{ascend, 0}}},
+	"InstanceNorm":      {expandInstanceNorm, []listEntry{{cpu, 1}}},
+	"BatchNorm":         {expandBatchNorm, []listEntry{{cpu, 1}}},
 	// Erf is our addition, not MindSpore's: the CPU cluster list has no Erf,
 	// so an ONNX erf-GeLU (Div->Erf->Add->Mul->Mul) splits at the Erf, which
 	// then runs as a slow standalone op. MindSpore Lite instead pattern-fuses
@@ -57,44 +61,36 @@ var expandTable = []akgcfg.OpEntry{
 	// (tanh form); expanding Erf (expand_erf.go) reaches the same single
 	// fused kernel without the tanh approximation.
 	// disable_expand_ops=Erf restores MindSpore's table.
-	{Backends: cpu, Level: 1, Name: "Erf"},
-	{Backends: ascend, Level: 1, Name: "LayerNorm"},
-	{Backends: ascend, Level: 1, Name: "Softsign"},
+	"Erf":        {expandErf, []listEntry{{cpu, 1}}},
+	"Softsign":   {expandSoftsign, []listEntry{{ascend, 1}}},
+	"Mish":       {expandMish, nil},
+	"ReLU6":      {expandReLU6, nil},
+	"Clip":       {expandClip, nil},
+	"Rsqrt":      {expandRsqrt, nil},
+	"Reciprocal": {expandReciprocal, nil},
 }
 
-// expanders holds every op that can be expanded, table or not: ops outside
-// the default table expand only when enable_expand_ops names them.
-var expanders = map[string]expander{
-	"GeLU":              expandGeLU,
-	"FastGeLU":          expandFastGeLU,
-	"LayerNorm":         expandLayerNorm,
-	"Softmax":           expandSoftmax,
-	"LogSoftmax":        expandLogSoftmax,
-	"Sigmoid":           expandSigmoid,
-	"HSigmoid":          expandHSigmoid,
-	"HSwish":            expandHSwish,
-	"Mish":              expandMish,
-	"BiasAdd":           expandBiasAdd,
-	"Square":            expandSquare,
-	"SquaredDifference": expandSquaredDifference,
-	"ReduceMean":        expandReduceMean,
-	"Tile":              expandTile,
-	"Tanh":              expandTanh,
-	"BatchNorm":         expandBatchNorm,
-	"InstanceNorm":      expandInstanceNorm,
-	"ReLU":              expandReLU,
-	"ReLU6":             expandReLU6,
-	"Clip":              expandClip,
-	"Rsqrt":             expandRsqrt,
-	"Reciprocal":        expandReciprocal,
-	"AddN":              expandAddN,
-	"Softplus":          expandSoftplus,
-	"Softsign":          expandSoftsign,
-	"Cosh":              expandCosh,
-	"Sinh":              expandSinh,
-	"LeakyReLU":         expandLeakyReLU,
-	"Elu":               expandElu,
-	"Erf":               expandErf,
+type expanderDef struct {
+	expand   expander
+	defaults []listEntry
+}
+
+// listEntry is an op's place in a default op list: on the backends (0 =
+// all) from fusion_ops_level level up.
+type listEntry struct {
+	backends akgcfg.Device
+	level    int
+}
+
+// expandTable is the default expand list, from expanders.
+func expandTable() []akgcfg.OpEntry {
+	var t []akgcfg.OpEntry
+	for _, op := range slices.Sorted(maps.Keys(expanders)) {
+		for _, e := range expanders[op].defaults {
+			t = append(t, akgcfg.OpEntry{Backends: e.backends, Level: e.level, Name: op})
+		}
+	}
+	return t
 }
 
 func one(v *ir.Value, b *Builder) ([]*ir.Value, error) { return []*ir.Value{v}, b.Err() }

@@ -8,7 +8,8 @@ import (
 
 	"gkconv/internal/akgcfg"
 	"gkconv/internal/ir"
-	"gkconv/internal/runtime/kernel"
+	"gkconv/internal/runtime/opkernel"
+	"gkconv/internal/testkit"
 )
 
 type expandCase struct {
@@ -16,11 +17,11 @@ type expandCase struct {
 	op   string
 	be   akgcfg.Backend
 	tol  float64
-	mk   func(b *gb) []*ir.Value
+	mk   func(b *testkit.Graph) []*ir.Value
 }
 
-func unary(op string, attrs ir.Attrs) func(b *gb) []*ir.Value {
-	return func(b *gb) []*ir.Value { return []*ir.Value{b.op("n", op, attrs, b.input("x", 3, 5))} }
+func unary(op string, attrs ir.Attrs) func(b *testkit.Graph) []*ir.Value {
+	return func(b *testkit.Graph) []*ir.Value { return []*ir.Value{b.Node("n", op, attrs, b.Input("x", 3, 5))} }
 }
 
 var ascendBE = akgcfg.Backend{Device: akgcfg.Ascend}
@@ -37,8 +38,8 @@ func expandCases() []expandCase {
 		{"Mish", "Mish", cpuBE, 1e-5, unary("Mish", nil)},
 		{"Tanh", "Tanh", cpuBE, 1e-6, unary("Tanh", nil)},
 		{"ReLU", "ReLU", cpuBE, 0, unary("ReLU", nil)},
-		{"Rsqrt", "Rsqrt", cpuBE, 1e-6, func(b *gb) []*ir.Value {
-			return []*ir.Value{b.op("n", "Rsqrt", nil, b.op("a", "Abs", nil, b.input("x", 3, 5)))}
+		{"Rsqrt", "Rsqrt", cpuBE, 1e-6, func(b *testkit.Graph) []*ir.Value {
+			return []*ir.Value{b.Node("n", "Rsqrt", nil, b.Node("a", "Abs", nil, b.Input("x", 3, 5)))}
 		}},
 		{"Reciprocal", "Reciprocal", cpuBE, 0, unary("Reciprocal", nil)},
 		{"Square", "Square", cpuBE, 0, unary("Square", nil)},
@@ -51,36 +52,36 @@ func expandCases() []expandCase {
 		{"LogSoftmax", "LogSoftmax", cpuBE, 1e-6, unary("LogSoftmax", ir.Attrs{"axis": ir.IntAttr(1)})},
 		{"Softmax-axis0", "Softmax", cpuBE, 1e-6, unary("Softmax", ir.Attrs{"axis": ir.IntAttr(0)})},
 		{"ReLU6", "ReLU6", cpuBE, 0, unary("ReLU6", nil)},
-		{"Clip", "Clip", cpuBE, 0, func(b *gb) []*ir.Value {
-			return []*ir.Value{b.op("n", "Clip", nil, b.input("x", 3, 5), b.scalar(-0.5), b.scalar(0.7))}
+		{"Clip", "Clip", cpuBE, 0, func(b *testkit.Graph) []*ir.Value {
+			return []*ir.Value{b.Node("n", "Clip", nil, b.Input("x", 3, 5), b.Scalar(-0.5), b.Scalar(0.7))}
 		}},
-		{"SquaredDifference", "SquaredDifference", cpuBE, 0, func(b *gb) []*ir.Value {
-			return []*ir.Value{b.op("n", "SquaredDifference", nil, b.input("x", 3, 5), b.input("y", 5))}
+		{"SquaredDifference", "SquaredDifference", cpuBE, 0, func(b *testkit.Graph) []*ir.Value {
+			return []*ir.Value{b.Node("n", "SquaredDifference", nil, b.Input("x", 3, 5), b.Input("y", 5))}
 		}},
-		{"AddN", "AddN", cpuBE, 0, func(b *gb) []*ir.Value {
-			return []*ir.Value{b.op("n", "AddN", nil, b.input("x", 3, 5), b.input("y", 3, 5), b.input("z", 5))}
+		{"AddN", "AddN", cpuBE, 0, func(b *testkit.Graph) []*ir.Value {
+			return []*ir.Value{b.Node("n", "AddN", nil, b.Input("x", 3, 5), b.Input("y", 3, 5), b.Input("z", 5))}
 		}},
-		{"BiasAdd-NCHW", "BiasAdd", cpuBE, 0, func(b *gb) []*ir.Value {
-			return []*ir.Value{b.op("n", "BiasAdd", nil, b.input("x", 2, 3, 4, 4), b.weights(3))}
+		{"BiasAdd-NCHW", "BiasAdd", cpuBE, 0, func(b *testkit.Graph) []*ir.Value {
+			return []*ir.Value{b.Node("n", "BiasAdd", nil, b.Input("x", 2, 3, 4, 4), b.Weights(3))}
 		}},
-		{"BiasAdd-NHWC", "BiasAdd", cpuBE, 0, func(b *gb) []*ir.Value {
-			return []*ir.Value{b.op("n", "BiasAdd", ir.Attrs{"format": ir.StringAttr("NHWC")}, b.input("x", 2, 4, 4, 3), b.weights(3))}
+		{"BiasAdd-NHWC", "BiasAdd", cpuBE, 0, func(b *testkit.Graph) []*ir.Value {
+			return []*ir.Value{b.Node("n", "BiasAdd", ir.Attrs{"format": ir.StringAttr("NHWC")}, b.Input("x", 2, 4, 4, 3), b.Weights(3))}
 		}},
-		{"ReduceMean", "ReduceMean", cpuBE, 1e-6, func(b *gb) []*ir.Value {
-			return []*ir.Value{b.op("n", "ReduceMean", ir.Attrs{"keepdims": ir.IntAttr(0)}, b.input("x", 3, 4, 5), b.ints(-1, 0))}
+		{"ReduceMean", "ReduceMean", cpuBE, 1e-6, func(b *testkit.Graph) []*ir.Value {
+			return []*ir.Value{b.Node("n", "ReduceMean", ir.Attrs{"keepdims": ir.IntAttr(0)}, b.Input("x", 3, 4, 5), b.Ints(-1, 0))}
 		}},
-		{"Tile", "Tile", cpuBE, 0, func(b *gb) []*ir.Value {
-			return []*ir.Value{b.op("n", "Tile", nil, b.input("x", 3, 1), b.ints(1, 4))}
+		{"Tile", "Tile", cpuBE, 0, func(b *testkit.Graph) []*ir.Value {
+			return []*ir.Value{b.Node("n", "Tile", nil, b.Input("x", 3, 1), b.Ints(1, 4))}
 		}},
-		{"BatchNorm", "BatchNorm", cpuBE, 1e-5, func(b *gb) []*ir.Value {
-			return []*ir.Value{b.op("n", "BatchNorm", ir.Attrs{"epsilon": ir.FloatAttr(1e-3)},
-				b.input("x", 2, 3, 4, 4), b.weights(3), b.weights(3), b.weights(3), b.weights(3))}
+		{"BatchNorm", "BatchNorm", cpuBE, 1e-5, func(b *testkit.Graph) []*ir.Value {
+			return []*ir.Value{b.Node("n", "BatchNorm", ir.Attrs{"epsilon": ir.FloatAttr(1e-3)},
+				b.Input("x", 2, 3, 4, 4), b.Weights(3), b.Weights(3), b.Weights(3), b.Weights(3))}
 		}},
-		{"InstanceNorm", "InstanceNorm", cpuBE, 1e-5, func(b *gb) []*ir.Value {
-			return []*ir.Value{b.op("n", "InstanceNorm", nil, b.input("x", 2, 3, 4, 4), b.weights(3), b.weights(3))}
+		{"InstanceNorm", "InstanceNorm", cpuBE, 1e-5, func(b *testkit.Graph) []*ir.Value {
+			return []*ir.Value{b.Node("n", "InstanceNorm", nil, b.Input("x", 2, 3, 4, 4), b.Weights(3), b.Weights(3))}
 		}},
-		{"LayerNorm-axis1", "LayerNorm", cpuBE, 1e-5, func(b *gb) []*ir.Value {
-			return []*ir.Value{b.op("n", "LayerNorm", ir.Attrs{"axis": ir.IntAttr(1)}, b.input("x", 2, 3, 4), b.weights(3, 4))}
+		{"LayerNorm-axis1", "LayerNorm", cpuBE, 1e-5, func(b *testkit.Graph) []*ir.Value {
+			return []*ir.Value{b.Node("n", "LayerNorm", ir.Attrs{"axis": ir.IntAttr(1)}, b.Input("x", 2, 3, 4), b.Weights(3, 4))}
 		}},
 	}
 }
@@ -94,10 +95,10 @@ func TestExpanders(t *testing.T) {
 			if mk == nil {
 				mk = unary(c.op, nil)
 			}
-			b := newGB(t)
-			g := b.output(mk(b)...)
+			b := testkit.New(t, "test")
+			g := b.Output(mk(b)...)
 			flags := "--opt_level=2 --enable_expand_ops_only=" + c.op
-			if _, ok := kernel.Lookup(c.op); ok && c.mk != nil {
+			if _, ok := opkernel.Lookup(c.op); ok && c.mk != nil {
 				checkEquivalent(t, g, flags, c.be, c.tol)
 			} else {
 				run(t, g, flags, c.be)
@@ -116,12 +117,12 @@ func TestExpanders(t *testing.T) {
 
 func TestGeLUForms(t *testing.T) {
 	ops := func(approx string, be akgcfg.Backend) []string {
-		b := newGB(t)
+		b := testkit.New(t, "test")
 		attrs := ir.Attrs{}
 		if approx != "" {
 			attrs["approximate"] = ir.StringAttr(approx)
 		}
-		g := b.output(b.op("n", "GeLU", attrs, b.input("x", 8)))
+		g := b.Output(b.Node("n", "GeLU", attrs, b.Input("x", 8)))
 		run(t, g, "--opt_level=2", be)
 		var out []string
 		for _, n := range kernels(g)[0].Body.Nodes {
@@ -152,11 +153,11 @@ func TestGeLUForms(t *testing.T) {
 // (the runtime has no FastGeLU op).
 func TestFastGeLUFormula(t *testing.T) {
 	// The IR table has no FastGeLU yet (MindSpore-only op): type it by hand.
-	b := newGB(t)
-	x := b.input("x", 3, 5)
-	n := b.g.AddNode("n", "FastGeLU", []*ir.Value{x}, "y")
+	b := testkit.New(t, "test")
+	x := b.Input("x", 3, 5)
+	n := b.G.AddNode("n", "FastGeLU", []*ir.Value{x}, "y")
 	n.Outputs[0].DType, n.Outputs[0].Shape = ir.Float32, []int64{3, 5}
-	g := b.output(n.Outputs[0])
+	g := b.Output(n.Outputs[0])
 	run(t, g, "--opt_level=2 --enable_expand_ops_only=FastGeLU", cpuBE)
 	in := randInputs(g, 3)
 	got := execute(t, g, in)[0].F32()
@@ -170,8 +171,8 @@ func TestFastGeLUFormula(t *testing.T) {
 }
 
 func TestTileNotBroadcastStays(t *testing.T) {
-	b := newGB(t)
-	g := b.output(b.op("n", "Tile", nil, b.input("x", 3, 2), b.ints(2, 2)))
+	b := testkit.New(t, "test")
+	g := b.Output(b.Node("n", "Tile", nil, b.Input("x", 3, 2), b.Ints(2, 2)))
 	res := run(t, g, "--opt_level=2", cpuBE)
 	if !slices.Equal(topOps(g), []string{"Tile"}) {
 		t.Errorf("ops %v", topOps(g))
@@ -215,8 +216,8 @@ func erfInputs() []float32 {
 // the expansion on the runtime's float32 op library.
 func expandedErf(t *testing.T, xs []float32) []float32 {
 	t.Helper()
-	b := newGB(t)
-	g := b.output(b.op("erf", "Erf", nil, b.input("x", int64(len(xs)))))
+	b := testkit.New(t, "test")
+	g := b.Output(b.Node("erf", "Erf", nil, b.Input("x", int64(len(xs)))))
 	run(t, g, "--opt_level=1", cpuBE)
 	if !slices.Equal(topOps(g), []string{ir.OpGraphKernel}) {
 		t.Fatalf("Erf not expanded into one kernel: %v", topOps(g))
@@ -286,10 +287,10 @@ func TestErfApproxAccuracy(t *testing.T) {
 // table, GPU keeps its native Erf, and float64 is not expanded.
 func TestErfExpandTable(t *testing.T) {
 	erfGraph := func(dt ir.DType) *ir.Graph {
-		b := newGB(t)
-		x := b.input("x", 3, 5)
+		b := testkit.New(t, "test")
+		x := b.Input("x", 3, 5)
 		x.DType = dt
-		return b.output(b.op("erf", "Erf", nil, x))
+		return b.Output(b.Node("erf", "Erf", nil, x))
 	}
 	cases := []struct {
 		name  string
@@ -351,11 +352,11 @@ func TestErfExpandTable(t *testing.T) {
 func TestErfGeLUFusesOnCPU(t *testing.T) {
 	for _, level := range []string{"1", "2", "3"} {
 		t.Run("O"+level, func(t *testing.T) {
-			b := newGB(t)
-			h := b.op("bias", "Add", nil, b.op("mm", "MatMul", nil, b.input("x", 4, 8), b.weights(8, 16)), b.weights(16))
-			e := b.op("erf", "Erf", nil, b.op("div", "RealDiv", nil, h, b.scalar(float32(math.Sqrt2))))
-			m := b.op("mul", "Mul", nil, h, b.op("add1", "Add", nil, e, b.scalar(1)))
-			g := b.output(b.op("half", "Mul", nil, m, b.scalar(0.5)))
+			b := testkit.New(t, "test")
+			h := b.Node("bias", "Add", nil, b.Node("mm", "MatMul", nil, b.Input("x", 4, 8), b.Weights(8, 16)), b.Weights(16))
+			e := b.Node("erf", "Erf", nil, b.Node("div", "RealDiv", nil, h, b.Scalar(float32(math.Sqrt2))))
+			m := b.Node("mul", "Mul", nil, h, b.Node("add1", "Add", nil, e, b.Scalar(1)))
+			g := b.Output(b.Node("half", "Mul", nil, m, b.Scalar(0.5)))
 			checkEquivalent(t, g, "--opt_level="+level, cpuBE, 1e-6)
 			ops := topOps(g) // O2 packs the MatMul's constant B
 			if len(ops) != 2 || !strings.HasSuffix(ops[0], "MatMul") || ops[1] != ir.OpGraphKernel {

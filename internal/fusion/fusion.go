@@ -1,5 +1,6 @@
 // Package fusion is the graph-kernel fusion engine: it rewrites an ir.Graph
-// the way MindSpore converter_lite's GraphKernelOptimize does (reference §2.2):
+// the way MindSpore converter_lite's GraphKernelOptimize does
+// (mindspore-lite/tools/graph_kernel/converter/graph_kernel_optimization.cc):
 // complex ops are expanded into basic ops, basic ops are clustered, each
 // cluster is re-partitioned by the split model, and every resulting composite
 // area becomes one "GraphKernel" node whose Body is the fused subgraph.
@@ -73,7 +74,7 @@ type state struct {
 	flags   *akgcfg.Flags
 	backend akgcfg.Backend
 	builder KernelBuilder
-	names   *namer
+	edit    *ir.Editor // names and constants of the top-level graph
 	// built records whether the build stage ran.
 	built bool
 }
@@ -100,7 +101,7 @@ func Run(g *ir.Graph, flags *akgcfg.Flags, backend akgcfg.Backend, builder Kerne
 			n.Provenance = []string{n.Name}
 		}
 	}
-	st := &state{g: g, flags: flags, backend: backend, builder: builder, names: newNamer(g)}
+	st := &state{g: g, flags: flags, backend: backend, builder: builder, edit: ir.NewEditor(g)}
 
 	if opts.DumpDir != "" {
 		if err := os.MkdirAll(opts.DumpDir, 0o755); err != nil {

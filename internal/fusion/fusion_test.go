@@ -10,24 +10,25 @@ import (
 
 	"gkconv/internal/akgcfg"
 	"gkconv/internal/ir"
+	"gkconv/internal/testkit"
 )
 
 // myNet is the MindSpore tutorial's MyNet: x*2+1.
 func myNet(t *testing.T) *ir.Graph {
-	b := newGB(t)
-	x := b.input("x", 4, 4)
-	a := b.op("mul", "Mul", nil, x, b.scalar(2))
-	return b.output(b.op("add", "Add", nil, a, b.scalar(1)))
+	b := testkit.New(t, "test")
+	x := b.Input("x", 4, 4)
+	a := b.Node("mul", "Mul", nil, x, b.Scalar(2))
+	return b.Output(b.Node("add", "Add", nil, a, b.Scalar(1)))
 }
 
 // myOp is the tutorial's custom op: ((x*2)^3 - y) * (x*2)^3.
 func myOp(t *testing.T) *ir.Graph {
-	b := newGB(t)
-	x, y := b.input("x", 4, 4), b.input("y", 4, 4)
-	a := b.op("mul", "Mul", nil, x, b.scalar(2))
-	p := b.op("pow", "Pow", nil, a, b.scalar(3))
-	s := b.op("sub", "Sub", nil, p, y)
-	return b.output(b.op("mul2", "Mul", nil, s, p))
+	b := testkit.New(t, "test")
+	x, y := b.Input("x", 4, 4), b.Input("y", 4, 4)
+	a := b.Node("mul", "Mul", nil, x, b.Scalar(2))
+	p := b.Node("pow", "Pow", nil, a, b.Scalar(3))
+	s := b.Node("sub", "Sub", nil, p, y)
+	return b.Output(b.Node("mul2", "Mul", nil, s, p))
 }
 
 func TestMyNetOneKernel(t *testing.T) {
@@ -100,16 +101,16 @@ func TestOptLevelOneSkipsLevelTwoPasses(t *testing.T) {
 }
 
 func layerNormGraph(t *testing.T) *ir.Graph {
-	b := newGB(t)
-	x := b.input("x", 2, 3, 8)
-	y := b.op("ln", "LayerNorm", ir.Attrs{"axis": ir.IntAttr(-1), "epsilon": ir.FloatAttr(1e-5)}, x, b.weights(8), b.weights(8))
-	return b.output(y)
+	b := testkit.New(t, "test")
+	x := b.Input("x", 2, 3, 8)
+	y := b.Node("ln", "LayerNorm", ir.Attrs{"axis": ir.IntAttr(-1), "epsilon": ir.FloatAttr(1e-5)}, x, b.Weights(8), b.Weights(8))
+	return b.Output(y)
 }
 
 func softmaxGraph(t *testing.T) *ir.Graph {
-	b := newGB(t)
-	x := b.input("x", 4, 16)
-	return b.output(b.op("sm", "Softmax", ir.Attrs{"axis": ir.IntAttr(-1)}, x))
+	b := testkit.New(t, "test")
+	x := b.Input("x", 4, 16)
+	return b.Output(b.Node("sm", "Softmax", ir.Attrs{"axis": ir.IntAttr(-1)}, x))
 }
 
 func hasReduce(ops []string) bool {
@@ -138,10 +139,10 @@ func TestLayerNormAndSoftmaxOneReduceKernel(t *testing.T) {
 }
 
 func TestLayerNormExtraOutputs(t *testing.T) {
-	b := newGB(t)
-	x := b.input("x", 3, 10)
-	outs := b.opN("ln", "LayerNorm", 3, ir.Attrs{"axis": ir.IntAttr(1)}, x, b.weights(10), b.weights(10))
-	g := b.output(outs...)
+	b := testkit.New(t, "test")
+	x := b.Input("x", 3, 10)
+	outs := b.NodeN("ln", "LayerNorm", 3, ir.Attrs{"axis": ir.IntAttr(1)}, x, b.Weights(10), b.Weights(10))
+	g := b.Output(outs...)
 	checkEquivalent(t, g, "--opt_level=2", cpuBE, 1e-5)
 	if len(kernels(g)) != 1 || len(kernels(g)[0].Outputs) != 3 {
 		t.Fatalf("%s", dumpText(g))
@@ -149,12 +150,12 @@ func TestLayerNormExtraOutputs(t *testing.T) {
 }
 
 func softmaxAndLayerNorm(t *testing.T) *ir.Graph {
-	b := newGB(t)
-	x := b.input("x", 2, 8)
-	s := b.op("sm", "Softmax", ir.Attrs{"axis": ir.IntAttr(-1)}, x)
-	m := b.op("mm", "MatMul", nil, s, b.weights(8, 8)) // not clusterable on CPU: keeps the two apart
-	y := b.op("ln", "LayerNorm", ir.Attrs{"axis": ir.IntAttr(-1)}, m, b.weights(8), b.weights(8))
-	return b.output(y)
+	b := testkit.New(t, "test")
+	x := b.Input("x", 2, 8)
+	s := b.Node("sm", "Softmax", ir.Attrs{"axis": ir.IntAttr(-1)}, x)
+	m := b.Node("mm", "MatMul", nil, s, b.Weights(8, 8)) // not clusterable on CPU: keeps the two apart
+	y := b.Node("ln", "LayerNorm", ir.Attrs{"axis": ir.IntAttr(-1)}, m, b.Weights(8), b.Weights(8))
+	return b.Output(y)
 }
 
 func TestExpandFlags(t *testing.T) {
@@ -176,8 +177,8 @@ func TestExpandFlags(t *testing.T) {
 	}
 	// enable_expand_ops adds an op outside the default table.
 	mk := func() *ir.Graph {
-		b := newGB(t)
-		return b.output(b.op("mish", "Mish", nil, b.input("x", 4, 4)))
+		b := testkit.New(t, "test")
+		return b.Output(b.Node("mish", "Mish", nil, b.Input("x", 4, 4)))
 	}
 	g := mk()
 	run(t, g, "--opt_level=2", cpuBE)
@@ -199,11 +200,11 @@ func TestClusterFlags(t *testing.T) {
 	}
 
 	chain := func() *ir.Graph {
-		b := newGB(t)
-		x := b.input("x", 4, 4)
-		e := b.op("erf", "Erf", nil, x)
-		m := b.op("m1", "Mul", nil, e, b.scalar(2))
-		return b.output(b.op("a1", "Add", nil, m, b.scalar(1)))
+		b := testkit.New(t, "test")
+		x := b.Input("x", 4, 4)
+		e := b.Node("erf", "Erf", nil, x)
+		m := b.Node("m1", "Mul", nil, e, b.Scalar(2))
+		return b.Output(b.Node("a1", "Add", nil, m, b.Scalar(1)))
 	}
 	// Erf is not clusterable on CPU; with its expander off (our addition to
 	// the CPU expand table) it stays out of the kernel unless enabled.
@@ -247,14 +248,14 @@ func TestFusionPatternFlags(t *testing.T) {
 
 // reduceChain: five elementwise ops (also a graph output) feeding a ReduceSum.
 func reduceChain(t *testing.T) *ir.Graph {
-	b := newGB(t)
-	x := b.input("x", 4, 8)
+	b := testkit.New(t, "test")
+	x := b.Input("x", 4, 8)
 	v := x
 	for i, op := range []string{"Exp", "Neg", "Abs", "Sqrt", "Exp"} {
-		v = b.op("e"+string(rune('0'+i)), op, nil, v)
+		v = b.Node("e"+string(rune('0'+i)), op, nil, v)
 	}
-	r := b.op("sum", "ReduceSum", ir.Attrs{"keepdims": ir.IntAttr(0)}, v, b.ints(1))
-	return b.output(r, v)
+	r := b.Node("sum", "ReduceSum", ir.Attrs{"keepdims": ir.IntAttr(0)}, v, b.Ints(1))
+	return b.Output(r, v)
 }
 
 func TestReduceFuseDepth(t *testing.T) {
@@ -272,16 +273,16 @@ func TestReduceFuseDepth(t *testing.T) {
 
 func TestCompositeOpLimitSize(t *testing.T) {
 	mk := func() *ir.Graph {
-		b := newGB(t)
-		v := b.input("x", 4, 4)
+		b := testkit.New(t, "test")
+		v := b.Input("x", 4, 4)
 		for i := 0; i < 6; i++ {
 			op := "Mul"
 			if i%2 == 1 {
 				op = "Add"
 			}
-			v = b.op("n"+string(rune('0'+i)), op, nil, v, b.scalar(float32(i+1)))
+			v = b.Node("n"+string(rune('0'+i)), op, nil, v, b.Scalar(float32(i+1)))
 		}
-		return b.output(v)
+		return b.Output(v)
 	}
 	g := mk()
 	run(t, g, "--opt_level=2", cpuBE)
@@ -316,9 +317,9 @@ func TestEnableDisablePass(t *testing.T) {
 	}
 	// add(x*2, 0): arithmetic_simplify (L2) removes the Add only when it runs.
 	mk := func() *ir.Graph {
-		b := newGB(t)
-		m := b.op("mul", "Mul", nil, b.input("x", 4, 4), b.scalar(2))
-		return b.output(b.op("add", "Add", nil, m, b.scalar(0)))
+		b := testkit.New(t, "test")
+		m := b.Node("mul", "Mul", nil, b.Input("x", 4, 4), b.Scalar(2))
+		return b.Output(b.Node("add", "Add", nil, m, b.Scalar(0)))
 	}
 	g := mk()
 	run(t, g, "--opt_level=1", cpuBE)
@@ -338,13 +339,13 @@ func TestEnableDisablePass(t *testing.T) {
 }
 
 func simplifyGraph(t *testing.T) *ir.Graph {
-	b := newGB(t)
-	x := b.input("x", 4, 4)
-	m := b.op("mul", "Mul", nil, x, b.scalar(2))
-	a := b.op("add0", "Add", nil, m, b.scalar(0))
-	n1 := b.op("neg1", "Neg", nil, a)
-	n2 := b.op("neg2", "Neg", nil, n1)
-	return b.output(b.op("mul3", "Mul", nil, n2, b.scalar(3)))
+	b := testkit.New(t, "test")
+	x := b.Input("x", 4, 4)
+	m := b.Node("mul", "Mul", nil, x, b.Scalar(2))
+	a := b.Node("add0", "Add", nil, m, b.Scalar(0))
+	n1 := b.Node("neg1", "Neg", nil, a)
+	n2 := b.Node("neg2", "Neg", nil, n1)
+	return b.Output(b.Node("mul3", "Mul", nil, n2, b.Scalar(3)))
 }
 
 func TestSimplifyExprFlags(t *testing.T) {
@@ -371,10 +372,10 @@ func TestSimplifyExprFlags(t *testing.T) {
 func TestExactPrecisionKeepsInexactRules(t *testing.T) {
 	// x / sqrt(y): rule 48 rewrites to x * rsqrt(y) only when inexact is allowed.
 	mk := func() *ir.Graph {
-		b := newGB(t)
-		x, y := b.input("x", 4, 4), b.input("y", 4, 4)
-		s := b.op("sqrt", "Sqrt", nil, b.op("abs", "Abs", nil, y))
-		return b.output(b.op("div", "RealDiv", nil, x, s))
+		b := testkit.New(t, "test")
+		x, y := b.Input("x", 4, 4), b.Input("y", 4, 4)
+		s := b.Node("sqrt", "Sqrt", nil, b.Node("abs", "Abs", nil, y))
+		return b.Output(b.Node("div", "RealDiv", nil, x, s))
 	}
 	g := mk()
 	run(t, g, "--opt_level=2", cpuBE)
@@ -390,12 +391,12 @@ func TestExactPrecisionKeepsInexactRules(t *testing.T) {
 
 // A diamond where fusing Exp with Add would enclose the MatMul in a cycle.
 func TestNoCycleDiamond(t *testing.T) {
-	b := newGB(t)
-	x := b.input("x", 4, 4)
-	e := b.op("exp", "Exp", nil, x)
-	m := b.op("mm", "MatMul", nil, e, b.weights(4, 4))
-	a := b.op("add", "Add", nil, e, m)
-	g := b.output(b.op("log", "Log", nil, b.op("abs", "Abs", nil, a)))
+	b := testkit.New(t, "test")
+	x := b.Input("x", 4, 4)
+	e := b.Node("exp", "Exp", nil, x)
+	m := b.Node("mm", "MatMul", nil, e, b.Weights(4, 4))
+	a := b.Node("add", "Add", nil, e, m)
+	g := b.Output(b.Node("log", "Log", nil, b.Node("abs", "Abs", nil, a)))
 	checkEquivalent(t, g, "--opt_level=2", cpuBE, 1e-5)
 	if err := g.TopoSort(); err != nil {
 		t.Fatal(err)
@@ -415,11 +416,11 @@ func TestNoCycleDiamond(t *testing.T) {
 }
 
 func TestCSEInsideKernel(t *testing.T) {
-	b := newGB(t)
-	x := b.input("x", 4, 4)
-	a := b.op("m1", "Mul", nil, b.op("e1", "Exp", nil, x), b.scalar(2))
-	c := b.op("m2", "Mul", nil, b.op("e2", "Exp", nil, x), b.scalar(2))
-	g := b.output(b.op("add", "Add", nil, a, c))
+	b := testkit.New(t, "test")
+	x := b.Input("x", 4, 4)
+	a := b.Node("m1", "Mul", nil, b.Node("e1", "Exp", nil, x), b.Scalar(2))
+	c := b.Node("m2", "Mul", nil, b.Node("e2", "Exp", nil, x), b.Scalar(2))
+	g := b.Output(b.Node("add", "Add", nil, a, c))
 	checkEquivalent(t, g, "--opt_level=2", cpuBE, 0)
 	if got := strings.Join(kernelOps(g), "|"); got != "Exp,Mul,Add" {
 		t.Errorf("kernel %s", got)
@@ -428,11 +429,11 @@ func TestCSEInsideKernel(t *testing.T) {
 
 func TestOptLevel3Backends(t *testing.T) {
 	mk := func() *ir.Graph {
-		b := newGB(t)
-		x := b.input("x", 4, 4)
-		y1 := b.op("a1", "Add", nil, b.op("m1", "Mul", nil, x, b.scalar(2)), b.scalar(1))
-		y2 := b.op("a2", "Sub", nil, b.op("m2", "Mul", nil, x, b.scalar(3)), b.scalar(1))
-		return b.output(y1, y2)
+		b := testkit.New(t, "test")
+		x := b.Input("x", 4, 4)
+		y1 := b.Node("a1", "Add", nil, b.Node("m1", "Mul", nil, x, b.Scalar(2)), b.Scalar(1))
+		y2 := b.Node("a2", "Sub", nil, b.Node("m2", "Mul", nil, x, b.Scalar(3)), b.Scalar(1))
+		return b.Output(y1, y2)
 	}
 	g := mk()
 	res := run(t, g, "--opt_level=3", cpuBE)
@@ -456,11 +457,11 @@ func TestOptLevel3Backends(t *testing.T) {
 }
 
 func TestStitchOnGPU(t *testing.T) {
-	b := newGB(t)
-	x := b.input("x", 64, 256)
-	sum := b.op("sum", "ReduceSum", ir.Attrs{"keepdims": ir.IntAttr(1)}, b.op("e", "Exp", nil, x), b.ints(1))
-	y := b.op("div", "RealDiv", nil, b.op("abs", "Abs", nil, x), sum)
-	g := b.output(y)
+	b := testkit.New(t, "test")
+	x := b.Input("x", 64, 256)
+	sum := b.Node("sum", "ReduceSum", ir.Attrs{"keepdims": ir.IntAttr(1)}, b.Node("e", "Exp", nil, x), b.Ints(1))
+	y := b.Node("div", "RealDiv", nil, b.Node("abs", "Abs", nil, x), sum)
+	g := b.Output(y)
 	gpu := akgcfg.Backend{Device: akgcfg.GPU}
 	checkEquivalent(t, g, "--opt_level=3", gpu, 1e-5)
 	ks := kernels(g)
@@ -518,11 +519,11 @@ func TestKernelBuilderAndDump(t *testing.T) {
 
 func TestShapeOpsInKernel(t *testing.T) {
 	// A Reshape between elementwise ops is fused by the reshape pattern.
-	b := newGB(t)
-	x := b.input("x", 4, 6)
-	e := b.op("exp", "Exp", nil, x)
-	r := b.op("rs", "Reshape", nil, e, b.ints(2, 12))
-	g := b.output(b.op("mul", "Mul", nil, r, b.scalar(2)))
+	b := testkit.New(t, "test")
+	x := b.Input("x", 4, 6)
+	e := b.Node("exp", "Exp", nil, x)
+	r := b.Node("rs", "Reshape", nil, e, b.Ints(2, 12))
+	g := b.Output(b.Node("mul", "Mul", nil, r, b.Scalar(2)))
 	checkEquivalent(t, g, "--opt_level=2", cpuBE, 0)
 	if got := strings.Join(kernelOps(g), "|"); got != "Exp,Reshape,Mul" {
 		t.Errorf("kernels %s\n%s", got, dumpText(g))
@@ -530,11 +531,11 @@ func TestShapeOpsInKernel(t *testing.T) {
 }
 
 func TestOpCombinerLevel3(t *testing.T) {
-	b := newGB(t)
-	x := b.input("x", 2, 4)
-	y1 := b.op("mm1", "MatMul", nil, x, b.weights(4, 3))
-	y2 := b.op("mm2", "MatMul", nil, x, b.weights(4, 5))
-	g := b.output(y1, y2)
+	b := testkit.New(t, "test")
+	x := b.Input("x", 2, 4)
+	y1 := b.Node("mm1", "MatMul", nil, x, b.Weights(4, 3))
+	y2 := b.Node("mm2", "MatMul", nil, x, b.Weights(4, 5))
+	g := b.Output(y1, y2)
 	// At level 3 on CPU the combined constant weight is then marked for
 	// packing at load (and runs packed in checkEquivalent).
 	checkEquivalent(t, g, "--opt_level=3", cpuBE, 1e-6)

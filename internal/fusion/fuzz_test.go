@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"gkconv/internal/ir"
+	"gkconv/internal/testkit"
 )
 
 // fuzzGraph builds a small valid graph from data: a chain of MatMuls with
@@ -12,7 +13,7 @@ import (
 // Slices, decomposed LayerNorms, Softmaxes, GeLUs and Reshapes, the shapes
 // chosen so that every op is valid (Splits too). The same data gives the same graph.
 type fuzzGraph struct {
-	b    *gb
+	b    *testkit.Graph
 	data []byte
 	i    int
 	vals []*ir.Value
@@ -32,13 +33,13 @@ func (z *fuzzGraph) pick() *ir.Value { return z.vals[z.next(len(z.vals))] }
 func (z *fuzzGraph) add(v *ir.Value) { z.vals = append(z.vals, v) }
 
 func buildFuzzGraph(t *testing.T, data []byte) *ir.Graph {
-	z := &fuzzGraph{b: newGB(t), data: data}
+	z := &fuzzGraph{b: testkit.New(t, "test"), data: data}
 	b := z.b
 	m, k := int64(1+z.next(6)), int64(1+z.next(9))
 	if z.next(2) == 0 {
-		z.add(b.input("x", m, k))
+		z.add(b.Input("x", m, k))
 	} else {
-		z.add(b.input("x", 1, m, k))
+		z.add(b.Input("x", 1, m, k))
 	}
 	steps := 1 + z.next(12)
 	for s := 0; s < steps; s++ {
@@ -51,16 +52,16 @@ func buildFuzzGraph(t *testing.T, data []byte) *ir.Graph {
 			n := int64(1 + z.next(9))
 			var mm *ir.Value
 			if z.next(2) == 0 {
-				mm = b.op(name("mm"), "MatMul", nil, v, b.weights(last, n))
+				mm = b.Node(name("mm"), "MatMul", nil, v, b.Weights(last, n))
 			} else {
-				mm = b.op(name("mmt"), "MatMul", ir.Attrs{"transpose_b": ir.IntAttr(1)}, v, b.weights(n, last))
+				mm = b.Node(name("mmt"), "MatMul", ir.Attrs{"transpose_b": ir.IntAttr(1)}, v, b.Weights(n, last))
 			}
 			switch z.next(3) {
 			case 0:
-				mm = b.op(name("bias"), "Add", nil, mm, b.weights(n))
+				mm = b.Node(name("bias"), "Add", nil, mm, b.Weights(n))
 			case 1:
 				if len(mm.Shape) == 2 {
-					mm = b.op(name("biasadd"), "BiasAdd", nil, mm, b.weights(n))
+					mm = b.Node(name("biasadd"), "BiasAdd", nil, mm, b.Weights(n))
 				}
 			}
 			z.add(mm)
@@ -71,19 +72,19 @@ func buildFuzzGraph(t *testing.T, data []byte) *ir.Graph {
 					w = c
 				}
 			}
-			z.add(b.op(name("bin"), []string{"Add", "Mul", "Sub"}[z.next(3)], nil, v, w))
+			z.add(b.Node(name("bin"), []string{"Add", "Mul", "Sub"}[z.next(3)], nil, v, w))
 		case 3: // unary
 			switch z.next(5) {
 			case 0:
-				z.add(b.op(name("erf"), "Erf", nil, v))
+				z.add(b.Node(name("erf"), "Erf", nil, v))
 			case 1:
-				z.add(b.op(name("exp"), "Exp", nil, b.op(name("th"), "Tanh", nil, v)))
+				z.add(b.Node(name("exp"), "Exp", nil, b.Node(name("th"), "Tanh", nil, v)))
 			case 2:
-				z.add(b.op(name("neg"), "Neg", nil, v))
+				z.add(b.Node(name("neg"), "Neg", nil, v))
 			case 3:
-				z.add(b.op(name("sig"), "Sigmoid", nil, v))
+				z.add(b.Node(name("sig"), "Sigmoid", nil, v))
 			default:
-				z.add(b.op(name("sq"), "Sqrt", nil, b.op(name("abs"), "Abs", nil, v)))
+				z.add(b.Node(name("sq"), "Sqrt", nil, b.Node(name("abs"), "Abs", nil, v)))
 			}
 		case 4: // Transpose
 			if r < 2 {
@@ -97,49 +98,49 @@ func buildFuzzGraph(t *testing.T, data []byte) *ir.Graph {
 				j := z.next(i + 1)
 				p[i], p[j] = p[j], p[i]
 			}
-			z.add(b.op(name("tr"), "Transpose", perm(p...), v))
+			z.add(b.Node(name("tr"), "Transpose", perm(p...), v))
 		case 5: // column Slices of the same value, or a Split of the last axis
 			if last >= 2 && z.next(3) == 0 {
 				s1 := 1 + int64(z.next(int(last-1)))
-				for _, o := range b.opN(name("spl"), "Split", 2, ir.Attrs{"axis": ir.IntAttr(-1)}, v, b.ints(s1, last-s1)) {
+				for _, o := range b.NodeN(name("spl"), "Split", 2, ir.Attrs{"axis": ir.IntAttr(-1)}, v, b.Ints(s1, last-s1)) {
 					z.add(o)
 				}
 				continue
 			}
 			lo := int64(z.next(int(last)))
 			hi := lo + 1 + int64(z.next(int(last-lo)))
-			z.add(b.op(name("sl"), "Slice", nil, v, b.ints(lo), b.ints(hi), b.ints(-1)))
+			z.add(b.Node(name("sl"), "Slice", nil, v, b.Ints(lo), b.Ints(hi), b.Ints(-1)))
 			if hi < last && z.next(2) == 0 {
-				z.add(b.op(name("sr"), "Slice", nil, v, b.ints(hi), b.ints(last), b.ints(int64(r-1))))
+				z.add(b.Node(name("sr"), "Slice", nil, v, b.Ints(hi), b.Ints(last), b.Ints(int64(r-1))))
 			}
 		case 6: // decomposed LayerNorm over the last axis
-			mean := b.op(name("mean"), "ReduceMean", nil, v, b.ints(-1))
-			d := b.op(name("d"), "Sub", nil, v, mean)
-			vr := b.op(name("var"), "ReduceMean", nil, b.op(name("dd"), "Mul", nil, d, d), b.ints(-1))
-			z.add(b.op(name("ln"), "RealDiv", nil, d, b.op(name("std"), "Sqrt", nil, b.op(name("eps"), "Add", nil, vr, b.scalar(1e-5)))))
+			mean := b.Node(name("mean"), "ReduceMean", nil, v, b.Ints(-1))
+			d := b.Node(name("d"), "Sub", nil, v, mean)
+			vr := b.Node(name("var"), "ReduceMean", nil, b.Node(name("dd"), "Mul", nil, d, d), b.Ints(-1))
+			z.add(b.Node(name("ln"), "RealDiv", nil, d, b.Node(name("std"), "Sqrt", nil, b.Node(name("eps"), "Add", nil, vr, b.Scalar(1e-5)))))
 		case 7:
-			z.add(b.op(name("sm"), "Softmax", ir.Attrs{"axis": ir.IntAttr(-1)}, v))
+			z.add(b.Node(name("sm"), "Softmax", ir.Attrs{"axis": ir.IntAttr(-1)}, v))
 		case 8: // GeLU, erf form
-			e := b.op(name("ge"), "Erf", nil, b.op(name("gd"), "RealDiv", nil, v, b.scalar(1.4142135)))
-			z.add(b.op(name("gm"), "Mul", nil, b.op(name("gx"), "Mul", nil, v, b.op(name("g1"), "Add", nil, e, b.scalar(1))), b.scalar(0.5)))
+			e := b.Node(name("ge"), "Erf", nil, b.Node(name("gd"), "RealDiv", nil, v, b.Scalar(1.4142135)))
+			z.add(b.Node(name("gm"), "Mul", nil, b.Node(name("gx"), "Mul", nil, v, b.Node(name("g1"), "Add", nil, e, b.Scalar(1))), b.Scalar(0.5)))
 		case 9: // Reshape to [rows, last] or back to one row
 			rows := ir.NumElements(v.Shape) / last
 			if z.next(2) == 0 {
-				z.add(b.op(name("rs"), "Reshape", nil, v, b.ints(rows, last)))
+				z.add(b.Node(name("rs"), "Reshape", nil, v, b.Ints(rows, last)))
 			} else {
-				z.add(b.op(name("rs"), "Reshape", nil, v, b.ints(1, rows, last)))
+				z.add(b.Node(name("rs"), "Reshape", nil, v, b.Ints(1, rows, last)))
 			}
 		case 10:
-			z.add(b.op(name("dc"), "RealDiv", nil, v, b.scalar(8)))
+			z.add(b.Node(name("dc"), "RealDiv", nil, v, b.Scalar(8)))
 		default: // a reduction kept as a row value
-			z.add(b.op(name("rmax"), "ReduceMax", nil, v, b.ints(-1)))
+			z.add(b.Node(name("rmax"), "ReduceMax", nil, v, b.Ints(-1)))
 		}
 	}
 	outs := []*ir.Value{z.vals[len(z.vals)-1]}
 	if o := z.pick(); o != outs[0] && len(z.vals) > 2 {
 		outs = append(outs, o)
 	}
-	return b.output(outs...)
+	return b.Output(outs...)
 }
 
 // FuzzPasses: every graph the generator makes fuses at opt_level 1-3 on

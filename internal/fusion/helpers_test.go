@@ -1,7 +1,6 @@
 package fusion
 
 import (
-	"fmt"
 	"math"
 	"math/rand"
 	"strings"
@@ -9,73 +8,13 @@ import (
 
 	"gkconv/internal/akgcfg"
 	"gkconv/internal/ir"
-	"gkconv/internal/runtime/kernel"
+	"gkconv/internal/runtime/opkernel"
 
 	_ "gkconv/internal/runtime/ops/elementwise"
 	_ "gkconv/internal/runtime/ops/nn"
 	_ "gkconv/internal/runtime/ops/tensorops"
+	"gkconv/internal/testkit"
 )
-
-// gb builds test graphs: every node is typed by ir.InferNode.
-type gb struct {
-	t *testing.T
-	g *ir.Graph
-	n int
-}
-
-func newGB(t *testing.T) *gb { return &gb{t: t, g: ir.NewGraph("test")} }
-
-func (b *gb) input(name string, shape ...int64) *ir.Value {
-	v := &ir.Value{Name: name, DType: ir.Float32, Shape: shape}
-	b.g.Inputs = append(b.g.Inputs, v)
-	return v
-}
-
-func (b *gb) scalar(v float32) *ir.Value {
-	b.n++
-	return b.g.AddConst(fmt.Sprintf("c%d", b.n), ir.Float32Tensor([]int64{}, v))
-}
-
-func (b *gb) ints(vals ...int64) *ir.Value {
-	b.n++
-	return b.g.AddConst(fmt.Sprintf("i%d", b.n), ir.Int64Tensor([]int64{int64(len(vals))}, vals...))
-}
-
-func (b *gb) weights(shape ...int64) *ir.Value {
-	b.n++
-	t := ir.NewTensor(ir.Float32, shape)
-	for i := range t.F32() {
-		t.F32()[i] = float32(i%7)*0.25 + 0.5
-	}
-	return b.g.AddConst(fmt.Sprintf("w%d", b.n), t)
-}
-
-func (b *gb) op(name, op string, attrs ir.Attrs, ins ...*ir.Value) *ir.Value {
-	return b.opN(name, op, 1, attrs, ins...)[0]
-}
-
-func (b *gb) opN(name, op string, nout int, attrs ir.Attrs, ins ...*ir.Value) []*ir.Value {
-	var outs []string
-	for i := 0; i < nout; i++ {
-		outs = append(outs, fmt.Sprintf("%s_out%d", name, i))
-	}
-	n := b.g.AddNode(name, op, ins, outs...)
-	for k, v := range attrs {
-		n.Attrs[k] = v
-	}
-	if err := ir.InferNode(n); err != nil {
-		b.t.Fatalf("infer %s: %v", name, err)
-	}
-	return n.Outputs
-}
-
-func (b *gb) output(vs ...*ir.Value) *ir.Graph {
-	b.g.Outputs = append(b.g.Outputs, vs...)
-	if err := b.g.Validate(); err != nil {
-		b.t.Fatal(err)
-	}
-	return b.g
-}
 
 func flagsFor(t *testing.T, s string, be akgcfg.Backend) *akgcfg.Flags {
 	t.Helper()
@@ -129,46 +68,6 @@ func topOps(g *ir.Graph) []string {
 	return out
 }
 
-// cloneGraph deep-copies the top level (kernels' bodies are not shared by
-// the passes before Run), so a graph can be run fused and unfused.
-func cloneGraph(g *ir.Graph) *ir.Graph {
-	c := ir.NewGraph(g.Name)
-	vm := map[*ir.Value]*ir.Value{}
-	cp := func(v *ir.Value) *ir.Value {
-		if v == nil {
-			return nil
-		}
-		if m, ok := vm[v]; ok {
-			return m
-		}
-		m := &ir.Value{Name: v.Name, DType: v.DType, Shape: append([]int64(nil), v.Shape...), Const: v.Const}
-		vm[v] = m
-		return m
-	}
-	for _, v := range g.Inputs {
-		c.Inputs = append(c.Inputs, cp(v))
-	}
-	for _, v := range g.Consts {
-		c.Consts = append(c.Consts, cp(v))
-	}
-	for _, n := range g.Nodes {
-		m := &ir.Node{Name: n.Name, Op: n.Op, Attrs: cloneAttrs(n.Attrs), Provenance: n.Provenance, Body: n.Body}
-		for _, in := range n.Inputs {
-			m.Inputs = append(m.Inputs, cp(in))
-		}
-		for i, o := range n.Outputs {
-			mo := cp(o)
-			mo.Producer, mo.OutIndex = m, i
-			m.Outputs = append(m.Outputs, mo)
-		}
-		c.Nodes = append(c.Nodes, m)
-	}
-	for _, o := range g.Outputs {
-		c.Outputs = append(c.Outputs, cp(o))
-	}
-	return c
-}
-
 // execute runs g on the runtime's op library; GraphKernel nodes run their
 // bodies, so fused graphs are checked to be executable.
 func execute(t *testing.T, g *ir.Graph, inputs map[string]*ir.Tensor) []*ir.Tensor {
@@ -195,7 +94,7 @@ func execGraph(t *testing.T, g *ir.Graph, env map[*ir.Value]*ir.Tensor) []*ir.Te
 		}
 		return x
 	}
-	prep := kernel.NewPrep() // as a runtime session: marked MatMuls run packed
+	prep := opkernel.NewPrep() // as a runtime session: marked MatMuls run packed
 	for _, n := range g.Nodes {
 		var in []*ir.Tensor
 		for _, v := range n.Inputs {
@@ -236,7 +135,7 @@ func execGraph(t *testing.T, g *ir.Graph, env map[*ir.Value]*ir.Tensor) []*ir.Te
 		for _, o := range tmp.Outputs {
 			out = append(out, ir.NewTensor(o.DType, o.Shape))
 		}
-		if err := f(&kernel.Ctx{Threads: 1}, n, in, out); err != nil {
+		if err := f(&opkernel.Ctx{Threads: 1}, n, in, out); err != nil {
 			t.Fatalf("node %s: %v", n.Name, err)
 		}
 		for i, o := range n.Outputs {
@@ -266,7 +165,7 @@ func randInputs(g *ir.Graph, seed int64) map[string]*ir.Tensor {
 // checkEquivalent runs g before and after fusion and compares outputs.
 func checkEquivalent(t *testing.T, g *ir.Graph, flags string, be akgcfg.Backend, tol float64) *Result {
 	t.Helper()
-	ref := cloneGraph(g)
+	ref := testkit.CloneGraph(g)
 	in := randInputs(g, 1)
 	want := execute(t, ref, in)
 	res := run(t, g, flags, be)

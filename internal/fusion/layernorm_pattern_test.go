@@ -12,28 +12,29 @@ import (
 	kcpu "gkconv/internal/kernels/cpu"
 	kcuda "gkconv/internal/kernels/cuda"
 	"gkconv/internal/runtime/native"
+	"gkconv/internal/testkit"
 )
 
 // decomposedLayerNorm builds an ONNX-exported LayerNorm (opset < 17) over
 // the last axis of shape: ReduceMean, Sub, Pow 2, ReduceMean, Add eps, Sqrt,
 // Div, Mul gamma, Add beta; with residual, behind an Add of two inputs.
 func decomposedLayerNorm(t *testing.T, residual bool, shape ...int64) *ir.Graph {
-	b := newGB(t)
-	x := b.input("x", shape...)
+	b := testkit.New(t, "test")
+	x := b.Input("x", shape...)
 	if residual {
-		x = b.op("res", "Add", nil, x, b.input("r", shape...))
+		x = b.Node("res", "Add", nil, x, b.Input("r", shape...))
 	}
 	n := shape[len(shape)-1]
 	keep := ir.Attrs{"keepdims": ir.IntAttr(1)}
-	mean := b.op("mean", "ReduceMean", keep, x, b.ints(-1))
-	d := b.op("sub", "Sub", nil, x, mean)
-	sq := b.op("pow", "Pow", nil, d, b.scalar(2))
-	v := b.op("var", "ReduceMean", keep, sq, b.ints(-1))
-	sd := b.op("sqrt", "Sqrt", nil, b.op("eps", "Add", nil, v, b.scalar(1e-5)))
-	y := b.op("div", "RealDiv", nil, d, sd)
-	y = b.op("gamma", "Mul", nil, y, b.weights(n))
-	y = b.op("beta", "Add", nil, y, b.weights(n))
-	return b.output(y)
+	mean := b.Node("mean", "ReduceMean", keep, x, b.Ints(-1))
+	d := b.Node("sub", "Sub", nil, x, mean)
+	sq := b.Node("pow", "Pow", nil, d, b.Scalar(2))
+	v := b.Node("var", "ReduceMean", keep, sq, b.Ints(-1))
+	sd := b.Node("sqrt", "Sqrt", nil, b.Node("eps", "Add", nil, v, b.Scalar(1e-5)))
+	y := b.Node("div", "RealDiv", nil, d, sd)
+	y = b.Node("gamma", "Mul", nil, y, b.Weights(n))
+	y = b.Node("beta", "Add", nil, y, b.Weights(n))
+	return b.Output(y)
 }
 
 const (
@@ -59,7 +60,7 @@ func TestLayerNormPatternOneKernel(t *testing.T) {
 				want = "Add," + want
 			}
 			g := decomposedLayerNorm(t, c.residual, c.shape...)
-			ref := cloneGraph(g)
+			ref := testkit.CloneGraph(g)
 			res := checkEquivalent(t, g, "--opt_level=2", cpuBE, 1e-5)
 			if !slices.Equal(topOps(g), []string{ir.OpGraphKernel}) || len(res.Kernels) != 1 {
 				t.Fatalf("want the graph to be one GraphKernel, got %v\n%s", topOps(g), dumpText(g))
@@ -159,13 +160,13 @@ func TestLayerNormPatternDisabled(t *testing.T) {
 // derived from it) are not rows of one plan: no merge.
 func TestLayerNormPatternDifferentAxes(t *testing.T) {
 	mk := func() *ir.Graph {
-		b := newGB(t)
-		x := b.input("x", 8, 16)
+		b := testkit.New(t, "test")
+		x := b.Input("x", 8, 16)
 		keep := ir.Attrs{"keepdims": ir.IntAttr(1)}
-		s1 := b.op("rows", "ReduceSum", keep, x, b.ints(1))
-		d := b.op("sub", "Sub", nil, x, s1)
-		s2 := b.op("cols", "ReduceSum", keep, b.op("sq", "Mul", nil, d, d), b.ints(0))
-		return b.output(b.op("scale", "Mul", nil, d, s2))
+		s1 := b.Node("rows", "ReduceSum", keep, x, b.Ints(1))
+		d := b.Node("sub", "Sub", nil, x, s1)
+		s2 := b.Node("cols", "ReduceSum", keep, b.Node("sq", "Mul", nil, d, d), b.Ints(0))
+		return b.Output(b.Node("scale", "Mul", nil, d, s2))
 	}
 	g := mk()
 	checkEquivalent(t, g, "--opt_level=2", cpuBE, 1e-5)
@@ -219,16 +220,16 @@ func splitAreas(g *ir.Graph) []string {
 // whole, unless an area outside the three lies between them (a cycle).
 func TestLayerNormPatternBridgeAndCycle(t *testing.T) {
 	mk := func(viaMatMul bool) *ir.Graph {
-		b := newGB(t)
-		x := b.input("x", 4, 96)
-		r1 := b.op("r1", "ReduceSum", ir.Attrs{"keepdims": ir.IntAttr(1)}, x, b.ints(-1))
+		b := testkit.New(t, "test")
+		x := b.Input("x", 4, 96)
+		r1 := b.Node("r1", "ReduceSum", ir.Attrs{"keepdims": ir.IntAttr(1)}, x, b.Ints(-1))
 		src := x
 		if viaMatMul { // r1 -> MatMul -> e: fusing r1 and e around it is a cycle
-			src = b.op("mm", "MatMul", nil, r1, b.weights(1, 96))
+			src = b.Node("mm", "MatMul", nil, r1, b.Weights(1, 96))
 		}
-		e := b.op("e", "Mul", nil, src, r1)
-		r2 := b.op("r2", "ReduceSum", ir.Attrs{"keepdims": ir.IntAttr(1)}, e, b.ints(-1))
-		return b.output(r2)
+		e := b.Node("e", "Mul", nil, src, r1)
+		r2 := b.Node("r2", "ReduceSum", ir.Attrs{"keepdims": ir.IntAttr(1)}, e, b.Ints(-1))
+		return b.Output(r2)
 	}
 	if got := splitAreas(mk(false)); !slices.Equal(got, []string{"e,r1,r2"}) {
 		t.Errorf("bridge: areas %q, want [e,r1,r2]", got)
@@ -241,13 +242,13 @@ func TestLayerNormPatternBridgeAndCycle(t *testing.T) {
 // Softmax written out (ReduceMax, Sub, Exp, ReduceSum, Div) has two
 // reductions over the same rows too.
 func TestLayerNormPatternDecomposedSoftmax(t *testing.T) {
-	b := newGB(t)
-	x := b.input("x", 6, 40)
+	b := testkit.New(t, "test")
+	x := b.Input("x", 6, 40)
 	keep := ir.Attrs{"keepdims": ir.IntAttr(1)}
-	mx := b.op("max", "ReduceMax", keep, x, b.ints(-1))
-	e := b.op("exp", "Exp", nil, b.op("sub", "Sub", nil, x, mx))
-	s := b.op("sum", "ReduceSum", keep, e, b.ints(-1))
-	g := b.output(b.op("div", "RealDiv", nil, e, s))
+	mx := b.Node("max", "ReduceMax", keep, x, b.Ints(-1))
+	e := b.Node("exp", "Exp", nil, b.Node("sub", "Sub", nil, x, mx))
+	s := b.Node("sum", "ReduceSum", keep, e, b.Ints(-1))
+	g := b.Output(b.Node("div", "RealDiv", nil, e, s))
 	checkEquivalent(t, g, "--opt_level=2", cpuBE, 1e-6)
 	found := false
 	for _, ops := range kernelOps(g) {

@@ -10,6 +10,7 @@ import (
 	"gkconv/internal/ir"
 	"gkconv/internal/onnx"
 	"gkconv/internal/repotest"
+	"gkconv/internal/testkit"
 )
 
 // TestCorpusModels fuses real architectures and runs them fused and unfused
@@ -48,7 +49,7 @@ func TestCorpusModels(t *testing.T) {
 				}
 				in[v.Name] = x
 			}
-			want := execute(t, cloneGraph(g), in)
+			want := execute(t, testkit.CloneGraph(g), in)
 			backends := []struct {
 				flags string
 				be    akgcfg.Backend
@@ -57,7 +58,7 @@ func TestCorpusModels(t *testing.T) {
 				{"--opt_level=2 --fusion_ops_level=1", akgcfg.Backend{Device: akgcfg.Ascend, Soc: "Ascend910B2"}},
 			}
 			for _, c := range backends {
-				g2 := cloneGraph(g)
+				g2 := testkit.CloneGraph(g)
 				run(t, g2, c.flags, c.be)
 				compareOutputs(t, c.be.String(), want, execute(t, g2, in))
 			}

@@ -46,7 +46,7 @@ func CheckNames(f *akgcfg.Flags) []string {
 	for _, o := range ir.Ops() {
 		irOps = append(irOps, o.Name)
 	}
-	isOp := func(s string) bool { _, ok := ir.LookupOp(s); return ok }
+	isOp := func(s string) bool { return ir.LookupOp(s) != nil }
 	check("enable_cluster_ops", f.EnableClusterOps, isOp, irOps, "op")
 	check("enable_cluster_ops_only", f.EnableClusterOpsOnly, isOp, irOps, "op")
 	check("disable_cluster_ops", f.DisableClusterOps, isOp, irOps, "op")

@@ -5,21 +5,22 @@ import (
 	"testing"
 
 	"gkconv/internal/ir"
+	"gkconv/internal/testkit"
 )
 
 // biasGraph: five MatMuls with constant B. mm1 (Add [1,24]) and mm2
 // (BiasAdd [24]) fold; mm3 adds a graph input, mm4's Add broadcasts the
 // product to a bigger shape, mm5's product is also a graph output.
 func biasGraph(t *testing.T) *ir.Graph {
-	b := newGB(t)
-	x := b.input("x", 6, 16)
-	z := b.input("z", 6, 24)
-	o1 := b.op("bias1", "Add", nil, b.op("mm1", "MatMul", nil, x, b.weights(16, 24)), b.weights(1, 24))
-	o2 := b.op("bias2", "BiasAdd", nil, b.op("mm2", "MatMul", nil, x, b.weights(16, 24)), b.weights(24))
-	o3 := b.op("add3", "Add", nil, b.op("mm3", "MatMul", nil, x, b.weights(16, 24)), z)
-	o4 := b.op("add4", "Add", nil, b.op("mm4", "MatMul", nil, x, b.weights(16, 24)), b.weights(2, 6, 24))
-	shared := b.op("mm5", "MatMul", nil, x, b.weights(16, 24))
-	return b.output(o1, o2, o3, o4, b.op("add5", "Add", nil, shared, b.weights(24)), shared)
+	b := testkit.New(t, "test")
+	x := b.Input("x", 6, 16)
+	z := b.Input("z", 6, 24)
+	o1 := b.Node("bias1", "Add", nil, b.Node("mm1", "MatMul", nil, x, b.Weights(16, 24)), b.Weights(1, 24))
+	o2 := b.Node("bias2", "BiasAdd", nil, b.Node("mm2", "MatMul", nil, x, b.Weights(16, 24)), b.Weights(24))
+	o3 := b.Node("add3", "Add", nil, b.Node("mm3", "MatMul", nil, x, b.Weights(16, 24)), z)
+	o4 := b.Node("add4", "Add", nil, b.Node("mm4", "MatMul", nil, x, b.Weights(16, 24)), b.Weights(2, 6, 24))
+	shared := b.Node("mm5", "MatMul", nil, x, b.Weights(16, 24))
+	return b.Output(o1, o2, o3, o4, b.Node("add5", "Add", nil, shared, b.Weights(24)), shared)
 }
 
 func passRecord(res *Result, stage, name string) PassRecord {
@@ -77,12 +78,12 @@ func TestMatMulBiasFoldOff(t *testing.T) {
 // Vector operands: a 1-D A folds (the output is one row); a 1-D B has no
 // column axis, so its Add stays.
 func TestMatMulBiasFoldVectors(t *testing.T) {
-	b := newGB(t)
-	x := b.input("x", 16)
-	m := b.input("m", 5, 16)
-	row := b.op("addrow", "Add", nil, b.op("vm", "MatMul", nil, x, b.weights(16, 24)), b.weights(24))
-	col := b.op("addcol", "Add", nil, b.op("mv", "MatMul", nil, m, b.weights(16)), b.weights(5))
-	g := b.output(row, col)
+	b := testkit.New(t, "test")
+	x := b.Input("x", 16)
+	m := b.Input("m", 5, 16)
+	row := b.Node("addrow", "Add", nil, b.Node("vm", "MatMul", nil, x, b.Weights(16, 24)), b.Weights(24))
+	col := b.Node("addcol", "Add", nil, b.Node("mv", "MatMul", nil, m, b.Weights(16)), b.Weights(5))
+	g := b.Output(row, col)
 	res := checkEquivalent(t, g, "--opt_level=2", cpuBE, 1e-5)
 	if rec := passRecord(res, "preprocess", "matmul_bias_fold"); !strings.Contains(rec.Note, "1 bias Add folded") {
 		t.Errorf("record %+v", rec)

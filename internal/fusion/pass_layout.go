@@ -27,7 +27,7 @@ func runTransposeToReshape(st *state) (bool, string, error) {
 		if !x.ShapeKnown() || !y.ShapeKnown() || !keepsOrder(x.Shape, n.Attrs.Ints("perm", nil)) || slices.Contains(y.Shape, 0) {
 			continue
 		}
-		shape := g.AddConst(st.names.unique(n.Name+"_shape"), ir.Int64Tensor([]int64{int64(len(y.Shape))}, y.Shape...))
+		shape := st.edit.Const(n.Name+"_shape", ir.Int64Tensor([]int64{int64(len(y.Shape))}, y.Shape...))
 		n.Op, n.Inputs, n.Attrs = "Reshape", []*ir.Value{x, shape}, ir.Attrs{}
 		if err := ir.InferNode(n); err != nil {
 			return false, "", fmt.Errorf("%s: %w", n.Name, err)
@@ -94,13 +94,13 @@ func runTransposeMatMulFusion(st *state) (bool, string, error) {
 			if perm[r-1] != int64(r-1) {
 				continue // the new Transpose would gather elements too
 			}
-			mm.Attrs = cloneAttrs(mm.Attrs)
+			mm.Attrs = mm.Attrs.Clone()
 			mm.Attrs[flag] = ir.IntAttr(1 - mm.Attrs.Int(flag, 0))
 			if isIdentityPerm(perm) {
 				mm.Inputs[i] = t.Inputs[0]
 				removed[t] = true
 			} else {
-				t.Attrs = cloneAttrs(t.Attrs)
+				t.Attrs = t.Attrs.Clone()
 				t.Attrs["perm"] = ir.IntsAttr(perm...)
 				if err := ir.InferNode(t); err != nil {
 					return false, "", fmt.Errorf("%s: %w", t.Name, err)
@@ -178,11 +178,11 @@ func runMatMulSliceSplit(st *state) (bool, string, error) {
 			continue
 		}
 		for _, p := range parts {
-			ins := []*ir.Value{mm.Inputs[0], g.AddConst(st.names.unique(v.Name+"_cols"), columns(v.Const, mm.Attrs.Int("transpose_b", 0) != 0, p.lo, p.hi))}
+			ins := []*ir.Value{mm.Inputs[0], st.edit.Const(v.Name+"_cols", columns(v.Const, mm.Attrs.Int("transpose_b", 0) != 0, p.lo, p.hi))}
 			if len(mm.Inputs) == 3 {
-				ins = append(ins, g.AddConst(st.names.unique(mm.Inputs[2].Name+"_cols"), ir.Float32Tensor([]int64{p.hi - p.lo}, mm.Inputs[2].Const.F32()[p.lo:p.hi]...)))
+				ins = append(ins, st.edit.Const(mm.Inputs[2].Name+"_cols", ir.Float32Tensor([]int64{p.hi - p.lo}, mm.Inputs[2].Const.F32()[p.lo:p.hi]...)))
 			}
-			n := &ir.Node{Name: st.names.unique(p.out.Name + "_matmul"), Op: "MatMul", Inputs: ins, Attrs: cloneAttrs(mm.Attrs),
+			n := &ir.Node{Name: st.edit.Unique(p.out.Name + "_matmul"), Op: "MatMul", Inputs: ins, Attrs: mm.Attrs.Clone(),
 				Provenance: append(slices.Clone(mm.Provenance), p.from.Provenance...)}
 			if p.from.Op == "Slice" {
 				n.Name = p.from.Name // one node for one: keep its name

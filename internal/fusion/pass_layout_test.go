@@ -6,16 +6,17 @@ import (
 	"testing"
 
 	"gkconv/internal/ir"
+	"gkconv/internal/testkit"
 )
 
 func perm(p ...int64) ir.Attrs { return ir.Attrs{"perm": ir.IntsAttr(p...)} }
 
 func TestTransposeToReshape(t *testing.T) {
-	b := newGB(t)
-	x := b.input("x", 1, 5, 8)
-	moved := b.op("t1", "Transpose", perm(1, 0, 2), x)             // [5,1,8]: same order
-	kept := b.op("t2", "Transpose", perm(0, 2, 1), x)              // [1,8,5]: reorders
-	g := b.output(b.op("m", "Mul", nil, moved, b.scalar(2)), kept) // kept is a graph output
+	b := testkit.New(t, "test")
+	x := b.Input("x", 1, 5, 8)
+	moved := b.Node("t1", "Transpose", perm(1, 0, 2), x)             // [5,1,8]: same order
+	kept := b.Node("t2", "Transpose", perm(0, 2, 1), x)              // [1,8,5]: reorders
+	g := b.Output(b.Node("m", "Mul", nil, moved, b.Scalar(2)), kept) // kept is a graph output
 	res := checkEquivalent(t, g, "--opt_level=2 --disable_pass=cluster.graph_kernel_cluster", cpuBE, 0)
 	if rec := passRecord(res, "preprocess", "transpose_to_reshape"); !strings.Contains(rec.Note, "1 Transpose -> Reshape") {
 		t.Errorf("record %+v", rec)
@@ -28,17 +29,17 @@ func TestTransposeToReshape(t *testing.T) {
 }
 
 func TestTransposeMatMulFusion(t *testing.T) {
-	b := newGB(t)
-	q := b.input("q", 3, 5, 4) // [H,S,D]
-	k := b.input("k", 5, 3, 4) // [S,H,D]
-	w := b.input("w", 6, 4)
-	kt := b.op("kt", "Transpose", perm(1, 2, 0), k) // [H,D,S]: gathers elements
-	scores := b.op("qk", "MatMul", nil, q, kt)      // [H,S,S]
-	wt := b.op("wt", "Transpose", perm(1, 0), w)    // a plain swap: disappears
-	proj := b.op("proj", "MatMul", nil, b.op("r", "Reshape", nil, q, b.ints(15, 4)), wt)
-	other := b.op("ot", "Transpose", perm(0, 2, 1), q) // [H,D,S] also read below
-	both := b.op("qo", "MatMul", nil, q, other)
-	g := b.output(scores, proj, both, b.op("oo", "Neg", nil, other))
+	b := testkit.New(t, "test")
+	q := b.Input("q", 3, 5, 4) // [H,S,D]
+	k := b.Input("k", 5, 3, 4) // [S,H,D]
+	w := b.Input("w", 6, 4)
+	kt := b.Node("kt", "Transpose", perm(1, 2, 0), k) // [H,D,S]: gathers elements
+	scores := b.Node("qk", "MatMul", nil, q, kt)      // [H,S,S]
+	wt := b.Node("wt", "Transpose", perm(1, 0), w)    // a plain swap: disappears
+	proj := b.Node("proj", "MatMul", nil, b.Node("r", "Reshape", nil, q, b.Ints(15, 4)), wt)
+	other := b.Node("ot", "Transpose", perm(0, 2, 1), q) // [H,D,S] also read below
+	both := b.Node("qo", "MatMul", nil, q, other)
+	g := b.Output(scores, proj, both, b.Node("oo", "Neg", nil, other))
 	res := checkEquivalent(t, g, "--opt_level=2 --disable_pass=postprocess.matmul_pack_b", cpuBE, 1e-5)
 	if rec := passRecord(res, "preprocess", "transpose_matmul_fusion"); !strings.Contains(rec.Note, "2 Transpose folded into MatMul (1 removed)") {
 		t.Errorf("record %+v", rec)
@@ -64,22 +65,22 @@ func TestTransposeMatMulFusion(t *testing.T) {
 }
 
 func TestMatMulSliceSplit(t *testing.T) {
-	b := newGB(t)
-	x := b.input("x", 2, 6, 16)
+	b := testkit.New(t, "test")
+	x := b.Input("x", 2, 6, 16)
 	slice := func(name string, v *ir.Value, lo, hi, axis int64) *ir.Value {
-		return b.op(name, "Slice", nil, v, b.ints(lo), b.ints(hi), b.ints(axis))
+		return b.Node(name, "Slice", nil, v, b.Ints(lo), b.Ints(hi), b.Ints(axis))
 	}
-	qkv := b.op("qkv_bias", "Add", nil, b.op("qkv", "MatMul", nil, x, b.weights(16, 24)), b.weights(24))
+	qkv := b.Node("qkv_bias", "Add", nil, b.Node("qkv", "MatMul", nil, x, b.Weights(16, 24)), b.Weights(24))
 	qs, ks, vs := slice("q", qkv, 0, 8, -1), slice("k", qkv, 8, 16, 2), slice("v", qkv, 16, 100, -1)
-	wt := b.op("wt", "MatMul", ir.Attrs{"transpose_b": ir.IntAttr(1)}, x, b.weights(12, 16))
+	wt := b.Node("wt", "MatMul", ir.Attrs{"transpose_b": ir.IntAttr(1)}, x, b.Weights(12, 16))
 	a, c := slice("a", wt, 0, 4, -1), slice("c", wt, 6, 12, -1)
-	over := b.op("over", "MatMul", nil, x, b.weights(16, 10)) // overlapping slices: kept
+	over := b.Node("over", "MatMul", nil, x, b.Weights(16, 10)) // overlapping slices: kept
 	o1, o2 := slice("o1", over, 0, 6, -1), slice("o2", over, 4, 10, -1)
-	rows := b.op("rows", "MatMul", nil, x, b.weights(16, 10)) // a slice of rows: kept
+	rows := b.Node("rows", "MatMul", nil, x, b.Weights(16, 10)) // a slice of rows: kept
 	r1 := slice("r1", rows, 0, 3, 1)
-	sp := b.opN("sp", "Split", 3, ir.Attrs{"axis": ir.IntAttr(-1)}, b.op("spmm", "MatMul", nil, x, b.weights(16, 9)), b.ints(2, 3, 4))
-	g := b.output(qs, ks, vs, a, c, o1, o2, r1, sp[0], sp[2], b.op("spn", "Neg", nil, sp[1]))
-	unsplit := cloneGraph(g)
+	sp := b.NodeN("sp", "Split", 3, ir.Attrs{"axis": ir.IntAttr(-1)}, b.Node("spmm", "MatMul", nil, x, b.Weights(16, 9)), b.Ints(2, 3, 4))
+	g := b.Output(qs, ks, vs, a, c, o1, o2, r1, sp[0], sp[2], b.Node("spn", "Neg", nil, sp[1]))
+	unsplit := testkit.CloneGraph(g)
 	run(t, unsplit, "--opt_level=2 --disable_pass=preprocess.matmul_slice_split", cpuBE)
 	res := checkEquivalent(t, g, "--opt_level=2", cpuBE, 1e-6)
 	in := randInputs(g, 1)

@@ -9,22 +9,23 @@ import (
 
 	"gkconv/internal/akgcfg"
 	"gkconv/internal/ir"
+	"gkconv/internal/testkit"
 )
 
 // packGraph: x[2,5,12] @ w1[12,40] + bias -> @ w2^T (w2 [24,40], transpose_b)
 // -> out1; x @ y (non-const B) -> out2; xt^T @ w1 (transpose_a, w1 shared).
 func packGraph(t *testing.T) *ir.Graph {
-	b := newGB(t)
-	x := b.input("x", 2, 5, 12)
-	y := b.input("y", 2, 12, 3)
-	xt := b.input("xt", 12, 7)
-	w1, w2 := b.weights(12, 40), b.weights(24, 40)
-	h := b.op("mm1", "MatMul", nil, x, w1)
-	h = b.op("bias", "Add", nil, h, b.weights(40))
-	o1 := b.op("mm2", "MatMul", ir.Attrs{"transpose_b": ir.IntAttr(1)}, h, w2)
-	o2 := b.op("mm3", "MatMul", nil, x, y)
-	o3 := b.op("mm4", "MatMul", ir.Attrs{"transpose_a": ir.IntAttr(1)}, xt, w1)
-	return b.output(o1, o2, o3)
+	b := testkit.New(t, "test")
+	x := b.Input("x", 2, 5, 12)
+	y := b.Input("y", 2, 12, 3)
+	xt := b.Input("xt", 12, 7)
+	w1, w2 := b.Weights(12, 40), b.Weights(24, 40)
+	h := b.Node("mm1", "MatMul", nil, x, w1)
+	h = b.Node("bias", "Add", nil, h, b.Weights(40))
+	o1 := b.Node("mm2", "MatMul", ir.Attrs{"transpose_b": ir.IntAttr(1)}, h, w2)
+	o2 := b.Node("mm3", "MatMul", nil, x, y)
+	o3 := b.Node("mm4", "MatMul", ir.Attrs{"transpose_a": ir.IntAttr(1)}, xt, w1)
+	return b.Output(o1, o2, o3)
 }
 
 func packRecord(res *Result) (PassRecord, bool) {
@@ -123,7 +124,7 @@ func TestMatMulPackBBitIdentical(t *testing.T) {
 	if len(markedNames(g)) != 3 {
 		t.Fatalf("marked %v", markedNames(g))
 	}
-	plain := cloneGraph(g)
+	plain := testkit.CloneGraph(g)
 	for _, n := range plain.Nodes {
 		delete(n.Attrs, ir.AttrPackB)
 	}
@@ -148,10 +149,10 @@ func TestMatMulPackBBitIdentical(t *testing.T) {
 // A weight that something else also reads is marked all the same: the
 // packed copy exists only at run time and the other reader keeps the weight.
 func TestMatMulPackBSharedWeight(t *testing.T) {
-	b := newGB(t)
-	x := b.input("x", 8, 8)
-	w := b.weights(8, 8)
-	g := b.output(b.op("mm", "MatMul", nil, x, w), b.op("add", "Add", nil, x, w))
+	b := testkit.New(t, "test")
+	x := b.Input("x", 8, 8)
+	w := b.Weights(8, 8)
+	g := b.Output(b.Node("mm", "MatMul", nil, x, w), b.Node("add", "Add", nil, x, w))
 	res := checkEquivalent(t, g, "--opt_level=2", cpuBE, 1e-5)
 	rec, _ := packRecord(res)
 	if !slices.Contains(g.Consts, w) || !strings.Contains(rec.Note, "1 MatMul marked") || len(markedNames(g)) != 1 {
@@ -189,14 +190,14 @@ func TestMatMulPackBOff(t *testing.T) {
 // Not marked: float16 A, rank-3 const B (ir.PackableMatMul's other cases are
 // in its own test).
 func TestMatMulPackBSkips(t *testing.T) {
-	b := newGB(t)
-	x := b.input("x", 3, 8)
-	w3 := b.weights(2, 8, 4)
-	o := b.op("mm", "MatMul", nil, x, w3)
-	g := b.output(o)
+	b := testkit.New(t, "test")
+	x := b.Input("x", 3, 8)
+	w3 := b.Weights(2, 8, 4)
+	o := b.Node("mm", "MatMul", nil, x, w3)
+	g := b.Output(o)
 	half := &ir.Value{Name: "h", DType: ir.Float16, Shape: []int64{3, 8}}
 	g.Inputs = append(g.Inputs, half)
-	n := g.AddNode("mmh", "MatMul", []*ir.Value{half, b.weights(8, 4)}, "mmh_out")
+	n := g.AddNode("mmh", "MatMul", []*ir.Value{half, b.Weights(8, 4)}, "mmh_out")
 	if err := ir.InferNode(n); err != nil {
 		t.Fatal(err)
 	}

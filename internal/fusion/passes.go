@@ -5,7 +5,8 @@ import (
 	"gkconv/internal/ir"
 )
 
-// stageNames are converter_lite's stage names, by stage index (reference §2.2).
+// stageNames are converter_lite's stage names, by stage index
+// (mindspore-lite/tools/graph_kernel/converter/graph_kernel_optimization.cc).
 var stageNames = []string{"preprocess", "cluster", "highlevelopt1", "split", "buildkernel", "postprocess"}
 
 // pass is one row of the pipeline table.

@@ -16,7 +16,7 @@ var transformBinary = map[string]bool{"Add": true, "Sub": true, "Mul": true, "Re
 func runTransformOpOptimizer(st *state) (bool, string, error) {
 	total := 0
 	for _, k := range kernels(st.g) {
-		r := newRewriter(k.Body)
+		e := bodyEditor(k.Body)
 		for changed := true; changed; {
 			changed = false
 			for _, n := range k.Body.Nodes {
@@ -24,22 +24,22 @@ func runTransformOpOptimizer(st *state) (bool, string, error) {
 					continue
 				}
 				a, b := prod(n.Inputs[0], "Transpose"), prod(n.Inputs[1], "Transpose")
-				if a == nil || b == nil || a == b || !r.soleUse(n.Inputs[0], n) || !r.soleUse(n.Inputs[1], n) {
+				if a == nil || b == nil || a == b || !e.SoleUse(n.Inputs[0], n) || !e.SoleUse(n.Inputs[1], n) {
 					continue
 				}
 				pa, pb := a.Attrs.Ints("perm", nil), b.Attrs.Ints("perm", nil)
 				if len(pa) == 0 || !slices.Equal(pa, pb) || !slices.Equal(a.Inputs[0].Shape, b.Inputs[0].Shape) {
 					continue
 				}
-				y := r.emit(n, n.Op, n.Attrs, a.Inputs[0], b.Inputs[0])
-				t := r.emit(n, "Transpose", a.Attrs, y)
+				y := emitLike(e, n, n.Op, n.Attrs, a.Inputs[0], b.Inputs[0])
+				t := emitLike(e, n, "Transpose", a.Attrs, y)
 				if keepsShape(t, n) == nil {
 					continue
 				}
-				r.replace(n.Outputs[0], t)
+				k.Body.ReplaceUses(n.Outputs[0], t)
 				_ = k.Body.TopoSort()
 				k.Body.RemoveDead()
-				r.refresh()
+				e.RefreshUses()
 				total++
 				changed = true
 				break
@@ -74,7 +74,8 @@ func reach(from, to *ir.Node, users map[*ir.Value][]*ir.Node) bool {
 	return false
 }
 
-// Stitch thresholds of MindSpore's GPU splitter (reference §5).
+// Stitch thresholds of MindSpore's GPU splitter
+// (mindspore/python/mindspore/_extends/graph_kernel/model/graph_split.py).
 const (
 	stitchMinReduceInput = 12 * 1024
 )
@@ -95,7 +96,7 @@ func runStitch(st *state) (bool, string, error) {
 			}
 			for i, o := range k1.Outputs {
 				bo := k1.Body.Outputs[i]
-				if bo.Producer == nil || opPattern(bo.Producer) != patReduce {
+				if bo.Producer == nil || opPattern(bo.Producer) != ir.PatternReduce {
 					continue
 				}
 				in := bo.Producer.Inputs[0]
@@ -257,25 +258,22 @@ func (st *state) combineMatMuls(a *ir.Value, mms []*ir.Node) error {
 		}
 	}
 	g := st.g
-	wv := g.AddConst(st.names.unique(mms[0].Name+"_combined_w"), w)
-	mm := &ir.Node{Name: st.names.unique(mms[0].Name + "_combined"), Op: "MatMul", Inputs: []*ir.Value{a, wv}, Attrs: ir.Attrs{}}
-	mm.Outputs = []*ir.Value{{Name: st.names.unique(mms[0].Name + "_combined_out"), Producer: mm}}
+	wv := st.edit.Const(mms[0].Name+"_combined_w", w)
+	mm := ir.NewNode(st.edit.Unique(mms[0].Name+"_combined"), "MatMul", []*ir.Value{a, wv}, nil, st.edit.Unique(mms[0].Name+"_combined_out"))
 	if err := ir.InferNode(mm); err != nil {
 		return err
 	}
-	sv := g.AddConst(st.names.unique(mms[0].Name+"_split"), ir.Int64Tensor([]int64{int64(len(split))}, split...))
-	sp := &ir.Node{Name: st.names.unique(mms[0].Name + "_split"), Op: "Split", Inputs: []*ir.Value{mm.Outputs[0], sv},
-		Attrs: ir.Attrs{"axis": ir.IntAttr(-1)}}
+	sv := st.edit.Const(mms[0].Name+"_split", ir.Int64Tensor([]int64{int64(len(split))}, split...))
+	var outNames []string
+	for _, m := range mms {
+		outNames = append(outNames, m.Outputs[0].Name)
+	}
+	sp := ir.NewNode(st.edit.Unique(mms[0].Name+"_split"), "Split", []*ir.Value{mm.Outputs[0], sv}, ir.Attrs{"axis": ir.IntAttr(-1)}, outNames...)
 	for _, m := range mms {
 		sp.Provenance = append(sp.Provenance, m.Provenance...)
 		mm.Provenance = append(mm.Provenance, m.Provenance...)
 	}
-	var outs []*ir.Value
-	for i, m := range mms {
-		o := m.Outputs[0]
-		outs = append(outs, &ir.Value{Name: o.Name, Producer: sp, OutIndex: i})
-	}
-	sp.Outputs = outs
+	outs := sp.Outputs
 	if err := ir.InferNode(sp); err != nil {
 		return err
 	}
@@ -332,8 +330,8 @@ func runRename(st *state) (bool, string, error) {
 		if kn == "" || strings.HasPrefix(k.Name, kn) {
 			continue
 		}
-		delete(st.names.used, k.Name)
-		k.Name = st.names.unique(kn)
+		st.edit.Release(k.Name)
+		k.Name = st.edit.Unique(kn)
 		k.Body.Name = k.Name
 		renamed++
 	}

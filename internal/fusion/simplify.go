@@ -10,88 +10,29 @@ import (
 	"gkconv/internal/ir"
 )
 
-// rewriter edits one kernel body.
-type rewriter struct {
-	b     *ir.Graph
-	users map[*ir.Value][]*ir.Node
-	isOut map[*ir.Value]bool
-	seq   int
-	names map[string]bool
-}
-
-func newRewriter(b *ir.Graph) *rewriter {
-	r := &rewriter{b: b, names: map[string]bool{}}
-	for _, n := range b.Nodes {
-		r.names[n.Name] = true
-		for _, o := range n.Outputs {
-			r.names[o.Name] = true
-		}
-	}
-	for _, v := range b.Consts {
-		r.names[v.Name] = true
-	}
-	for _, v := range b.Inputs {
-		r.names[v.Name] = true
-	}
-	r.refresh()
-	return r
-}
-
-func (r *rewriter) refresh() {
-	r.users = r.b.Consumers()
-	r.isOut = map[*ir.Value]bool{}
-	for _, o := range r.b.Outputs {
-		r.isOut[o] = true
-	}
-}
-
-func (r *rewriter) unique(base string) string {
-	name := base
-	for i := 1; r.names[name]; i++ {
-		name = base + "_" + strconv.Itoa(i)
-	}
-	r.names[name] = true
-	return name
-}
-
-// emit adds a typed node (appended; the body is re-sorted after a rewrite).
-func (r *rewriter) emit(like *ir.Node, op string, attrs ir.Attrs, ins ...*ir.Value) *ir.Value {
-	r.seq++
-	n := &ir.Node{Name: r.unique(fmt.Sprintf("%s/s%d_%s", like.Name, r.seq, op)), Op: op, Inputs: ins,
-		Attrs: cloneAttrs(attrs), Provenance: append([]string(nil), like.Provenance...)}
+// emitLike adds a typed node of op to the body e edits, in place of like: it
+// is named after like and takes its provenance and expand_from. It returns
+// the node's output, or nil when its shape function fails. The node is
+// appended; the body is re-sorted after a rewrite.
+func emitLike(e *ir.Editor, like *ir.Node, op string, attrs ir.Attrs, ins ...*ir.Value) *ir.Value {
+	name := e.Unique(fmt.Sprintf("%s/s%d_%s", like.Name, e.Seq(), op))
+	n := ir.NewNode(name, op, ins, attrs.Clone(), name)
+	n.Provenance = append([]string(nil), like.Provenance...)
 	if like.Attrs.Has(ir.GKExpandFrom) {
 		n.Attrs[ir.GKExpandFrom] = like.Attrs[ir.GKExpandFrom]
 	}
-	n.Outputs = []*ir.Value{{Name: n.Name, Producer: n}}
-	if ir.InferNode(n) != nil {
+	if e.Emit(n) != nil {
 		return nil
 	}
-	r.b.Nodes = append(r.b.Nodes, n)
 	return n.Outputs[0]
 }
 
-func (r *rewriter) constant(name string, t *ir.Tensor) *ir.Value {
-	v := &ir.Value{Name: r.unique(name), DType: t.DType, Shape: append([]int64{}, t.Shape...), Const: t}
-	r.b.Consts = append(r.b.Consts, v)
-	return v
-}
-
-// soleUse: v is read only by n and is not a body output (OutsideRely).
-func (r *rewriter) soleUse(v *ir.Value, n *ir.Node) bool {
-	if v == nil || v.Producer == nil || r.isOut[v] {
-		return false
-	}
-	for _, u := range r.users[v] {
-		if u != n {
-			return false
-		}
-	}
-	return true
-}
-
-// replace points every use of old to nv.
-func (r *rewriter) replace(old, nv *ir.Value) {
-	r.b.ReplaceUses(old, nv)
+// bodyEditor edits a kernel body; SoleUse answers from the uses at the start
+// (and after each e.RefreshUses).
+func bodyEditor(b *ir.Graph) *ir.Editor {
+	e := ir.NewEditor(b)
+	e.RefreshUses()
+	return e
 }
 
 func prod(v *ir.Value, op string) *ir.Node {
@@ -120,7 +61,7 @@ type simplifyRule struct {
 	expr  string
 	exact bool // result is bitwise identical, so exact_precision_mode keeps it
 	op    string
-	apply func(r *rewriter, n *ir.Node) *ir.Value
+	apply func(e *ir.Editor, n *ir.Node) *ir.Value
 }
 
 // operands of a commutative binary op: (x, c) with c matching pred.
@@ -146,134 +87,134 @@ func keepsShape(x *ir.Value, n *ir.Node) *ir.Value {
 }
 
 var simplifyRules = []simplifyRule{
-	{1, "Add(A,0)=A", true, "Add", func(r *rewriter, n *ir.Node) *ir.Value {
+	{1, "Add(A,0)=A", true, "Add", func(e *ir.Editor, n *ir.Node) *ir.Value {
 		x, _ := commOperand(n, func(v *ir.Value) bool { return constIs(v, 0) })
 		return keepsShape(x, n)
 	}},
-	{3, "Add(Add(A,const1),const2)=Add(A,Add(const1,const2))", false, "Add", func(r *rewriter, n *ir.Node) *ir.Value {
+	{3, "Add(Add(A,const1),const2)=Add(A,Add(const1,const2))", false, "Add", func(e *ir.Editor, n *ir.Node) *ir.Value {
 		inner, c2 := commOperand(n, isScalarConst)
-		if in := prod(inner, "Add"); in != nil && r.soleUse(inner, n) {
+		if in := prod(inner, "Add"); in != nil && e.SoleUse(inner, n) {
 			if a, c1 := commOperand(in, isScalarConst); a != nil {
-				return r.emit(n, "Add", nil, a, r.emit(n, "Add", nil, c1, c2))
+				return emitLike(e, n, "Add", nil, a, emitLike(e, n, "Add", nil, c1, c2))
 			}
 		}
 		return nil
 	}},
-	{7, "Sub(A,0)=A", true, "Sub", func(r *rewriter, n *ir.Node) *ir.Value {
+	{7, "Sub(A,0)=A", true, "Sub", func(e *ir.Editor, n *ir.Node) *ir.Value {
 		if constIs(n.Input(1), 0) {
 			return keepsShape(n.Inputs[0], n)
 		}
 		return nil
 	}},
-	{8, "Sub(A,const1)=Add(A,Neg(const1))", true, "Sub", func(r *rewriter, n *ir.Node) *ir.Value {
+	{8, "Sub(A,const1)=Add(A,Neg(const1))", true, "Sub", func(e *ir.Editor, n *ir.Node) *ir.Value {
 		if isScalarConst(n.Input(1)) && !isScalarConst(n.Input(0)) {
-			return r.emit(n, "Add", nil, n.Inputs[0], r.emit(n, "Neg", nil, n.Inputs[1]))
+			return emitLike(e, n, "Add", nil, n.Inputs[0], emitLike(e, n, "Neg", nil, n.Inputs[1]))
 		}
 		return nil
 	}},
-	{11, "Log(Exp(A))=A", false, "Log", func(r *rewriter, n *ir.Node) *ir.Value {
+	{11, "Log(Exp(A))=A", false, "Log", func(e *ir.Editor, n *ir.Node) *ir.Value {
 		if e := prod(n.Input(0), "Exp"); e != nil {
 			return keepsShape(e.Inputs[0], n)
 		}
 		return nil
 	}},
-	{15, "Pow(A,1)=A", true, "Pow", func(r *rewriter, n *ir.Node) *ir.Value {
+	{15, "Pow(A,1)=A", true, "Pow", func(e *ir.Editor, n *ir.Node) *ir.Value {
 		if constIs(n.Input(1), 1) {
 			return keepsShape(n.Inputs[0], n)
 		}
 		return nil
 	}},
-	{17, "Pow(A,2)=Mul(A,A)", true, "Pow", func(r *rewriter, n *ir.Node) *ir.Value {
+	{17, "Pow(A,2)=Mul(A,A)", true, "Pow", func(e *ir.Editor, n *ir.Node) *ir.Value {
 		if constIs(n.Input(1), 2) {
-			return r.emit(n, "Mul", nil, n.Inputs[0], n.Inputs[0])
+			return emitLike(e, n, "Mul", nil, n.Inputs[0], n.Inputs[0])
 		}
 		return nil
 	}},
-	{18, "Pow(A,-1)=Reciprocal(A)", true, "Pow", func(r *rewriter, n *ir.Node) *ir.Value {
+	{18, "Pow(A,-1)=Reciprocal(A)", true, "Pow", func(e *ir.Editor, n *ir.Node) *ir.Value {
 		if constIs(n.Input(1), -1) {
-			return r.emit(n, "Reciprocal", nil, n.Inputs[0])
+			return emitLike(e, n, "Reciprocal", nil, n.Inputs[0])
 		}
 		return nil
 	}},
-	{23, "Select(A,B,B)=B", true, "Select", func(r *rewriter, n *ir.Node) *ir.Value {
+	{23, "Select(A,B,B)=B", true, "Select", func(e *ir.Editor, n *ir.Node) *ir.Value {
 		if len(n.Inputs) == 3 && n.Inputs[1] == n.Inputs[2] {
 			return keepsShape(n.Inputs[1], n)
 		}
 		return nil
 	}},
-	{24, "Neg(Neg(A))=A", true, "Neg", func(r *rewriter, n *ir.Node) *ir.Value {
+	{24, "Neg(Neg(A))=A", true, "Neg", func(e *ir.Editor, n *ir.Node) *ir.Value {
 		if in := prod(n.Input(0), "Neg"); in != nil {
 			return keepsShape(in.Inputs[0], n)
 		}
 		return nil
 	}},
-	{26, "Mul(Mul(A,const1),const2)=Mul(A,Mul(const1,const2))", false, "Mul", func(r *rewriter, n *ir.Node) *ir.Value {
+	{26, "Mul(Mul(A,const1),const2)=Mul(A,Mul(const1,const2))", false, "Mul", func(e *ir.Editor, n *ir.Node) *ir.Value {
 		inner, c2 := commOperand(n, isScalarConst)
-		if in := prod(inner, "Mul"); in != nil && r.soleUse(inner, n) {
+		if in := prod(inner, "Mul"); in != nil && e.SoleUse(inner, n) {
 			if a, c1 := commOperand(in, isScalarConst); a != nil {
-				return r.emit(n, "Mul", nil, a, r.emit(n, "Mul", nil, c1, c2))
+				return emitLike(e, n, "Mul", nil, a, emitLike(e, n, "Mul", nil, c1, c2))
 			}
 		}
 		return nil
 	}},
-	{27, "Mul(Exp(A),Exp(B))=Exp(Add(A,B))", false, "Mul", func(r *rewriter, n *ir.Node) *ir.Value {
+	{27, "Mul(Exp(A),Exp(B))=Exp(Add(A,B))", false, "Mul", func(e *ir.Editor, n *ir.Node) *ir.Value {
 		a, b := prod(n.Input(0), "Exp"), prod(n.Input(1), "Exp")
-		if a != nil && b != nil && r.soleUse(n.Inputs[0], n) && r.soleUse(n.Inputs[1], n) {
-			return r.emit(n, "Exp", nil, r.emit(n, "Add", nil, a.Inputs[0], b.Inputs[0]))
+		if a != nil && b != nil && e.SoleUse(n.Inputs[0], n) && e.SoleUse(n.Inputs[1], n) {
+			return emitLike(e, n, "Exp", nil, emitLike(e, n, "Add", nil, a.Inputs[0], b.Inputs[0]))
 		}
 		return nil
 	}},
-	{30, "Mul(Sqrt(A),Sqrt(A))=A", false, "Mul", func(r *rewriter, n *ir.Node) *ir.Value {
+	{30, "Mul(Sqrt(A),Sqrt(A))=A", false, "Mul", func(e *ir.Editor, n *ir.Node) *ir.Value {
 		if s := prod(n.Input(0), "Sqrt"); s != nil && n.Inputs[0] == n.Inputs[1] {
 			return keepsShape(s.Inputs[0], n)
 		}
 		return nil
 	}},
-	{34, "Mul(Rsqrt(A),Rsqrt(A))=Reciprocal(A)", false, "Mul", func(r *rewriter, n *ir.Node) *ir.Value {
-		if s := prod(n.Input(0), "Rsqrt"); s != nil && n.Inputs[0] == n.Inputs[1] && r.soleUse(n.Inputs[0], n) {
-			return r.emit(n, "Reciprocal", nil, s.Inputs[0])
+	{34, "Mul(Rsqrt(A),Rsqrt(A))=Reciprocal(A)", false, "Mul", func(e *ir.Editor, n *ir.Node) *ir.Value {
+		if s := prod(n.Input(0), "Rsqrt"); s != nil && n.Inputs[0] == n.Inputs[1] && e.SoleUse(n.Inputs[0], n) {
+			return emitLike(e, n, "Reciprocal", nil, s.Inputs[0])
 		}
 		return nil
 	}},
-	{43, "RealDiv(A,1)=A", true, "RealDiv", func(r *rewriter, n *ir.Node) *ir.Value {
+	{43, "RealDiv(A,1)=A", true, "RealDiv", func(e *ir.Editor, n *ir.Node) *ir.Value {
 		if constIs(n.Input(1), 1) {
 			return keepsShape(n.Inputs[0], n)
 		}
 		return nil
 	}},
-	{48, "RealDiv(A,Sqrt(B))=Mul(A,Rsqrt(B))", false, "RealDiv", func(r *rewriter, n *ir.Node) *ir.Value {
-		if s := prod(n.Input(1), "Sqrt"); s != nil && r.soleUse(n.Inputs[1], n) {
-			return r.emit(n, "Mul", nil, n.Inputs[0], r.emit(n, "Rsqrt", nil, s.Inputs[0]))
+	{48, "RealDiv(A,Sqrt(B))=Mul(A,Rsqrt(B))", false, "RealDiv", func(e *ir.Editor, n *ir.Node) *ir.Value {
+		if s := prod(n.Input(1), "Sqrt"); s != nil && e.SoleUse(n.Inputs[1], n) {
+			return emitLike(e, n, "Mul", nil, n.Inputs[0], emitLike(e, n, "Rsqrt", nil, s.Inputs[0]))
 		}
 		return nil
 	}},
-	{50, "RealDiv(A,const1)=Mul(A,Reciprocal(const1))", false, "RealDiv", func(r *rewriter, n *ir.Node) *ir.Value {
+	{50, "RealDiv(A,const1)=Mul(A,Reciprocal(const1))", false, "RealDiv", func(e *ir.Editor, n *ir.Node) *ir.Value {
 		if isScalarConst(n.Input(1)) && !isScalarConst(n.Input(0)) {
-			return r.emit(n, "Mul", nil, n.Inputs[0], r.emit(n, "Reciprocal", nil, n.Inputs[1]))
+			return emitLike(e, n, "Mul", nil, n.Inputs[0], emitLike(e, n, "Reciprocal", nil, n.Inputs[1]))
 		}
 		return nil
 	}},
-	{60, "ReduceSum(Mul(A,const1),B)=Mul(ReduceSum(A,B),const1)", false, "ReduceSum", func(r *rewriter, n *ir.Node) *ir.Value {
-		if m := prod(n.Input(0), "Mul"); m != nil && r.soleUse(n.Inputs[0], n) {
+	{60, "ReduceSum(Mul(A,const1),B)=Mul(ReduceSum(A,B),const1)", false, "ReduceSum", func(e *ir.Editor, n *ir.Node) *ir.Value {
+		if m := prod(n.Input(0), "Mul"); m != nil && e.SoleUse(n.Inputs[0], n) {
 			if a, c := commOperand(m, isScalarConst); a != nil {
-				return r.emit(n, "Mul", nil, r.emit(n, "ReduceSum", n.Attrs, a, n.Input(1)), c)
+				return emitLike(e, n, "Mul", nil, emitLike(e, n, "ReduceSum", n.Attrs, a, n.Input(1)), c)
 			}
 		}
 		return nil
 	}},
-	{66, "Reshape(Reshape(A,B),C)=Reshape(A,C)", true, "Reshape", func(r *rewriter, n *ir.Node) *ir.Value {
-		if in := prod(n.Input(0), "Reshape"); in != nil && r.soleUse(n.Inputs[0], n) {
-			return r.emit(n, "Reshape", n.Attrs, in.Inputs[0], n.Inputs[1])
+	{66, "Reshape(Reshape(A,B),C)=Reshape(A,C)", true, "Reshape", func(e *ir.Editor, n *ir.Node) *ir.Value {
+		if in := prod(n.Input(0), "Reshape"); in != nil && e.SoleUse(n.Inputs[0], n) {
+			return emitLike(e, n, "Reshape", n.Attrs, in.Inputs[0], n.Inputs[1])
 		}
 		return nil
 	}},
-	{67, "Mul(A,1)=A", true, "Mul", func(r *rewriter, n *ir.Node) *ir.Value {
+	{67, "Mul(A,1)=A", true, "Mul", func(e *ir.Editor, n *ir.Node) *ir.Value {
 		x, _ := commOperand(n, func(v *ir.Value) bool { return constIs(v, 1) })
 		return keepsShape(x, n)
 	}},
-	{68, "Transpose(Transpose(A,B),C)=Transpose(A,D)", true, "Transpose", func(r *rewriter, n *ir.Node) *ir.Value {
+	{68, "Transpose(Transpose(A,B),C)=Transpose(A,D)", true, "Transpose", func(e *ir.Editor, n *ir.Node) *ir.Value {
 		in := prod(n.Input(0), "Transpose")
-		if in == nil || !r.soleUse(n.Inputs[0], n) {
+		if in == nil || !e.SoleUse(n.Inputs[0], n) {
 			return nil
 		}
 		p1, p2 := in.Attrs.Ints("perm", nil), n.Attrs.Ints("perm", nil)
@@ -292,7 +233,7 @@ var simplifyRules = []simplifyRule{
 		if identity {
 			return keepsShape(in.Inputs[0], n)
 		}
-		return r.emit(n, "Transpose", ir.Attrs{"perm": ir.IntsAttr(comp...)}, in.Inputs[0])
+		return emitLike(e, n, "Transpose", ir.Attrs{"perm": ir.IntsAttr(comp...)}, in.Inputs[0])
 	}},
 }
 
@@ -361,13 +302,13 @@ func fold(n *ir.Node) (*ir.Tensor, bool) {
 // simplifyBody runs constant folding and the rules to a fixpoint; it
 // returns the number of rewrites.
 func simplifyBody(b *ir.Graph, rules map[string][]simplifyRule) int {
-	r := newRewriter(b)
+	e := bodyEditor(b)
 	total := 0
 	for iter := 0; iter < 1000; iter++ {
 		changed := false
 		for _, n := range b.Nodes {
 			if t, ok := fold(n); ok {
-				r.replace(n.Outputs[0], r.constant(n.Outputs[0].Name+"_folded", t))
+				b.ReplaceUses(n.Outputs[0], e.Const(n.Outputs[0].Name+"_folded", t))
 				changed = true
 				break
 			}
@@ -376,8 +317,8 @@ func simplifyBody(b *ir.Graph, rules map[string][]simplifyRule) int {
 			for i := len(b.Nodes) - 1; i >= 0 && !changed; i-- {
 				n := b.Nodes[i]
 				for _, rule := range rules[n.Op] {
-					if v := rule.apply(r, n); v != nil && keepsShape(v, n) != nil {
-						r.replace(n.Outputs[0], v)
+					if v := rule.apply(e, n); v != nil && keepsShape(v, n) != nil {
+						b.ReplaceUses(n.Outputs[0], v)
 						changed = true
 						break
 					}
@@ -390,29 +331,29 @@ func simplifyBody(b *ir.Graph, rules map[string][]simplifyRule) int {
 		total++
 		_ = b.TopoSort()
 		b.RemoveDead()
-		r.refresh()
+		e.RefreshUses()
 	}
 	if total > 0 {
-		materializeOutputs(r)
+		materializeOutputs(e)
 	}
 	return total
 }
 
 // materializeOutputs: a body output that became an input or constant is
 // recomputed by a node (Reshape/BroadcastTo), as ReorganizeEmptyGraph.
-func materializeOutputs(r *rewriter) {
-	for i, o := range r.b.Outputs {
+func materializeOutputs(e *ir.Editor) {
+	for i, o := range e.G.Outputs {
 		if o.Producer != nil {
 			continue
 		}
-		like := &ir.Node{Name: r.b.Name + "/out" + strconv.Itoa(i)}
-		shape := r.constant("shape", ir.Int64Tensor([]int64{int64(len(o.Shape))}, o.Shape...))
+		like := &ir.Node{Name: e.G.Name + "/out" + strconv.Itoa(i)}
+		shape := e.Const("shape", ir.Int64Tensor([]int64{int64(len(o.Shape))}, o.Shape...))
 		op := "Reshape"
 		if o.Const != nil {
 			op = "BroadcastTo"
 		}
-		if v := r.emit(like, op, nil, o, shape); v != nil {
-			r.b.Outputs[i] = v
+		if v := emitLike(e, like, op, nil, o, shape); v != nil {
+			e.G.Outputs[i] = v
 		}
 	}
 }

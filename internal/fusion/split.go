@@ -127,8 +127,6 @@ func areaOrigin(ops []*ir.Node) string {
 	return op
 }
 
-var shapeOps = map[string]bool{"Reshape": true, "Squeeze": true, "Unsqueeze": true, "Flatten": true}
-
 // runShapeOpsSplitter is shape_ops_splitter: inside each kernel body, a
 // reshape-like op with several users is duplicated so each user has its own
 // (the split model's reshape pattern relies on one user per reshape).
@@ -144,20 +142,14 @@ func runShapeOpsSplitter(st *state) (bool, string, error) {
 }
 
 func splitShapeOps(b *ir.Graph) int {
-	names := map[string]bool{}
+	// The names of the body's nodes and their outputs (not of its inputs and
+	// constants, as before the shared ir.Names).
+	names := ir.NewNames()
 	for _, n := range b.Nodes {
-		names[n.Name] = true
+		names.Reserve(n.Name)
 		for _, o := range n.Outputs {
-			names[o.Name] = true
+			names.Reserve(o.Name)
 		}
-	}
-	unique := func(base string) string {
-		name := base
-		for i := 1; names[name]; i++ {
-			name = fmt.Sprintf("%s_%d", base, i)
-		}
-		names[name] = true
-		return name
 	}
 	isOut := map[*ir.Value]bool{}
 	for _, o := range b.Outputs {
@@ -168,7 +160,7 @@ func splitShapeOps(b *ir.Graph) int {
 	var out []*ir.Node
 	for _, n := range b.Nodes {
 		out = append(out, n)
-		if !shapeOps[n.Op] || len(n.Outputs) != 1 {
+		if !ir.LookupOp(n.Op).IsReshape() || len(n.Outputs) != 1 {
 			continue
 		}
 		v := n.Outputs[0]
@@ -179,9 +171,9 @@ func splitShapeOps(b *ir.Graph) int {
 		}
 		for i := 0; i < extra; i++ {
 			u := us[len(us)-1-i]
-			c := &ir.Node{Name: unique(n.Name), Op: n.Op, Inputs: append([]*ir.Value{}, n.Inputs...),
-				Attrs: cloneAttrs(n.Attrs), Provenance: append([]string(nil), n.Provenance...)}
-			nv := &ir.Value{Name: unique(v.Name), DType: v.DType, Shape: append([]int64{}, v.Shape...), Producer: c}
+			c := &ir.Node{Name: names.Unique(n.Name), Op: n.Op, Inputs: append([]*ir.Value{}, n.Inputs...),
+				Attrs: n.Attrs.Clone(), Provenance: append([]string(nil), n.Provenance...)}
+			nv := &ir.Value{Name: names.Unique(v.Name), DType: v.DType, Shape: append([]int64{}, v.Shape...), Producer: c}
 			c.Outputs = []*ir.Value{nv}
 			for j, in := range u.Inputs {
 				if in == v {

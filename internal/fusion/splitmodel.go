@@ -6,46 +6,9 @@ import (
 	"gkconv/internal/ir"
 )
 
-// pattern is MindSpore's NodePattern, in its order (reference §4.2).
-type pattern int
-
-const (
-	patVirtual pattern = iota
-	patReshape
-	patElemwise
-	patBroadcast
-	patReduce
-	patOpaque
-)
-
-func (p pattern) String() string {
-	return [...]string{"VIRTUAL", "RESHAPE", "ELEMWISE", "BROADCAST", "REDUCE", "OPAQUE"}[p]
-}
-
-// opPattern maps an IR op to its split-model pattern: the IR table's
-// broadcasting binary ops are ELEMWISE in MindSpore (their edges decide
-// BROADCAST); BroadcastTo and Tile are BROADCAST.
-func opPattern(n *ir.Node) pattern {
-	switch n.Op {
-	case "BroadcastTo", "Tile":
-		return patBroadcast
-	case "Reshape", "Flatten", "Squeeze", "Unsqueeze":
-		return patReshape
-	}
-	info, ok := ir.LookupOp(n.Op)
-	if !ok {
-		return patOpaque
-	}
-	switch info.Pattern {
-	case ir.PatternElemwise, ir.PatternBroadcast:
-		return patElemwise
-	case ir.PatternReduce:
-		return patReduce
-	case ir.PatternReshape:
-		return patReshape
-	}
-	return patOpaque
-}
+// opPattern is n's split-model pattern, its op's row in the IR table
+// (OPAQUE for ops the table lacks).
+func opPattern(n *ir.Node) ir.Pattern { return ir.LookupOp(n.Op).PatternOf() }
 
 type edgeRel int
 
@@ -70,7 +33,7 @@ type areaEdge struct {
 type area struct {
 	id       int
 	ops      []*ir.Node // ops[0] is the dominant op
-	pat      pattern
+	pat      ir.Pattern
 	mode     areaMode
 	isOutput bool
 	inputs   []areaEdge
@@ -148,11 +111,11 @@ func (m *splitModel) newArea(n *ir.Node, isOutput bool) {
 	}
 	for _, v := range ins {
 		rel := relInjective
-		if init == patElemwise && len(ins) > 1 && len(n.Outputs) > 0 && !shapeEqual(n.Outputs[0].Shape, v.Shape) {
+		if init == ir.PatternElemwise && len(ins) > 1 && len(n.Outputs) > 0 && !shapeEqual(n.Outputs[0].Shape, v.Shape) {
 			rel = relBroadcast
 		}
-		if init == patElemwise && rel == relBroadcast {
-			a.pat = patBroadcast
+		if init == ir.PatternElemwise && rel == relBroadcast {
+			a.pat = ir.PatternBroadcast
 		}
 		if v.Producer != nil {
 			if pa, ok := m.byNode[v.Producer]; ok {
@@ -161,7 +124,7 @@ func (m *splitModel) newArea(n *ir.Node, isOutput bool) {
 		}
 	}
 	// ELEMWISE again when every other input is a scalar constant: Add(x, 1).
-	if a.pat == patBroadcast && init == patElemwise {
+	if a.pat == ir.PatternBroadcast && init == ir.PatternElemwise {
 		scalars := 0
 		for _, v := range ins {
 			if v.Const != nil && v.Const.NumElements() == 1 {
@@ -169,7 +132,7 @@ func (m *splitModel) newArea(n *ir.Node, isOutput bool) {
 			}
 		}
 		if scalars+1 == len(ins) {
-			a.pat = patElemwise
+			a.pat = ir.PatternElemwise
 			if len(a.inputs) > 0 {
 				a.inputs[0].rel = relInjective
 			}
@@ -292,8 +255,8 @@ func (m *splitModel) fuseInput(a, in *area) {
 	if in.pat > a.pat {
 		a.pat = in.pat
 	}
-	if a.pat == patElemwise && rel == relBroadcast {
-		a.pat = patBroadcast
+	if a.pat == ir.PatternElemwise && rel == relBroadcast {
+		a.pat = ir.PatternBroadcast
 	}
 	ins := append([]areaEdge{}, a.inputs[:at]...)
 	ins = append(ins, a.inputs[at+1:]...)
@@ -350,7 +313,7 @@ func (m *splitModel) fuseAreas(dom *area, areas []*area, forward bool) {
 		m.fuseInput(target, a)
 		m.fuseReach(target.id, a.id)
 	}
-	if target.pat > patReshape {
+	if target.pat > ir.PatternReshape {
 		target.mode = modeComposite
 	}
 }

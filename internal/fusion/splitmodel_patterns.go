@@ -15,7 +15,7 @@ import (
 
 func virtualPattern() fusePattern {
 	return fusePattern{"bind_virtual_node", func(m *splitModel, dom *area) bool {
-		if dom.pat != patVirtual {
+		if dom.pat != ir.PatternVirtual {
 			return false
 		}
 		for _, e := range dom.inputs {
@@ -27,17 +27,17 @@ func virtualPattern() fusePattern {
 
 func reshapePattern() fusePattern {
 	return fusePattern{"reshape", func(m *splitModel, dom *area) bool {
-		if dom.pat != patReshape {
+		if dom.pat != ir.PatternReshape {
 			return false
 		}
 		var min *area
 		for _, u := range m.users(dom) {
-			if u.a.pat <= patBroadcast && !m.hasCircle(dom, u.a) && (min == nil || u.a.pat < min.pat) {
+			if u.a.pat <= ir.PatternBroadcast && !m.hasCircle(dom, u.a) && (min == nil || u.a.pat < min.pat) {
 				min, m.forward = u.a, false
 			}
 		}
 		for _, e := range dom.inputs {
-			if e.a.pat <= patBroadcast && !m.hasCircle(e.a, dom) && (min == nil || e.a.pat < min.pat) {
+			if e.a.pat <= ir.PatternBroadcast && !m.hasCircle(e.a, dom) && (min == nil || e.a.pat < min.pat) {
 				min, m.forward = e.a, true
 			}
 		}
@@ -51,7 +51,7 @@ func reshapePattern() fusePattern {
 
 func isolateReshapePattern() fusePattern {
 	return fusePattern{"isolate_reshape", func(m *splitModel, dom *area) bool {
-		if dom.pat != patReshape || len(dom.ops) != 1 {
+		if dom.pat != ir.PatternReshape || len(dom.ops) != 1 {
 			return false
 		}
 		for _, u := range m.users(dom) {
@@ -81,14 +81,14 @@ func suffix(width bool) string {
 // ELEMWISE inputs over injective edges of equal size.
 func elemwiseFwdPattern(width bool) fusePattern {
 	return fusePattern{"elemwise_fwd" + suffix(width), func(m *splitModel, dom *area) bool {
-		if dom.pat != patElemwise || (!width && len(dom.inputs) != 1) {
+		if dom.pat != ir.PatternElemwise || (!width && len(dom.inputs) != 1) {
 			return false
 		}
 		for _, e := range dom.inputs {
 			if !width && len(m.users(e.a)) != 1 {
 				continue
 			}
-			if e.a.pat <= patElemwise && e.rel == relInjective {
+			if e.a.pat <= ir.PatternElemwise && e.rel == relInjective {
 				if width && m.hasCircle(e.a, dom) {
 					continue
 				}
@@ -103,14 +103,14 @@ func elemwiseFwdPattern(width bool) fusePattern {
 
 func elemwiseBroadcastFwdPattern(width bool) fusePattern {
 	return fusePattern{"elemwise_broadcast_fwd" + suffix(width), func(m *splitModel, dom *area) bool {
-		if (dom.pat != patElemwise && dom.pat != patBroadcast) || (!width && len(dom.inputs) != 1) {
+		if (dom.pat != ir.PatternElemwise && dom.pat != ir.PatternBroadcast) || (!width && len(dom.inputs) != 1) {
 			return false
 		}
 		for _, e := range dom.inputs {
 			if !width && len(m.users(e.a)) != 1 {
 				continue
 			}
-			if e.a.pat <= patBroadcast && e.rel == relInjective {
+			if e.a.pat <= ir.PatternBroadcast && e.rel == relInjective {
 				if width && m.hasCircle(e.a, dom) {
 					continue
 				}
@@ -125,7 +125,7 @@ func elemwiseBroadcastFwdPattern(width bool) fusePattern {
 
 func reduceFwdPattern(width bool, limit int) fusePattern {
 	return fusePattern{"reduce_fwd" + suffix(width), func(m *splitModel, dom *area) bool {
-		if dom.pat != patReduce || (!width && len(dom.inputs) != 1) {
+		if dom.pat != ir.PatternReduce || (!width && len(dom.inputs) != 1) {
 			return false
 		}
 		for _, e := range dom.inputs {
@@ -135,7 +135,7 @@ func reduceFwdPattern(width bool, limit int) fusePattern {
 			if len(e.a.ops) > limit {
 				continue
 			}
-			if e.a.pat <= patElemwise && e.rel == relInjective {
+			if e.a.pat <= ir.PatternElemwise && e.rel == relInjective {
 				if width && m.hasCircle(e.a, dom) {
 					continue
 				}
@@ -150,7 +150,7 @@ func reduceFwdPattern(width bool, limit int) fusePattern {
 // of its users or none.
 func elemwiseBroadcastBwdPattern(width bool, limit int) fusePattern {
 	return fusePattern{"elemwise_broadcast_bwd" + suffix(width), func(m *splitModel, dom *area) bool {
-		if (dom.pat != patElemwise && dom.pat != patBroadcast) || dom.isOutput {
+		if (dom.pat != ir.PatternElemwise && dom.pat != ir.PatternBroadcast) || dom.isOutput {
 			return false
 		}
 		users := m.users(dom)
@@ -164,7 +164,7 @@ func elemwiseBroadcastBwdPattern(width bool, limit int) fusePattern {
 				m.fused = nil
 				return false
 			}
-			if a.pat > patReduce {
+			if a.pat > ir.PatternReduce {
 				m.fused = nil
 				return false
 			}
@@ -177,8 +177,8 @@ func elemwiseBroadcastBwdPattern(width bool, limit int) fusePattern {
 					continue
 				}
 			}
-			if a.pat == patReduce {
-				if dom.pat == patElemwise && u.rel == relInjective {
+			if a.pat == ir.PatternReduce {
+				if dom.pat == ir.PatternElemwise && u.rel == relInjective {
 					m.fused = append(m.fused, a)
 				} else {
 					m.fused = nil
@@ -207,7 +207,7 @@ func convPattern() fusePattern {
 			if m.hasCircle(dom, u.a) {
 				continue
 			}
-			if u.a.pat < patBroadcast || (u.a.pat == patBroadcast && slices.Equal(u.a.dom().Outputs[0].Shape, dom.dom().Outputs[0].Shape)) {
+			if u.a.pat < ir.PatternBroadcast || (u.a.pat == ir.PatternBroadcast && slices.Equal(u.a.dom().Outputs[0].Shape, dom.dom().Outputs[0].Shape)) {
 				m.fused = append(m.fused, u.a)
 			}
 		}
@@ -295,7 +295,7 @@ func (r rowShape) equal(o rowShape) bool { return r.p == o.p && slices.Equal(r.f
 // no reduction or does not fit one row plan.
 func rowShapeOf(a *area) (rowShape, bool) {
 	for _, n := range a.ops {
-		if opPattern(n) != patReduce {
+		if opPattern(n) != ir.PatternReduce {
 			continue
 		}
 		full, p, ok, reduces := reduceRows(n)
@@ -314,7 +314,7 @@ func rowShapeOf(a *area) (rowShape, bool) {
 // per element or per row of rs.
 func fitsRows(a *area, rs rowShape) bool {
 	for _, n := range a.ops {
-		if opPattern(n) == patReduce {
+		if opPattern(n) == ir.PatternReduce {
 			full, p, ok, reduces := reduceRows(n)
 			if !ok || reduces && !rs.equal(rowShape{full: full, p: p}) {
 				return false
@@ -431,7 +431,7 @@ func (m *splitModel) mergeMakesCycle(set ...*area) bool {
 // memory. disable_fusion_pattern=layer_norm turns it off.
 func layerNormPattern() fusePattern {
 	return fusePattern{"layer_norm", func(m *splitModel, dom *area) bool {
-		if dom.pat != patReduce {
+		if dom.pat != ir.PatternReduce {
 			return false
 		}
 		rows, ok := rowShapeOf(dom)
@@ -448,15 +448,15 @@ func layerNormPattern() fusePattern {
 		for _, e := range dom.inputs {
 			a := e.a
 			switch {
-			case a.pat == patReduce:
+			case a.pat == ir.PatternReduce:
 				if r, ok := rowShapeOf(a); ok && r.equal(rows) && fits(a) {
 					m.fused = append(m.fused, a)
 					return true
 				}
-			case (a.pat == patElemwise || a.pat == patBroadcast) && fitsRows(a, rows):
+			case (a.pat == ir.PatternElemwise || a.pat == ir.PatternBroadcast) && fitsRows(a, rows):
 				for _, ae := range a.inputs {
 					r, ok := rowShapeOf(ae.a)
-					if ae.a.pat == patReduce && ok && r.equal(rows) && fits(a, ae.a) {
+					if ae.a.pat == ir.PatternReduce && ok && r.equal(rows) && fits(a, ae.a) {
 						m.fused = append(m.fused, a, ae.a) // a is dom's input, then ae.a is
 						return true
 					}
@@ -467,10 +467,10 @@ func layerNormPattern() fusePattern {
 	}}
 }
 
-// backendPatterns is the pattern order of each backend (reference §4.2,
-// converter_lite's split_model_{cpu,gpu,ascend}). Our additions: layer_norm
-// (where Lite Ascend has its layer_norm; on CPU/GPU after the MindSpore
-// patterns) and expanded_op, last.
+// backendPatterns is the pattern order of each backend (converter_lite's
+// mindspore-lite/tools/graph_kernel/converter/split_model_{cpu,gpu,ascend}.cc).
+// Our additions: layer_norm (where Lite Ascend has its layer_norm; on CPU/GPU
+// after the MindSpore patterns) and expanded_op, last.
 func backendPatterns(be akgcfg.Backend, reduceDepth int) []fusePattern {
 	switch be.Device {
 	case akgcfg.Ascend:

@@ -78,36 +78,6 @@ type Graph struct {
 
 func NewGraph(name string) *Graph { return &Graph{Name: name, Meta: map[string]string{}} }
 
-// AddNode appends a node, creating one output value per name and wiring Producer.
-func (g *Graph) AddNode(name, op string, inputs []*Value, outputNames ...string) *Node {
-	n := &Node{Name: name, Op: op, Inputs: inputs, Attrs: Attrs{}}
-	for i, on := range outputNames {
-		n.Outputs = append(n.Outputs, &Value{Name: on, Producer: n, OutIndex: i})
-	}
-	g.Nodes = append(g.Nodes, n)
-	return n
-}
-
-// AddConst registers a constant value.
-func (g *Graph) AddConst(name string, t *Tensor) *Value {
-	v := &Value{Name: name, DType: t.DType, Shape: append([]int64{}, t.Shape...), Const: t}
-	g.Consts = append(g.Consts, v)
-	return v
-}
-
-// Consumers maps every value to the nodes that read it (in node order).
-func (g *Graph) Consumers() map[*Value][]*Node {
-	m := map[*Value][]*Node{}
-	for _, n := range g.Nodes {
-		for _, in := range n.Inputs {
-			if in != nil {
-				m[in] = append(m[in], n)
-			}
-		}
-	}
-	return m
-}
-
 // TopoSort orders Nodes so that producers come before consumers; it keeps the
 // existing order where possible (stable) and fails on a cycle.
 func (g *Graph) TopoSort() error {
@@ -159,62 +129,6 @@ func (g *Graph) TopoSort() error {
 	}
 	g.Nodes = out
 	return nil
-}
-
-// RemoveDead drops nodes whose outputs reach no graph output, and unused consts.
-func (g *Graph) RemoveDead() int {
-	live := map[*Value]bool{}
-	for _, o := range g.Outputs {
-		live[o] = true
-	}
-	kept := make([]*Node, 0, len(g.Nodes))
-	for i := len(g.Nodes) - 1; i >= 0; i-- {
-		n := g.Nodes[i]
-		used := false
-		for _, o := range n.Outputs {
-			if live[o] {
-				used = true
-			}
-		}
-		if !used {
-			continue
-		}
-		kept = append(kept, n)
-		for _, in := range n.Inputs {
-			if in != nil {
-				live[in] = true
-			}
-		}
-	}
-	removed := len(g.Nodes) - len(kept)
-	for i, j := 0, len(kept)-1; i < j; i, j = i+1, j-1 {
-		kept[i], kept[j] = kept[j], kept[i]
-	}
-	g.Nodes = kept
-	consts := g.Consts[:0]
-	for _, c := range g.Consts {
-		if live[c] {
-			consts = append(consts, c)
-		}
-	}
-	g.Consts = consts
-	return removed
-}
-
-// ReplaceUses points every use of old (node inputs and graph outputs) to nv.
-func (g *Graph) ReplaceUses(old, nv *Value) {
-	for _, n := range g.Nodes {
-		for i, in := range n.Inputs {
-			if in == old {
-				n.Inputs[i] = nv
-			}
-		}
-	}
-	for i, o := range g.Outputs {
-		if o == old {
-			g.Outputs[i] = nv
-		}
-	}
 }
 
 // OpHistogram counts nodes per op, sorted by name.

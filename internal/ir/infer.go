@@ -5,27 +5,31 @@ import (
 	"fmt"
 )
 
-// InferFunc sets DType and Shape of n.Outputs from n.Inputs. An input whose
+// InferFunc sets DType and Shape of n.Outputs from n.Inputs, whose counts
+// InferNode has checked against the op's row (Arity). An input whose
 // Const is set has known data (always the case at run time), which shape ops
 // such as Reshape need; when such data is missing the func leaves the
 // affected dims unknown (-1) or the rank unknown (nil) instead of failing.
 type InferFunc func(n *Node) error
 
-var inferFuncs = map[string]InferFunc{}
+// HasInfer reports whether op has a shape function (a row of the op table).
+func HasInfer(op string) bool { o := LookupOp(op); return o != nil && o.Infer != nil }
 
-// RegisterInfer installs the shape function of an IR op.
-func RegisterInfer(op string, f InferFunc) { inferFuncs[op] = f }
-
-// HasInfer reports whether op has a shape function.
-func HasInfer(op string) bool { _, ok := inferFuncs[op]; return ok }
-
-// InferNode runs the shape function of one node.
+// InferNode checks the node's input and output counts against its op's row
+// and runs the row's shape function.
 func InferNode(n *Node) error {
-	f, ok := inferFuncs[n.Op]
-	if !ok {
+	o := LookupOp(n.Op)
+	if o == nil || o.Infer == nil {
 		return fmt.Errorf("node %s: no shape inference for op %s", n.Name, n.Op)
 	}
-	if err := f(n); err != nil {
+	err := checkInputs(n, o.In.Min, o.In.Max)
+	if err == nil {
+		err = checkOutputs(n, o.Out.Min, o.Out.Max)
+	}
+	if err == nil {
+		err = o.Infer(n)
+	}
+	if err != nil {
 		return fmt.Errorf("node %s (%s): %w", n.Name, n.Op, err)
 	}
 	for i, o := range n.Outputs {

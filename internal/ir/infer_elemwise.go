@@ -4,64 +4,20 @@ import "fmt"
 
 // Shape functions of the elementwise and broadcasting ops.
 
-func init() {
-	for _, op := range []string{
-		"Abs", "ACos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "Ceil", "CeLU", "Cos", "Cosh",
-		"Elu", "Erf", "Exp", "Floor", "GeLU", "HSigmoid", "HSwish", "LeakyReLU", "Log", "Mish",
-		"Neg", "Reciprocal", "ReLU", "ReLU6", "Round", "SeLU", "Sigmoid", "Sign", "Sin", "Sinh",
-		"Softplus", "Softsign", "Sqrt", "Rsqrt", "Square", "Tan", "Tanh", "ThresholdedReLU", "Identity",
-	} {
-		RegisterInfer(op, inferUnary(false))
-	}
-	for _, op := range []string{"IsInf", "IsNan", "LogicalNot"} {
-		RegisterInfer(op, inferUnary(true))
-	}
-	RegisterInfer("Cast", inferCast)
-	RegisterInfer("Dropout", inferDropout)
-	RegisterInfer("Clip", inferClip)
-
-	for _, op := range []string{"Add", "Sub", "Mul", "RealDiv", "Pow", "Mod", "SquaredDifference"} {
-		RegisterInfer(op, inferBinary(false))
-	}
-	for _, op := range []string{"Equal", "Greater", "GreaterEqual", "Less", "LessEqual",
-		"LogicalAnd", "LogicalOr", "LogicalXor"} {
-		RegisterInfer(op, inferBinary(true))
-	}
-	for _, op := range []string{"Maximum", "Minimum", "AddN", "Mean"} {
-		RegisterInfer(op, inferVariadic)
-	}
-	RegisterInfer("PReLU", inferPReLU)
-	RegisterInfer("Select", inferSelect)
-	RegisterInfer("BiasAdd", inferBiasAdd)
-	RegisterInfer("BroadcastTo", inferBroadcastTo)
+// inferUnary: output of the input's shape and dtype.
+func inferUnary(n *Node) error {
+	x := n.Inputs[0]
+	setOutputLike(n, 0, x.DType, x)
+	return nil
 }
 
-// inferUnary: one input, output of the same shape; dtype Bool for predicates.
-func inferUnary(boolOut bool) InferFunc {
-	return func(n *Node) error {
-		if err := checkInputs(n, 1, 1); err != nil {
-			return err
-		}
-		if err := checkOutputs(n, 1, 1); err != nil {
-			return err
-		}
-		x := n.Inputs[0]
-		dt := x.DType
-		if boolOut {
-			dt = Bool
-		}
-		setOutputLike(n, 0, dt, x)
-		return nil
-	}
+// inferPredicate: output of the input's shape, dtype Bool (IsInf, IsNan, LogicalNot).
+func inferPredicate(n *Node) error {
+	setOutputLike(n, 0, Bool, n.Inputs[0])
+	return nil
 }
 
 func inferCast(n *Node) error {
-	if err := checkInputs(n, 1, 1); err != nil {
-		return err
-	}
-	if err := checkOutputs(n, 1, 1); err != nil {
-		return err
-	}
 	if !n.Attrs.Has("to") {
 		return fmt.Errorf("attribute to is missing")
 	}
@@ -75,12 +31,6 @@ func inferCast(n *Node) error {
 
 // inferDropout: inputs data, ratio?, training_mode?; outputs output, mask? (bool).
 func inferDropout(n *Node) error {
-	if err := checkInputs(n, 1, 3); err != nil {
-		return err
-	}
-	if err := checkOutputs(n, 1, 2); err != nil {
-		return err
-	}
 	x := n.Inputs[0]
 	setOutputLike(n, 0, x.DType, x)
 	setOutputLike(n, 1, Bool, x)
@@ -89,12 +39,6 @@ func inferDropout(n *Node) error {
 
 // inferClip: inputs x, min?, max?; the bounds are scalars.
 func inferClip(n *Node) error {
-	if err := checkInputs(n, 1, 3); err != nil {
-		return err
-	}
-	if err := checkOutputs(n, 1, 1); err != nil {
-		return err
-	}
 	for i := 1; i <= 2; i++ {
 		if v := n.Input(i); v != nil && v.ShapeKnown() && NumElements(v.Shape) > 1 {
 			return fmt.Errorf("%s: bound must be a scalar, got shape %v", inputDesc(n, i), v.Shape)
@@ -105,36 +49,27 @@ func inferClip(n *Node) error {
 	return nil
 }
 
-// inferBinary: two broadcast inputs; dtype of the first, or Bool for comparisons.
-func inferBinary(boolOut bool) InferFunc {
-	return func(n *Node) error {
-		if err := checkInputs(n, 2, 2); err != nil {
-			return err
-		}
-		if err := checkOutputs(n, 1, 1); err != nil {
-			return err
-		}
-		shape, err := broadcastInputs(n, 0, 1)
-		if err != nil {
-			return err
-		}
-		dt := firstDType(n.Inputs[0], n.Inputs[1])
-		if boolOut {
-			dt = Bool
-		}
-		setOutput(n, 0, dt, shape)
-		return nil
+// inferBinary: two broadcast inputs; dtype of the first.
+func inferBinary(n *Node) error { return inferBroadcast2(n, false) }
+
+// inferCompare: two broadcast inputs; dtype Bool (comparisons, logical ops).
+func inferCompare(n *Node) error { return inferBroadcast2(n, true) }
+
+func inferBroadcast2(n *Node, boolOut bool) error {
+	shape, err := broadcastInputs(n, 0, 1)
+	if err != nil {
+		return err
 	}
+	dt := firstDType(n.Inputs[0], n.Inputs[1])
+	if boolOut {
+		dt = Bool
+	}
+	setOutput(n, 0, dt, shape)
+	return nil
 }
 
 // inferVariadic: Max/Min/Sum/Mean of one or more broadcast inputs.
 func inferVariadic(n *Node) error {
-	if err := checkInputs(n, 1, -1); err != nil {
-		return err
-	}
-	if err := checkOutputs(n, 1, 1); err != nil {
-		return err
-	}
 	idx := make([]int, len(n.Inputs))
 	for i, v := range n.Inputs {
 		if v == nil {
@@ -152,12 +87,6 @@ func inferVariadic(n *Node) error {
 
 // inferPReLU: slope broadcasts unidirectionally to x; the output is x's shape.
 func inferPReLU(n *Node) error {
-	if err := checkInputs(n, 2, 2); err != nil {
-		return err
-	}
-	if err := checkOutputs(n, 1, 1); err != nil {
-		return err
-	}
 	x, slope := n.Inputs[0], n.Inputs[1]
 	if x.Shape != nil && slope.Shape != nil {
 		if len(slope.Shape) > len(x.Shape) {
@@ -177,12 +106,6 @@ func inferPReLU(n *Node) error {
 
 // inferSelect (ONNX Where): inputs cond, x, y broadcast together.
 func inferSelect(n *Node) error {
-	if err := checkInputs(n, 3, 3); err != nil {
-		return err
-	}
-	if err := checkOutputs(n, 1, 1); err != nil {
-		return err
-	}
 	if c := n.Inputs[0]; c.DType != Undefined && c.DType != Bool {
 		return fmt.Errorf("%s: condition must be bool, got %s", inputDesc(n, 0), c.DType)
 	}
@@ -197,12 +120,6 @@ func inferSelect(n *Node) error {
 // inferBiasAdd: x plus a 1-D bias along the channel axis (1 for NCHW-like
 // formats, the last axis for NHWC). MindIR files name the attr data_format.
 func inferBiasAdd(n *Node) error {
-	if err := checkInputs(n, 2, 2); err != nil {
-		return err
-	}
-	if err := checkOutputs(n, 1, 1); err != nil {
-		return err
-	}
 	format := n.Attrs.String("format", n.Attrs.String("data_format", "NCHW"))
 	x, bias := n.Inputs[0], n.Inputs[1]
 	if bias.Shape != nil && len(bias.Shape) != 1 {
@@ -235,12 +152,6 @@ func inferBiasAdd(n *Node) error {
 // directions. Without the shape data its length still fixes the rank, and x's
 // dims > 1 are known to survive.
 func inferBroadcastTo(n *Node) error {
-	if err := checkInputs(n, 2, 2); err != nil {
-		return err
-	}
-	if err := checkOutputs(n, 1, 1); err != nil {
-		return err
-	}
 	x := n.Inputs[0]
 	target, ok, err := constInts(n, 1)
 	if err != nil {

@@ -16,7 +16,7 @@ func TestEveryOpHasInfer(t *testing.T) {
 func TestInferUnaryOps(t *testing.T) {
 	var cases []inferCase
 	for _, op := range Ops() {
-		if op.Pattern != PatternElemwise {
+		if !op.IsElemwise() || op.In.Max != 1 {
 			continue
 		}
 		want := Float32

@@ -2,8 +2,6 @@ package ir
 
 import "fmt"
 
-func init() { RegisterInfer(OpGraphKernel, inferGraphKernel) }
-
 // inferGraphKernel types a fused node from its body, whose shapes are static
 // (fusion only clusters static shapes), so a converted model can be read
 // back, re-inferred and converted again.

@@ -8,17 +8,6 @@ import (
 // Shape functions of Trilu, Range, Shape, Size, ConstantOfShape, TopK,
 // CumSum and Resize.
 
-func init() {
-	RegisterInfer("Trilu", inferTrilu)
-	RegisterInfer("Range", inferRange)
-	RegisterInfer("Shape", inferShapeOp)
-	RegisterInfer("Size", inferSize)
-	RegisterInfer("ConstantOfShape", inferConstantOfShape)
-	RegisterInfer("TopK", inferTopK)
-	RegisterInfer("CumSum", inferCumSum)
-	RegisterInfer("Resize", inferResize)
-}
-
 // checkScalarInput rejects an input whose known shape holds more than one element.
 func checkScalarInput(n *Node, i int) error {
 	if v := n.Input(i); v != nil && v.ShapeKnown() && NumElements(v.Shape) != 1 {
@@ -29,12 +18,6 @@ func checkScalarInput(n *Node, i int) error {
 
 // inferTrilu: inputs x (rank >= 2), k?; same shape.
 func inferTrilu(n *Node) error {
-	if err := checkInputs(n, 1, 2); err != nil {
-		return err
-	}
-	if err := checkOutputs(n, 1, 1); err != nil {
-		return err
-	}
 	if err := checkScalarInput(n, 1); err != nil {
 		return err
 	}
@@ -48,12 +31,6 @@ func inferTrilu(n *Node) error {
 
 // inferRange: scalars start, limit, delta; length max(ceil((limit-start)/delta), 0).
 func inferRange(n *Node) error {
-	if err := checkInputs(n, 3, 3); err != nil {
-		return err
-	}
-	if err := checkOutputs(n, 1, 1); err != nil {
-		return err
-	}
 	for i := 0; i < 3; i++ {
 		if err := checkScalarInput(n, i); err != nil {
 			return err
@@ -110,12 +87,6 @@ func inferRange(n *Node) error {
 
 // inferShapeOp (ONNX Shape): int64 [end-start] with attrs start, end clamped to [0, r].
 func inferShapeOp(n *Node) error {
-	if err := checkInputs(n, 1, 1); err != nil {
-		return err
-	}
-	if err := checkOutputs(n, 1, 1); err != nil {
-		return err
-	}
 	x := n.Inputs[0]
 	if x.Shape == nil {
 		setOutput(n, 0, Int64, []int64{unknownDim})
@@ -136,12 +107,6 @@ func inferShapeOp(n *Node) error {
 
 // inferSize: int64 scalar.
 func inferSize(n *Node) error {
-	if err := checkInputs(n, 1, 1); err != nil {
-		return err
-	}
-	if err := checkOutputs(n, 1, 1); err != nil {
-		return err
-	}
 	setOutput(n, 0, Int64, []int64{})
 	return nil
 }
@@ -149,12 +114,6 @@ func inferSize(n *Node) error {
 // inferConstantOfShape: input shape (1-D int64); dtype from the one-element
 // value attr, float32 by default.
 func inferConstantOfShape(n *Node) error {
-	if err := checkInputs(n, 1, 1); err != nil {
-		return err
-	}
-	if err := checkOutputs(n, 1, 1); err != nil {
-		return err
-	}
 	dt := Float32
 	if n.Attrs.Has("value") {
 		t := n.Attrs.Tensor("value")
@@ -190,12 +149,6 @@ func inferConstantOfShape(n *Node) error {
 // inferTopK: inputs x, k; outputs values (x's dtype) and int64 indices with
 // axis resized to k.
 func inferTopK(n *Node) error {
-	if err := checkInputs(n, 2, 2); err != nil {
-		return err
-	}
-	if err := checkOutputs(n, 1, 2); err != nil {
-		return err
-	}
 	if err := checkScalarInput(n, 1); err != nil {
 		return err
 	}
@@ -230,12 +183,6 @@ func inferTopK(n *Node) error {
 
 // inferCumSum: inputs x, axis (scalar); same shape.
 func inferCumSum(n *Node) error {
-	if err := checkInputs(n, 2, 2); err != nil {
-		return err
-	}
-	if err := checkOutputs(n, 1, 1); err != nil {
-		return err
-	}
 	if err := checkScalarInput(n, 1); err != nil {
 		return err
 	}
@@ -259,12 +206,6 @@ func inferCumSum(n *Node) error {
 // tf_crop_and_resize. Empty scales/roi tensors count as absent (opset 11-12
 // exporters pass them so).
 func inferResize(n *Node) error {
-	if err := checkInputs(n, 1, 4); err != nil {
-		return err
-	}
-	if err := checkOutputs(n, 1, 1); err != nil {
-		return err
-	}
 	x := n.Inputs[0]
 	hasScales := n.Input(2) != nil && !isEmptyInput(n, 2)
 	hasSizes := n.Input(3) != nil && !isEmptyInput(n, 3)

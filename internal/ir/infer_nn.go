@@ -6,28 +6,9 @@ import "fmt"
 // normalizations and softmax. Convolutions and pools follow ONNX Conv,
 // ConvTranspose, AveragePool and MaxPool for any spatial rank.
 
-func init() {
-	RegisterInfer("MatMul", inferMatMul)
-	RegisterInfer("Conv2D", inferConv)
-	RegisterInfer("Conv2DTranspose", inferConvTranspose)
-	RegisterInfer("AvgPool", inferPool)
-	RegisterInfer("MaxPool", inferPool)
-	RegisterInfer("BatchNorm", inferBatchNorm)
-	RegisterInfer("InstanceNorm", inferInstanceNorm)
-	RegisterInfer("LayerNorm", inferLayerNorm)
-	RegisterInfer("Softmax", inferSoftmax)
-	RegisterInfer("LogSoftmax", inferSoftmax)
-}
-
 // inferMatMul: numpy matmul with optional transposes of the last two dims;
 // 1-D operands are promoted and their added dim removed again.
 func inferMatMul(n *Node) error {
-	if err := checkInputs(n, 2, 3); err != nil {
-		return err
-	}
-	if err := checkOutputs(n, 1, 1); err != nil {
-		return err
-	}
 	a, b := n.Inputs[0], n.Inputs[1]
 	dt := firstDType(a, b)
 	if a.Shape == nil || b.Shape == nil {
@@ -184,17 +165,10 @@ func spatialRank(n *Node, vs ...*Value) (int, error) {
 	return -1, nil
 }
 
-// convOperands is what Conv and ConvTranspose inference share: operand
-// counts, spatial rank, full-rank shapes (unknown dims -1), the geometry
+// convOperands is what Conv and ConvTranspose inference share: spatial rank, full-rank shapes (unknown dims -1), the geometry
 // attributes and group. With the spatial rank unknown it types the output
 // (rank unknown) and returns nsp < 0.
 func convOperands(n *Node) (dt DType, nsp int, xs, ws []int64, c *convAttrs, group int64, err error) {
-	if err := checkInputs(n, 2, 3); err != nil {
-		return dt, nsp, xs, ws, c, group, err
-	}
-	if err := checkOutputs(n, 1, 1); err != nil {
-		return dt, nsp, xs, ws, c, group, err
-	}
 	x, w := n.Inputs[0], n.Inputs[1]
 	dt = firstDType(x, w)
 	nsp, err = spatialRank(n, x, w)
@@ -323,18 +297,8 @@ func inferConvTranspose(n *Node) error {
 }
 
 // inferPool (ONNX AveragePool / MaxPool): kernel_shape required; MaxPool
-// may have an int64 Indices output.
+// may have an int64 Indices output (its row allows two outputs).
 func inferPool(n *Node) error {
-	if err := checkInputs(n, 1, 1); err != nil {
-		return err
-	}
-	maxOut := 1
-	if n.Op == "MaxPool" {
-		maxOut = 2
-	}
-	if err := checkOutputs(n, 1, maxOut); err != nil {
-		return err
-	}
 	x := n.Inputs[0]
 	kernel := n.Attrs.Ints("kernel_shape", nil)
 	if kernel == nil {
@@ -393,12 +357,6 @@ func channels(n *Node) (int64, error) {
 // inferBatchNorm: inference form, inputs x, scale, bias, mean, var; the
 // optional running mean/var outputs are [C].
 func inferBatchNorm(n *Node) error {
-	if err := checkInputs(n, 5, 5); err != nil {
-		return err
-	}
-	if err := checkOutputs(n, 1, 3); err != nil {
-		return err
-	}
 	c, err := channels(n)
 	if err != nil {
 		return err
@@ -418,12 +376,6 @@ func inferBatchNorm(n *Node) error {
 
 // inferInstanceNorm: inputs x, scale [C], bias [C]; same shape.
 func inferInstanceNorm(n *Node) error {
-	if err := checkInputs(n, 3, 3); err != nil {
-		return err
-	}
-	if err := checkOutputs(n, 1, 1); err != nil {
-		return err
-	}
 	c, err := channels(n)
 	if err != nil {
 		return err
@@ -442,12 +394,6 @@ func inferInstanceNorm(n *Node) error {
 // the statistics keep x's dims before axis and are 1 from it on, in the
 // stash_type dtype (float32 by default).
 func inferLayerNorm(n *Node) error {
-	if err := checkInputs(n, 2, 3); err != nil {
-		return err
-	}
-	if err := checkOutputs(n, 1, 3); err != nil {
-		return err
-	}
 	x := n.Inputs[0]
 	stash := DType(n.Attrs.Int("stash_type", int64(Float32)))
 	if !validDType(stash) {
@@ -485,12 +431,6 @@ func inferLayerNorm(n *Node) error {
 
 // inferSoftmax: attr axis (default -1); same shape.
 func inferSoftmax(n *Node) error {
-	if err := checkInputs(n, 1, 1); err != nil {
-		return err
-	}
-	if err := checkOutputs(n, 1, 1); err != nil {
-		return err
-	}
 	x := n.Inputs[0]
 	if x.Shape != nil {
 		if _, err := normAxis(n.Attrs.Int("axis", -1), len(x.Shape)); err != nil {

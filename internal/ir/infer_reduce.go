@@ -5,22 +5,7 @@ import "fmt"
 // Shape functions of the reductions (inputs data, axes?; attrs keepdims,
 // noop_with_empty_axes) and ArgMax/ArgMin.
 
-func init() {
-	for _, op := range []string{"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
-		"ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"} {
-		RegisterInfer(op, inferReduce)
-	}
-	RegisterInfer("Argmax", inferArgReduce)
-	RegisterInfer("Argmin", inferArgReduce)
-}
-
 func inferReduce(n *Node) error {
-	if err := checkInputs(n, 1, 2); err != nil {
-		return err
-	}
-	if err := checkOutputs(n, 1, 1); err != nil {
-		return err
-	}
 	x := n.Inputs[0]
 	keep := n.Attrs.Int("keepdims", 1) != 0
 	noop := n.Attrs.Int("noop_with_empty_axes", 0) != 0
@@ -101,12 +86,6 @@ func inferReduce(n *Node) error {
 
 // inferArgReduce: ArgMax/ArgMin along attr axis; int64 indices.
 func inferArgReduce(n *Node) error {
-	if err := checkInputs(n, 1, 1); err != nil {
-		return err
-	}
-	if err := checkOutputs(n, 1, 1); err != nil {
-		return err
-	}
 	x := n.Inputs[0]
 	keep := n.Attrs.Int("keepdims", 1) != 0
 	if x.Shape == nil {

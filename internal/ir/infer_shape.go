@@ -6,32 +6,9 @@ import "fmt"
 // Squeeze, Unsqueeze, Transpose, Concat, Split, Slice, Gather, GatherD, Pad,
 // Tile, DepthToSpace, SpaceToDepth.
 
-func init() {
-	RegisterInfer("Reshape", inferReshape)
-	RegisterInfer("Flatten", inferFlatten)
-	RegisterInfer("Squeeze", inferSqueeze)
-	RegisterInfer("Unsqueeze", inferUnsqueeze)
-	RegisterInfer("Transpose", inferTranspose)
-	RegisterInfer("Concat", inferConcat)
-	RegisterInfer("Split", inferSplit)
-	RegisterInfer("Slice", inferSlice)
-	RegisterInfer("Gather", inferGather)
-	RegisterInfer("GatherD", inferGatherD)
-	RegisterInfer("Pad", inferPad)
-	RegisterInfer("Tile", inferTile)
-	RegisterInfer("DepthToSpace", inferDepthToSpace)
-	RegisterInfer("SpaceToDepth", inferSpaceToDepth)
-}
-
 // inferReshape: inputs x, shape; 0 copies x's dim (unless allowzero), one -1
 // takes the remaining elements.
 func inferReshape(n *Node) error {
-	if err := checkInputs(n, 2, 2); err != nil {
-		return err
-	}
-	if err := checkOutputs(n, 1, 1); err != nil {
-		return err
-	}
 	x := n.Inputs[0]
 	target, ok, err := constInts(n, 1)
 	if err != nil {
@@ -101,12 +78,6 @@ func inferReshape(n *Node) error {
 
 // inferFlatten: 2-D [prod(d[:axis]), prod(d[axis:])]; axis in [-r, r].
 func inferFlatten(n *Node) error {
-	if err := checkInputs(n, 1, 1); err != nil {
-		return err
-	}
-	if err := checkOutputs(n, 1, 1); err != nil {
-		return err
-	}
 	x := n.Inputs[0]
 	if x.Shape == nil {
 		setOutput(n, 0, x.DType, unknownShape(2))
@@ -126,12 +97,6 @@ func inferFlatten(n *Node) error {
 
 // inferSqueeze: inputs x, axes?; without axes every dim of size 1 goes.
 func inferSqueeze(n *Node) error {
-	if err := checkInputs(n, 1, 2); err != nil {
-		return err
-	}
-	if err := checkOutputs(n, 1, 1); err != nil {
-		return err
-	}
 	x := n.Inputs[0]
 	axes, ok, err := constInts(n, 1)
 	if err != nil {
@@ -191,12 +156,6 @@ func inferSqueeze(n *Node) error {
 
 // inferUnsqueeze: inputs x, axes; axes index the output.
 func inferUnsqueeze(n *Node) error {
-	if err := checkInputs(n, 2, 2); err != nil {
-		return err
-	}
-	if err := checkOutputs(n, 1, 1); err != nil {
-		return err
-	}
 	x := n.Inputs[0]
 	axes, ok, err := constInts(n, 1)
 	if err != nil {
@@ -239,12 +198,6 @@ func inferUnsqueeze(n *Node) error {
 
 // inferTranspose: attr perm, default reversed axes.
 func inferTranspose(n *Node) error {
-	if err := checkInputs(n, 1, 1); err != nil {
-		return err
-	}
-	if err := checkOutputs(n, 1, 1); err != nil {
-		return err
-	}
 	x := n.Inputs[0]
 	perm := n.Attrs.Ints("perm", nil)
 	if !n.Attrs.Has("perm") {
@@ -285,12 +238,6 @@ func inferTranspose(n *Node) error {
 // inferConcat: attr axis (ONNX requires it; 0 as MindSpore's default when
 // absent). Other dims must agree.
 func inferConcat(n *Node) error {
-	if err := checkInputs(n, 1, -1); err != nil {
-		return err
-	}
-	if err := checkOutputs(n, 1, 1); err != nil {
-		return err
-	}
 	var out []int64
 	first := -1
 	for i, v := range n.Inputs {
@@ -351,12 +298,6 @@ func inferConcat(n *Node) error {
 // inferSplit: inputs x, split?; attrs axis, num_outputs. Without split the
 // dim is cut into ceil-sized chunks, one per output (ONNX 18 rule).
 func inferSplit(n *Node) error {
-	if err := checkInputs(n, 1, 2); err != nil {
-		return err
-	}
-	if err := checkOutputs(n, 1, -1); err != nil {
-		return err
-	}
 	x := n.Inputs[0]
 	nout := len(n.Outputs)
 	if n.Attrs.Has("num_outputs") {
@@ -449,12 +390,6 @@ func sliceLen(d, start, end, step int64) int64 {
 
 // inferSlice: inputs data, starts, ends, axes?, steps?; rank is kept.
 func inferSlice(n *Node) error {
-	if err := checkInputs(n, 3, 5); err != nil {
-		return err
-	}
-	if err := checkOutputs(n, 1, 1); err != nil {
-		return err
-	}
 	x := n.Inputs[0]
 	starts, sok, err := constInts(n, 1)
 	if err != nil {
@@ -544,12 +479,6 @@ func inferSlice(n *Node) error {
 
 // inferGather: data[:axis] + indices.shape + data[axis+1:].
 func inferGather(n *Node) error {
-	if err := checkInputs(n, 2, 2); err != nil {
-		return err
-	}
-	if err := checkOutputs(n, 1, 1); err != nil {
-		return err
-	}
 	data, idx := n.Inputs[0], n.Inputs[1]
 	if idx.DType != Undefined && !idx.DType.IsInt() {
 		return fmt.Errorf("%s: indices must be integers, got %s", inputDesc(n, 1), idx.DType)
@@ -576,12 +505,6 @@ func inferGather(n *Node) error {
 
 // inferGatherD (ONNX GatherElements): output has the indices' shape.
 func inferGatherD(n *Node) error {
-	if err := checkInputs(n, 2, 2); err != nil {
-		return err
-	}
-	if err := checkOutputs(n, 1, 1); err != nil {
-		return err
-	}
 	data, idx := n.Inputs[0], n.Inputs[1]
 	if idx.DType != Undefined && !idx.DType.IsInt() {
 		return fmt.Errorf("%s: indices must be integers, got %s", inputDesc(n, 1), idx.DType)
@@ -608,12 +531,6 @@ func inferGatherD(n *Node) error {
 // inferPad: inputs data, pads, constant_value?, axes?; pads are all begins
 // then all ends over axes; negative pads crop.
 func inferPad(n *Node) error {
-	if err := checkInputs(n, 2, 4); err != nil {
-		return err
-	}
-	if err := checkOutputs(n, 1, 1); err != nil {
-		return err
-	}
 	switch mode := n.Attrs.String("mode", "constant"); mode {
 	case "constant", "reflect", "edge", "wrap":
 	default:
@@ -674,12 +591,6 @@ func inferPad(n *Node) error {
 
 // inferTile: inputs x, repeats (one per axis).
 func inferTile(n *Node) error {
-	if err := checkInputs(n, 2, 2); err != nil {
-		return err
-	}
-	if err := checkOutputs(n, 1, 1); err != nil {
-		return err
-	}
 	x := n.Inputs[0]
 	reps, ok, err := constInts(n, 1)
 	if err != nil {
@@ -730,12 +641,6 @@ func blockSize(n *Node) (int64, error) {
 
 // inferDepthToSpace: [N, C, H, W] -> [N, C/b², H·b, W·b].
 func inferDepthToSpace(n *Node) error {
-	if err := checkInputs(n, 1, 1); err != nil {
-		return err
-	}
-	if err := checkOutputs(n, 1, 1); err != nil {
-		return err
-	}
 	b, err := blockSize(n)
 	if err != nil {
 		return err
@@ -764,12 +669,6 @@ func inferDepthToSpace(n *Node) error {
 
 // inferSpaceToDepth: [N, C, H, W] -> [N, C·b², H/b, W/b].
 func inferSpaceToDepth(n *Node) error {
-	if err := checkInputs(n, 1, 1); err != nil {
-		return err
-	}
-	if err := checkOutputs(n, 1, 1); err != nil {
-		return err
-	}
 	b, err := blockSize(n)
 	if err != nil {
 		return err

@@ -47,7 +47,7 @@ func checkBody(body *ir.Graph) error {
 		for _, o := range n.Outputs {
 			check(o, "node "+n.Name+" output")
 		}
-		if reduceOps[n.Op] {
+		if IsReduce(n.Op) {
 			if in := n.Input(1); in != nil && in.Const == nil {
 				errs = append(errs, fmt.Errorf("node %s: %s axes must be constant", n.Name, n.Op))
 			}

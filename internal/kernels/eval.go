@@ -186,13 +186,13 @@ func (e *Evaluator[I]) nodeExpr(sc *Scope, n *ir.Node, v *ir.Value, idx I) (expr
 		return t
 	}
 	switch {
-	case reduceOps[n.Op]:
+	case IsReduce(n.Op):
 		x, alias, err := e.Reduce(sc, n, idx)
 		if err != nil {
 			return fail(err)
 		}
 		return x, alias, nil
-	case reshapeOps[n.Op]:
+	case IsReshape(n.Op):
 		x := n.Inputs[0]
 		im, err := e.Index.Reshape(sc, x.Shape, v.Shape, idx)
 		if err != nil {
@@ -203,7 +203,7 @@ func (e *Evaluator[I]) nodeExpr(sc *Scope, n *ir.Node, v *ir.Value, idx I) (expr
 			return fail(err)
 		}
 		return s, true, nil
-	case n.Op == "BroadcastTo" || n.Op == "Identity" || n.Op == "Dropout":
+	case ir.LookupOp(n.Op).PassesThrough(): // Identity, Dropout, BroadcastTo
 		s, err := operand(0)
 		if err != nil {
 			return fail(err)

@@ -26,22 +26,16 @@ var binaryOps = map[string]bool{
 
 var variadicOps = map[string]bool{"Maximum": true, "Minimum": true, "AddN": true, "Mean": true}
 
-var reduceOps = map[string]bool{
-	"ReduceSum": true, "ReduceMean": true, "ReduceMax": true, "ReduceMin": true, "ReduceProd": true,
-	"ReduceSumSquare": true, "ReduceL1": true, "ReduceL2": true, "ReduceLogSum": true,
-}
-
-var reshapeOps = map[string]bool{"Reshape": true, "Squeeze": true, "Unsqueeze": true, "Flatten": true}
-
-// IsReduce reports whether op is a reduction the generators understand.
-func IsReduce(op string) bool { return reduceOps[op] }
+// IsReduce reports whether op is a reduction the generators understand:
+// every REDUCE op of the IR table but ReduceLogSumExp.
+func IsReduce(op string) bool { return ir.LookupOp(op).IsReduce() && op != "ReduceLogSumExp" }
 
 // IsReshape reports whether op only reinterprets its input's shape.
-func IsReshape(op string) bool { return reshapeOps[op] }
+func IsReshape(op string) bool { return ir.LookupOp(op).IsReshape() }
 
 // Supported reports whether the generators can compile op inside a body.
 func Supported(op string) bool {
-	return unaryOps[op] || binaryOps[op] || variadicOps[op] || reduceOps[op] || reshapeOps[op] ||
+	return unaryOps[op] || binaryOps[op] || variadicOps[op] || IsReduce(op) || IsReshape(op) ||
 		op == "Select" || op == "Clip" || op == "BiasAdd" || op == "BroadcastTo"
 }
 

@@ -10,7 +10,8 @@ import (
 	"gkconv/internal/ir"
 )
 
-// Kernel-info JSON (reference §6). Struct fields are declared in key order
+// Kernel-info JSON (mindspore/ccsrc/kernel/graph_kernel/graph_kernel_json_generator.cc).
+// Struct fields are declared in key order
 // (alphabetical, as MindSpore's nlohmann::json dumps them).
 
 type tensorDesc struct {
@@ -95,7 +96,7 @@ func infoJSON(n *ir.Node, name string, t Target) ([]byte, error) {
 		od := opDesc{Name: bn.Op, ImplPath: ""}
 		skip := map[int]bool{}
 		switch {
-		case reduceOps[bn.Op]:
+		case IsReduce(bn.Op):
 			skip[1] = true
 			var axes []int64
 			if in := bn.Input(1); in != nil && in.Const != nil {
@@ -106,7 +107,7 @@ func infoJSON(n *ir.Node, name string, t Target) ([]byte, error) {
 			}
 			od.Attr = append(od.Attr, attrDesc{"listInt", "axis", axes},
 				attrDesc{"bool", "keep_dims", bn.Attrs.Int("keepdims", 1) != 0})
-		case reshapeOps[bn.Op] || bn.Op == "BroadcastTo":
+		case IsReshape(bn.Op) || bn.Op == "BroadcastTo":
 			for i := 1; i < len(bn.Inputs); i++ {
 				skip[i] = true
 			}
@@ -115,7 +116,7 @@ func infoJSON(n *ir.Node, name string, t Target) ([]byte, error) {
 			od.Attr = append(od.Attr, attrDesc{"str", "dst_type", bn.Outputs[0].DType.String()})
 		}
 		for _, k := range bn.Attrs.Keys() {
-			if bn.Op == "Cast" && k == "to" || reduceOps[bn.Op] && k == "keepdims" {
+			if bn.Op == "Cast" && k == "to" || IsReduce(bn.Op) && k == "keepdims" {
 				continue
 			}
 			if a, ok := attrJSON(k, bn.Attrs[k]); ok {

@@ -18,7 +18,8 @@ import (
 func akgInfoDir(t *testing.T) string { return repotest.SharedDir(t, "corpus/akg-info") }
 
 // metaKeys are top-level keys that depend on the MindSpore version or
-// feature flags rather than on the kernel (reference §6 "Optional").
+// feature flags rather than on the kernel (the optional keys of
+// mindspore/ccsrc/kernel/graph_kernel/graph_kernel_json_generator.cc).
 var metaKeys = map[string]bool{
 	"version": true, "target_info": true, "compute_capability": true, "node_name": true, "op_full_name": true,
 	"parallel_fusion": true, "buffer_stitch": true, "id": true,

@@ -158,25 +158,25 @@ func ReadInfo(data []byte) (*ir.Graph, *InfoMeta, error) {
 		}
 		for _, a := range attrs {
 			switch {
-			case reduceOps[op.Name] && a.name == "axis":
+			case IsReduce(op.Name) && a.name == "axis":
 				axes := a.attr.Ints
 				if a.attr.Kind == ir.AttrInt {
 					axes = []int64{a.attr.I}
 				}
 				ax := g.AddConst(fmt.Sprintf("%s_axes", n.Name), ir.Int64Tensor([]int64{int64(len(axes))}, axes...))
 				n.Inputs = append(n.Inputs[:1:1], append([]*ir.Value{ax}, n.Inputs[1:]...)...)
-			case reduceOps[op.Name] && a.name == "keep_dims":
+			case IsReduce(op.Name) && a.name == "keep_dims":
 				n.Attrs["keepdims"] = a.attr
-			case (reshapeOps[op.Name] || op.Name == "BroadcastTo") && a.name == "shape":
+			case (IsReshape(op.Name) || op.Name == "BroadcastTo") && a.name == "shape":
 			case op.Name == "Cast" && a.name == "dst_type":
 			default:
 				n.Attrs[a.name] = a.attr
 			}
 		}
-		if (reduceOps[op.Name] || reshapeOps[op.Name] || op.Name == "BroadcastTo" || op.Name == "Cast") && attrInputs {
+		if (IsReduce(op.Name) || IsReshape(op.Name) || op.Name == "BroadcastTo" || op.Name == "Cast") && attrInputs {
 			n.Attrs[AttrAttrInputs] = ir.IntAttr(1)
 		}
-		if reduceOps[op.Name] && len(n.Inputs) == 0 {
+		if IsReduce(op.Name) && len(n.Inputs) == 0 {
 			return nil, nil, fmt.Errorf("%s: reduction without input", what)
 		}
 		if grouped && !n.Attrs.Has("dyn_input_sizes") {

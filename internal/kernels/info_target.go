@@ -10,7 +10,8 @@ import (
 )
 
 // InfoTarget selects the process of a kernel-info JSON and its target_info
-// (reference §6): cpu {arch, feature, system}, cuda {compute_capability,
+// (mindspore/ccsrc/kernel/graph_kernel/graph_kernel_json_generator.cc):
+// cpu {arch, feature, system}, cuda {compute_capability,
 // sm_count}, aicore {arch: <soc>}.
 type InfoTarget struct {
 	Process string // "cpu" | "cuda" | "aicore"
@@ -87,14 +88,14 @@ func regroup(js []byte, body *ir.Graph) ([]byte, error) {
 		attrInputs := bn.Attrs.Has(AttrAttrInputs)
 		var kept []attrDesc
 		for _, a := range od.Attr {
-			synth := attrInputs && (a.Name == "axis" && reduceOps[bn.Op] || a.Name == "shape" && (reshapeOps[bn.Op] || bn.Op == "BroadcastTo") ||
+			synth := attrInputs && (a.Name == "axis" && IsReduce(bn.Op) || a.Name == "shape" && (IsReshape(bn.Op) || bn.Op == "BroadcastTo") ||
 				a.Name == "dst_type" && bn.Op == "Cast")
 			if a.Name != AttrInputGroups && a.Name != AttrAttrInputs && !synth {
 				kept = append(kept, a)
 			}
 		}
 		od.Attr = kept
-		if attrInputs && (reduceOps[bn.Op] || reshapeOps[bn.Op] || bn.Op == "BroadcastTo") {
+		if attrInputs && (IsReduce(bn.Op) || IsReshape(bn.Op) || bn.Op == "BroadcastTo") {
 			// The writer turned these constant inputs into attrs: put them back.
 			for k := 1; k < len(bn.Inputs); k++ {
 				in := bn.Inputs[k]

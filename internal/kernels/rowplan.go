@@ -60,7 +60,7 @@ func RowPlan(body *ir.Graph) (F []int64, p int, passes [][]*ir.Node, ok bool, er
 func planRow(body *ir.Graph) ([]int64, int, bool, error) {
 	var reds []*Reduction
 	for _, n := range body.Nodes {
-		if reduceOps[n.Op] && !IsNoopReduce(n) {
+		if IsReduce(n.Op) && !IsNoopReduce(n) {
 			rs, err := newReduction(n)
 			if err != nil {
 				return nil, 0, false, err
@@ -122,7 +122,7 @@ func rowPasses(body *ir.Graph) ([][]*Reduction, error) {
 				d = x
 			}
 		}
-		if reduceOps[n.Op] && !IsNoopReduce(n) {
+		if IsReduce(n.Op) && !IsNoopReduce(n) {
 			d++ // the result exists after pass d-1 ... so users run at pass >= d
 		}
 		passOf[v] = d
@@ -130,7 +130,7 @@ func rowPasses(body *ir.Graph) ([][]*Reduction, error) {
 	}
 	var passes [][]*Reduction
 	for _, n := range body.Nodes {
-		if !reduceOps[n.Op] || IsNoopReduce(n) {
+		if !IsReduce(n.Op) || IsNoopReduce(n) {
 			continue
 		}
 		rs, err := newReduction(n)

@@ -19,7 +19,7 @@ import (
 	"gkconv/internal/onnx"
 	"gkconv/internal/randgraph"
 	"gkconv/internal/repotest"
-	"gkconv/internal/runtime/kernel"
+	"gkconv/internal/runtime/opkernel"
 
 	_ "gkconv/internal/runtime/ops/elementwise"
 	_ "gkconv/internal/runtime/ops/nn"
@@ -162,7 +162,7 @@ func RefRun(t testing.TB, body *ir.Graph, inputs []*ir.Tensor) []*ir.Tensor {
 		for _, v := range n.Inputs {
 			in = append(in, get(v))
 		}
-		f, ok := kernel.Lookup(n.Op)
+		f, ok := opkernel.Lookup(n.Op)
 		if !ok {
 			t.Fatalf("node %s: runtime has no op %s", n.Name, n.Op)
 		}
@@ -174,7 +174,7 @@ func RefRun(t testing.TB, body *ir.Graph, inputs []*ir.Tensor) []*ir.Tensor {
 			}
 			out = append(out, ir.NewTensor(o.DType, o.Shape))
 		}
-		if err := f(&kernel.Ctx{Threads: 1}, n, in, out); err != nil {
+		if err := f(&opkernel.Ctx{Threads: 1}, n, in, out); err != nil {
 			t.Fatalf("node %s: %v", n.Name, err)
 		}
 		for i, o := range n.Outputs {

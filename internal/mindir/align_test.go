@@ -12,6 +12,7 @@ import (
 
 	"gkconv/internal/ir"
 	pb "gkconv/internal/mindir/mindirpb"
+	"gkconv/internal/testkit"
 )
 
 // rawOffsets walks a written model with protowire along the messages that
@@ -87,7 +88,7 @@ func checkAligned(t *testing.T, g *ir.Graph, opts WriteOptions, want int) []byte
 		t.Fatal(err)
 	}
 	if !opts.FP16 {
-		if d := graphDiff(g, g2); d != "" {
+		if d := testkit.GraphDiff(g, g2); d != "" {
 			t.Fatalf("round trip: %s", d)
 		}
 		again := writeBytes(t, g2, opts)

@@ -15,6 +15,7 @@ import (
 	"gkconv/internal/ir"
 	pb "gkconv/internal/mindir/mindirpb"
 	"gkconv/internal/runtime"
+	"gkconv/internal/testkit"
 )
 
 // The elementwise, broadcast and reduction lowerings (lower_elem.go): every
@@ -277,10 +278,10 @@ func elemSameNumbers(t *testing.T, orig, back *ir.Graph) {
 // and outputs, and equal constant inputs.
 func elemSameNode(t *testing.T, orig, back *ir.Graph, looseInputs bool) {
 	t.Helper()
-	if d := valuesDiff("input", orig.Inputs, back.Inputs); d != "" {
+	if d := testkit.ValuesDiff("input", orig.Inputs, back.Inputs); d != "" {
 		t.Errorf("graph %s", d)
 	}
-	if d := valuesDiff("output", orig.Outputs, back.Outputs); d != "" {
+	if d := testkit.ValuesDiff("output", orig.Outputs, back.Outputs); d != "" {
 		t.Errorf("graph %s", d)
 	}
 	if len(back.Nodes) != 1 {
@@ -294,7 +295,7 @@ func elemSameNode(t *testing.T, orig, back *ir.Graph, looseInputs bool) {
 	if x.Op != y.Op {
 		t.Fatalf("read back %s, want %s", y.Op, x.Op)
 	}
-	if d := attrsDiff(elemNormAttrs(x.Op, x.Attrs), elemNormAttrs(y.Op, y.Attrs)); d != "" {
+	if d := testkit.AttrsDiff(elemNormAttrs(x.Op, x.Attrs), elemNormAttrs(y.Op, y.Attrs)); d != "" {
 		t.Errorf("%s: %s (wrote %v, read %v)", x.Op, d, x.Attrs, y.Attrs)
 	}
 	xi, yi := elemTrimNil(x.Inputs), elemTrimNil(y.Inputs)
@@ -641,7 +642,7 @@ func TestElemLowerings(t *testing.T) {
 				t.Fatal(err)
 			}
 			if tc.prim == "Custom" {
-				if d := graphDiff(g, back); d != "" {
+				if d := testkit.GraphDiff(g, back); d != "" {
 					t.Fatalf("fallback round trip: %s", d)
 				}
 			} else {
@@ -689,7 +690,7 @@ func TestElemRoundTripExact(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d := graphDiff(g, back); d != "" {
+			if d := testkit.GraphDiff(g, back); d != "" {
 				t.Fatalf("round trip: %s", d)
 			}
 			if again := writeBytes(t, back, WriteOptions{}); !bytes.Equal(again, data) {

@@ -19,6 +19,7 @@ import (
 	pb "gkconv/internal/mindir/mindirpb"
 	"gkconv/internal/onnx"
 	"gkconv/internal/runtime"
+	"gkconv/internal/testkit"
 )
 
 // One-node graphs of every op of lower_nn.go, written with Write and read
@@ -150,7 +151,7 @@ func nnTupleInts(a *pb.AttributeProto) []int64 {
 
 // nnNormConsts names every constant after its first use ("const:node:input")
 // and sorts the constants, so graphs that differ only in the names of
-// constants compare equal with graphDiff.
+// constants compare equal with testkit.GraphDiff.
 func nnNormConsts(g *ir.Graph) {
 	named := map[*ir.Value]bool{}
 	for _, n := range g.Nodes {
@@ -735,7 +736,7 @@ func TestNNLowerings(t *testing.T) {
 			if !tc.loose {
 				nnNormConsts(g)
 				nnNormConsts(back)
-				if d := graphDiff(g, back); d != "" {
+				if d := testkit.GraphDiff(g, back); d != "" {
 					t.Errorf("read back differs: %s", d)
 				}
 			}

@@ -17,6 +17,7 @@ import (
 
 	"gkconv/internal/ir"
 	pb "gkconv/internal/mindir/mindirpb"
+	"gkconv/internal/testkit"
 )
 
 func histogram(g *ir.Graph) map[string]int {
@@ -208,7 +209,7 @@ func TestMindSporeCorpus(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d := graphDiff(m.Graph, g2); d != "" {
+			if d := testkit.GraphDiff(m.Graph, g2); d != "" {
 				t.Errorf("round trip: %s", d)
 			}
 		})
@@ -270,7 +271,7 @@ func TestRoundTripMnist(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := graphDiff(m.Graph, g2); d != "" {
+	if d := testkit.GraphDiff(m.Graph, g2); d != "" {
 		t.Fatalf("read -> write -> read changed the graph: %s", d)
 	}
 	if again := writeBytes(t, g2, WriteOptions{}); !bytes.Equal(first, again) {
@@ -314,7 +315,7 @@ func TestGraphKernelRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := graphDiff(g, g2); d != "" {
+	if d := testkit.GraphDiff(g, g2); d != "" {
 		t.Fatalf("round trip: %s", d)
 	}
 	k := g2.Nodes[0]
@@ -404,7 +405,7 @@ func TestDeterministic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := graphDiff(g, g2); d != "" {
+	if d := testkit.GraphDiff(g, g2); d != "" {
 		t.Fatal(d)
 	}
 	if !bytes.Equal(data, writeBytes(t, g, WriteOptions{})) {
@@ -465,7 +466,7 @@ func TestWriteFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := graphDiff(kernelGraph(), m.Graph); d != "" {
+	if d := testkit.GraphDiff(kernelGraph(), m.Graph); d != "" {
 		t.Error(d)
 	}
 	m.Close()

@@ -81,7 +81,7 @@ func (c *conv) finish(m *mnode, res any) any {
 			want = fmt.Sprintf("%s_%d", m.out, i)
 		}
 		if v.Name != want {
-			delete(c.names, v.Name)
+			c.names.Release(v.Name)
 			v.Name = c.uniq(want)
 		}
 		// The model's own types win over inference when it states them (and
@@ -113,15 +113,6 @@ func (m *mnode) emittedHere(n *ir.Node) bool {
 // emit adds an IR node; constant inputs are registered in the graph.
 func (m *mnode) emit(op string, ins []*ir.Value, nout int, attrs ir.Attrs) *ir.Node {
 	return m.emitWith(op, ins, nout, attrs, nil)
-}
-
-func inferSafe(n *ir.Node) bool {
-	for _, in := range n.Inputs {
-		if in != nil && in.DType == ir.Undefined {
-			return false
-		}
-	}
-	return true
 }
 
 func (m *mnode) emit1(op string, attrs ir.Attrs, ins ...*ir.Value) *ir.Value {
@@ -557,10 +548,10 @@ func (m *mnode) tupleGetItem() (any, error) {
 		// writer gave the IR value), unless another getitem named it first.
 		if v, ok := t[i].(*ir.Value); ok && v.Producer != nil && v.Const == nil && !m.c.getitemNamed[v] && m.out != "" {
 			m.c.getitemNamed[v] = true
-			if v.Name != m.out && !m.c.names[m.out] {
-				delete(m.c.names, v.Name)
+			if v.Name != m.out && !m.c.names.Used(m.out) {
+				m.c.names.Release(v.Name)
 				v.Name = m.out
-				m.c.names[m.out] = true
+				m.c.names.Reserve(m.out)
 			}
 		}
 		return t[i], nil

@@ -57,7 +57,7 @@ func (c *conv) custom(np *pb.NodeProto, pattrs []*pb.AttributeProto, syms []any)
 		return c.finish(m, outsOf(n, tupled)), nil
 	case strings.HasPrefix(typ, CustomTypePrefix):
 		op := strings.TrimPrefix(typ, CustomTypePrefix)
-		if _, ok := ir.LookupOp(op); !ok {
+		if ir.LookupOp(op) == nil {
 			return nil, unsupported("Custom type %q: no IR op %q", typ, op)
 		}
 		attrs := ir.Attrs{}
@@ -157,10 +157,7 @@ func (m *mnode) emitWith(op string, ins []*ir.Value, nout int, attrs ir.Attrs, b
 	for _, in := range ins {
 		c.register(in)
 	}
-	n := c.g.AddNode(name, op, ins, outs...)
-	if attrs != nil {
-		n.Attrs = attrs
-	}
+	n := ir.NewNode(name, op, ins, attrs, outs...)
 	// Body before inference: a GraphKernel's shapes come from it.
 	n.Body = body
 	n.Provenance = []string{m.name}
@@ -170,16 +167,7 @@ func (m *mnode) emitWith(op string, ins []*ir.Value, nout int, attrs ir.Attrs, b
 	m.emitted = append(m.emitted, n)
 	// Types known while building let later mappings check dtypes; a shape
 	// function that fails leaves the outputs as they were.
-	if ir.HasInfer(op) && inferSafe(n) {
-		saved := make([]ir.Value, len(n.Outputs))
-		for i, o := range n.Outputs {
-			saved[i] = *o
-		}
-		if err := ir.InferNode(n); err != nil {
-			for i, o := range n.Outputs {
-				*o = saved[i]
-			}
-		}
-	}
+	c.g.Nodes = append(c.g.Nodes, n)
+	ir.TryInfer(n)
 	return n
 }

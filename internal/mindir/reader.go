@@ -179,7 +179,7 @@ type conv struct {
 	g           *ir.Graph
 	syms        map[string]any
 	registered  map[*ir.Value]bool
-	names       map[string]bool
+	names       *ir.Names // value names
 	unsupported []Unsupported
 	// getitemNamed: values a TupleGetItem already named.
 	getitemNamed map[*ir.Value]bool
@@ -190,7 +190,7 @@ type graphState struct {
 	g            *ir.Graph
 	syms         map[string]any
 	registered   map[*ir.Value]bool
-	names        map[string]bool
+	names        *ir.Names
 	getitemNamed map[*ir.Value]bool
 }
 
@@ -292,7 +292,7 @@ func (c *conv) msGraph(gp *pb.GraphProto, depth int) (*ir.Graph, error) {
 	c.g = ir.NewGraph(gp.GetName())
 	c.syms = map[string]any{}
 	c.registered = map[*ir.Value]bool{}
-	c.names = map[string]bool{}
+	c.names = ir.NewNames()
 	c.getitemNamed = map[*ir.Value]bool{}
 	c.depth = depth
 	g := c.g
@@ -465,10 +465,10 @@ func (c *conv) msGraph(gp *pb.GraphProto, depth int) (*ir.Graph, error) {
 		for _, v := range vs {
 			if v.Const != nil {
 				c.register(v)
-			} else if v.Producer != nil && len(vs) == 1 && i < len(declared) && v.Name != declared[i] && !c.names[declared[i]] {
+			} else if v.Producer != nil && len(vs) == 1 && i < len(declared) && v.Name != declared[i] && !c.names.Used(declared[i]) {
 				// keep the model's declared output name
 				v.Name = declared[i]
-				c.names[v.Name] = true
+				c.names.Reserve(v.Name)
 			}
 			if i < len(gp.Output) && len(vs) == 1 && len(gp.Output[i].Tensor) > 0 && v.DType == ir.Undefined {
 				v.DType, v.Shape, _ = typeFromProto(gp.Output[i].Tensor[0], false)
@@ -535,12 +535,7 @@ func (c *conv) uniq(name string) string {
 	if name == "" {
 		name = "v"
 	}
-	n := name
-	for i := 1; c.names[n]; i++ {
-		n = fmt.Sprintf("%s_%d", name, i)
-	}
-	c.names[n] = true
-	return n
+	return c.names.Unique(name)
 }
 
 // flatten lists the tensor values of a symbol (tuples expanded, monads and

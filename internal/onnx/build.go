@@ -16,15 +16,17 @@ type builder struct {
 	opset int64
 	opts  Options
 	g     *ir.Graph
+	// edit adds nodes and constants to g; its names are the value names
+	// (every ONNX value name is reserved up front).
+	edit *ir.Editor
 
-	env        map[string]*ir.Value // ONNX value name -> IR value
-	valueNames map[string]bool      // every value name in use
-	nodeNames  map[string]bool      // explicit ONNX node names (reserved)
-	nodeTaken  map[string]bool      // IR node names assigned so far
-	vinfo      map[string]*onnxpb.ValueInfoProto
-	uses       map[string]int // node-input uses of each ONNX value
-	graphOut   map[string]bool
-	funcs      map[string]bool // "domain:name" of model-local functions
+	env      map[string]*ir.Value // ONNX value name -> IR value
+	nodes    *ir.Names            // IR node names: the explicit ONNX node names reserved, those assigned
+	claimed  map[string]bool      // explicit ONNX node names already given to a node
+	vinfo    map[string]*onnxpb.ValueInfoProto
+	uses     map[string]int // node-input uses of each ONNX value
+	graphOut map[string]bool
+	funcs    map[string]bool // "domain:name" of model-local functions
 	// placeholders stand for the outputs of unsupported nodes.
 	placeholders map[*ir.Value]bool
 
@@ -34,10 +36,10 @@ type builder struct {
 func newBuilder(l *loader, rm *rawModel, opset int64, opts Options) *builder {
 	b := &builder{
 		l: l, rm: rm, opset: opset, opts: opts,
+		edit:         &ir.Editor{Names: ir.NewNames()},
 		env:          map[string]*ir.Value{},
-		valueNames:   map[string]bool{},
-		nodeNames:    map[string]bool{},
-		nodeTaken:    map[string]bool{},
+		nodes:        ir.NewNames(),
+		claimed:      map[string]bool{},
 		vinfo:        map[string]*onnxpb.ValueInfoProto{},
 		uses:         map[string]int{},
 		graphOut:     map[string]bool{},
@@ -69,6 +71,7 @@ func (b *builder) build() (*ir.Graph, error) {
 	}
 	g := ir.NewGraph(name)
 	b.g = g
+	b.edit.G = g
 	for _, vi := range rg.pb.GetValueInfo() {
 		b.vinfo[vi.GetName()] = vi
 	}
@@ -78,20 +81,20 @@ func (b *builder) build() (*ir.Graph, error) {
 	}
 	// Reserve every name of the model so that generated names never collide.
 	for _, vi := range rg.pb.GetInput() {
-		b.valueNames[vi.GetName()] = true
+		b.edit.Reserve(vi.GetName())
 	}
 	for _, t := range rg.inits {
-		b.valueNames[t.pb.GetName()] = true
+		b.edit.Reserve(t.pb.GetName())
 	}
 	for _, n := range rg.nodes {
 		for _, o := range n.pb.GetOutput() {
-			b.valueNames[o] = true
+			b.edit.Reserve(o)
 		}
 		for _, in := range n.pb.GetInput() {
 			b.uses[in]++
 		}
 		if n.pb.GetName() != "" {
-			b.nodeNames[n.pb.GetName()] = true
+			b.nodes.Reserve(n.pb.GetName())
 		}
 	}
 
@@ -284,25 +287,6 @@ func (h *intHeap) Pop() any {
 	return x
 }
 
-// freshValue returns an unused value name based on base.
-func (b *builder) freshValue(base string) string {
-	name := base
-	for i := 1; b.valueNames[name]; i++ {
-		name = fmt.Sprintf("%s_%d", base, i)
-	}
-	b.valueNames[name] = true
-	return name
-}
-
-func (b *builder) freshNode(base string) string {
-	name := base
-	for i := 1; b.nodeNames[name] || b.nodeTaken[name]; i++ {
-		name = fmt.Sprintf("%s_%d", base, i)
-	}
-	b.nodeTaken[name] = true
-	return name
-}
-
 // nodeCtx is the conversion of one ONNX node.
 type nodeCtx struct {
 	b      *builder
@@ -323,14 +307,14 @@ func (b *builder) convertNode(idx int, rn *rawNode) error {
 	c.name = pb.GetName()
 	if c.name == "" {
 		c.name = fmt.Sprintf("%s_%d", op, idx)
-		c.irName = b.freshNode(c.name)
+		c.irName = b.nodes.Unique(c.name)
 	} else {
 		// Explicit names were reserved up front; a repeated one gets a suffix.
 		c.irName = c.name
-		if b.nodeTaken[c.name] {
-			c.irName = b.freshNode(c.name)
+		if b.claimed[c.name] {
+			c.irName = b.nodes.Unique(c.name)
 		}
-		b.nodeTaken[c.irName] = true
+		b.claimed[c.name] = true
 	}
 	fail := func(reason string) {
 		label := op
@@ -481,20 +465,17 @@ func (l *loader) attr(ra *rawAttr) (ir.Attr, error) {
 	return ir.Attr{}, unsupportedf("attribute %s of type %s", name, typ)
 }
 
-// emit adds one IR node for this ONNX node. Output names that are the ONNX
-// node's outputs are bound in the environment and take their value_info.
+// emit adds one IR node for this ONNX node (ir.Editor.Place: typed as far
+// as the types known so far allow). Output names that are the ONNX node's
+// outputs are bound in the environment and take their value_info.
 func (c *nodeCtx) emit(op string, inputs []*ir.Value, attrs ir.Attrs, outNames ...string) *ir.Node {
 	b := c.b
 	name := c.irName
 	if c.nEmit > 0 {
-		name = b.freshNode(c.irName + "/" + op)
+		name = b.nodes.Unique(c.irName + "/" + op)
 	}
 	c.nEmit++
-	if attrs == nil {
-		attrs = ir.Attrs{}
-	}
-	n := b.g.AddNode(name, op, inputs, outNames...)
-	n.Attrs = attrs
+	n := ir.NewNode(name, op, inputs, attrs, outNames...)
 	n.Provenance = []string{c.name}
 	for _, o := range n.Outputs {
 		if o.Name == "" {
@@ -508,28 +489,8 @@ func (c *nodeCtx) emit(op string, inputs []*ir.Value, attrs ir.Attrs, outNames .
 	// Shapes known while building let later normalizations (Softmax, Gemm
 	// bias, legacy broadcast) pick the simplest form; failures are reported
 	// by the full inference pass after the build.
-	if ir.HasInfer(op) && inferSafe(n) {
-		saved := make([]ir.Value, len(n.Outputs))
-		for i, o := range n.Outputs {
-			saved[i] = *o
-		}
-		if err := ir.InferNode(n); err != nil {
-			for i, o := range n.Outputs {
-				*o = saved[i]
-			}
-		}
-	}
+	b.edit.Place(n)
 	return n
-}
-
-// inferSafe: inference needs every present input to have a known dtype.
-func inferSafe(n *ir.Node) bool {
-	for _, in := range n.Inputs {
-		if in != nil && in.DType == ir.Undefined {
-			return false
-		}
-	}
-	return true
 }
 
 // out returns a name for output i of the ONNX node when last is true, or a
@@ -538,12 +499,12 @@ func (c *nodeCtx) out(last bool, suffix string) string {
 	if last {
 		return c.outs[0]
 	}
-	return c.b.freshValue(c.name + "/" + suffix)
+	return c.b.edit.Unique(c.name + "/" + suffix)
 }
 
 // constant registers a generated constant.
 func (c *nodeCtx) constant(suffix string, t *ir.Tensor) *ir.Value {
-	return c.b.g.AddConst(c.b.freshValue(c.name+"/"+suffix), t)
+	return c.b.edit.Const(c.name+"/"+suffix, t)
 }
 
 func (c *nodeCtx) input(i int) *ir.Value {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"gkconv/internal/ir"
-	"gkconv/internal/runtime/kernel"
+	"gkconv/internal/runtime/opkernel"
 )
 
 // foldLimit caps the bytes a folded node may produce, so folding never
@@ -17,7 +17,7 @@ const foldLimit = 1 << 20
 // (Shape -> Gather -> Concat -> Reshape) collapse when shapes are static. The
 // same CPU kernels as at run time compute the values, so results are exact.
 func FoldConstants(g *ir.Graph) (int, error) {
-	ctx := &kernel.Ctx{Threads: 1}
+	ctx := &opkernel.Ctx{Threads: 1}
 	folded := 0
 	kept := g.Nodes[:0:0]
 	for _, n := range g.Nodes {
@@ -48,7 +48,7 @@ func FoldConstants(g *ir.Graph) (int, error) {
 	return folded, nil
 }
 
-func tryFold(ctx *kernel.Ctx, n *ir.Node) ([]*ir.Tensor, bool, error) {
+func tryFold(ctx *opkernel.Ctx, n *ir.Node) ([]*ir.Tensor, bool, error) {
 	if n.Op == ir.OpGraphKernel || len(n.Outputs) == 0 {
 		return nil, false, nil
 	}
@@ -85,8 +85,8 @@ func tryFold(ctx *kernel.Ctx, n *ir.Node) ([]*ir.Tensor, bool, error) {
 	return runFold(ctx, n, in)
 }
 
-func runFold(ctx *kernel.Ctx, n *ir.Node, in []*ir.Tensor) ([]*ir.Tensor, bool, error) {
-	f, ok := kernel.Lookup(n.Op)
+func runFold(ctx *opkernel.Ctx, n *ir.Node, in []*ir.Tensor) ([]*ir.Tensor, bool, error) {
+	f, ok := opkernel.Lookup(n.Op)
 	if !ok {
 		return nil, false, nil
 	}
@@ -98,7 +98,7 @@ func runFold(ctx *kernel.Ctx, n *ir.Node, in []*ir.Tensor) ([]*ir.Tensor, bool, 
 		out[k] = ir.NewTensor(o.DType, o.Shape)
 	}
 	if err := f(ctx, n, in, out); err != nil {
-		if _, unsup := err.(*kernel.Unsupported); unsup {
+		if _, unsup := err.(*opkernel.Unsupported); unsup {
 			return nil, false, nil
 		}
 		return nil, false, fmt.Errorf("constant folding node %s (%s): %w", n.Name, n.Op, err)

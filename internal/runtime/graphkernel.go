@@ -4,8 +4,8 @@ import (
 	"fmt"
 
 	"gkconv/internal/ir"
-	"gkconv/internal/runtime/kernel"
 	"gkconv/internal/runtime/native"
+	"gkconv/internal/runtime/opkernel"
 )
 
 // bindGraphKernel binds a fused GraphKernel node to its embedded shared
@@ -13,7 +13,7 @@ import (
 // process per hash, called through the AKG CPU ABI), or says why it cannot
 // run. A node without an object runs its Body with the op library only when
 // marked kernel_status=interpreted.
-func bindGraphKernel(n *ir.Node) (kernel.Func, error) {
+func bindGraphKernel(n *ir.Node) (opkernel.Func, error) {
 	switch p := n.Attrs.String(ir.GKProcess, "cpu"); p {
 	case "cpu":
 	case "cuda":
@@ -44,7 +44,7 @@ func bindGraphKernel(n *ir.Node) (kernel.Func, error) {
 		return nil, fmt.Errorf("GraphKernel node %s: %w", n.Name, err)
 	}
 	nin, nout := len(n.Inputs), len(n.Outputs)
-	return func(ctx *kernel.Ctx, _ *ir.Node, in []*ir.Tensor, out []*ir.Tensor) error {
+	return func(ctx *opkernel.Ctx, _ *ir.Node, in []*ir.Tensor, out []*ir.Tensor) error {
 		if len(in) != nin || len(out) != nout {
 			return fmt.Errorf("kernel %s: %d inputs/%d outputs given, want %d/%d", sym, len(in), len(out), nin, nout)
 		}
@@ -89,12 +89,12 @@ func checkKernelTensor(v *ir.Value, t *ir.Tensor) error {
 }
 
 // interpretedFunc runs the Body subgraph with the op library.
-func interpretedFunc(n *ir.Node) (kernel.Func, error) {
+func interpretedFunc(n *ir.Node) (opkernel.Func, error) {
 	sub, err := NewSession(n.Body, Options{Threads: 1})
 	if err != nil {
 		return nil, fmt.Errorf("GraphKernel node %s (interpreted): %w", n.Name, err)
 	}
-	return func(ctx *kernel.Ctx, _ *ir.Node, in []*ir.Tensor, out []*ir.Tensor) error {
+	return func(ctx *opkernel.Ctx, _ *ir.Node, in []*ir.Tensor, out []*ir.Tensor) error {
 		if ctx != nil {
 			sub.ctx.Threads = ctx.Threads
 		}

@@ -10,6 +10,7 @@ import (
 	"gkconv/internal/kernels/cpu"
 	"gkconv/internal/runtime"
 	"gkconv/internal/runtime/native"
+	"gkconv/internal/testkit"
 )
 
 // The runtime's side of fused kernels, tested from outside the package:
@@ -19,35 +20,17 @@ import (
 // gkModel is a graph with one GraphKernel node: y = LayerNorm-ish(x)*2 + Exp(x)
 // over [rows, cols], plus the same body for reference runs.
 func gkModel(t *testing.T, rows, cols int64) (*ir.Graph, *ir.Node) {
-	body := ir.NewGraph("body")
-	x := &ir.Value{Name: "bx", DType: ir.Float32, Shape: []int64{rows, cols}}
-	body.Inputs = []*ir.Value{x}
-	axes := body.AddConst("axes", ir.Int64Tensor([]int64{1}, -1))
-	two := body.AddConst("two", ir.Float32Tensor(nil, 2))
-	add := func(op string, ins ...*ir.Value) *ir.Value {
-		n := body.AddNode(op+"_"+string(rune('a'+len(body.Nodes))), op, ins, "v"+string(rune('a'+len(body.Nodes))))
-		if err := ir.InferNode(n); err != nil {
-			t.Fatal(err)
-		}
-		return n.Outputs[0]
-	}
-	mean := add("ReduceMean", x, axes)
-	d := add("Sub", x, mean)
-	y := add("Add", add("Mul", d, two), add("Exp", x))
-	body.Outputs = []*ir.Value{y}
+	body := testkit.New(t, "body")
+	x := body.Input("bx", rows, cols)
+	mean := body.Op("ReduceMean", nil, x, body.Ints(-1))
+	d := body.Op("Sub", nil, x, mean)
+	y := body.Op("Add", nil, body.Op("Mul", nil, d, body.Scalar(2)), body.Op("Exp", nil, x))
+	n := body.GraphKernel("fused0", y)
 
-	g := ir.NewGraph("model")
-	gx := &ir.Value{Name: "x", DType: ir.Float32, Shape: []int64{rows, cols}}
-	g.Inputs = []*ir.Value{gx}
-	n := g.AddNode("fused0", ir.OpGraphKernel, []*ir.Value{gx}, "y")
-	n.Body = body
-	n.Outputs[0].DType, n.Outputs[0].Shape = ir.Float32, []int64{rows, cols}
-	relu := g.AddNode("relu", "ReLU", []*ir.Value{n.Outputs[0]}, "out")
-	if err := ir.InferNode(relu); err != nil {
-		t.Fatal(err)
-	}
-	g.Outputs = []*ir.Value{relu.Outputs[0]}
-	return g, n
+	g := testkit.New(t, "model")
+	n.Inputs = []*ir.Value{g.Input("x", rows, cols)}
+	g.G.Nodes = append(g.G.Nodes, n)
+	return g.Output(g.Node("relu", "ReLU", nil, n.Outputs[0])), n
 }
 
 func runModel(t *testing.T, g *ir.Graph, threads int, x *ir.Tensor) ([]float32, error) {

@@ -14,6 +14,7 @@ import (
 	"unsafe"
 
 	"gkconv/internal/ir"
+	"gkconv/internal/testkit"
 )
 
 // packModel: y1 = x @ w + bias, y2 = relu(x) @ w (w shared),
@@ -21,29 +22,20 @@ import (
 // pack_b = 1 as postprocess.matmul_pack_b sets it.
 func packModel(t *testing.T, w, v, bias *ir.Tensor, m, k int64, mark bool) *ir.Graph {
 	t.Helper()
-	g := ir.NewGraph("pack")
-	x := &ir.Value{Name: "x", DType: ir.Float32, Shape: []int64{2, m, k}}
-	g.Inputs = []*ir.Value{x}
-	wv, vv, bv := g.AddConst("w", w), g.AddConst("v", v), g.AddConst("bias", bias)
+	g := testkit.New(t, "pack")
+	x := g.Input("x", 2, m, k)
+	wv, vv, bv := g.Const("w", w), g.Const("v", v), g.Const("bias", bias)
 	node := func(name, op string, attrs ir.Attrs, ins ...*ir.Value) *ir.Value {
-		n := g.AddNode(name, op, ins, name+"_out")
-		n.Attrs = attrs
-		if n.Attrs == nil {
-			n.Attrs = ir.Attrs{}
-		}
 		if mark && op == "MatMul" {
-			n.Attrs[ir.AttrPackB] = ir.IntAttr(1)
+			attrs = attrs.Clone()
+			attrs[ir.AttrPackB] = ir.IntAttr(1)
 		}
-		if err := ir.InferNode(n); err != nil {
-			t.Fatal(err)
-		}
-		return n.Outputs[0]
+		return g.Node(name, op, attrs, ins...)
 	}
 	y1 := node("mm1", "MatMul", nil, x, wv, bv)
 	y2 := node("mm2", "MatMul", nil, node("relu", "ReLU", nil, x), wv)
 	y3 := node("mm3", "MatMul", ir.Attrs{"transpose_b": ir.IntAttr(1)}, x, vv)
-	g.Outputs = []*ir.Value{y1, y2, y3}
-	return g
+	return g.Output(y1, y2, y3)
 }
 
 func runOnce(t *testing.T, s *Session, x *ir.Tensor) [][]float32 {

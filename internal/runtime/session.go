@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"gkconv/internal/ir"
-	"gkconv/internal/runtime/kernel"
+	"gkconv/internal/runtime/opkernel"
 
 	// The op library registers itself.
 	_ "gkconv/internal/runtime/ops/elementwise"
@@ -28,8 +28,8 @@ type Options struct {
 // Session executes one graph repeatedly.
 type Session struct {
 	g       *ir.Graph
-	ctx     *kernel.Ctx
-	funcs   []kernel.Func
+	ctx     *opkernel.Ctx
+	funcs   []opkernel.Func
 	lastUse []int // per value index: last node index that reads it
 	index   map[*ir.Value]int
 	pinned  []bool // graph inputs, consts and graph outputs never recycle
@@ -54,14 +54,14 @@ func (e *UnsupportedOpsError) Error() string {
 // constant B packed for the packed-B GEMM, once per session) and precomputes
 // value lifetimes.
 func NewSession(g *ir.Graph, opts Options) (*Session, error) {
-	ctx := kernel.DefaultCtx()
+	ctx := opkernel.DefaultCtx()
 	if opts.Threads > 0 {
 		ctx.Threads = opts.Threads
 	}
 	s := &Session{g: g, ctx: ctx, index: map[*ir.Value]int{}, pool: newPool(), prof: opts.Profile}
 	var missing []string
 	var refused []error
-	prep := kernel.NewPrep()
+	prep := opkernel.NewPrep()
 	for _, n := range g.Nodes {
 		if n.Op == ir.OpGraphKernel {
 			// Fused kernels are checked now (hash, ISA), not at the first run.
@@ -127,10 +127,6 @@ func NewSession(g *ir.Graph, opts Options) (*Session, error) {
 	return s, nil
 }
 
-// aliasOps produce an output with exactly the input's bytes; the executor
-// shares the buffer instead of copying.
-var aliasOps = map[string]bool{"Reshape": true, "Flatten": true, "Squeeze": true, "Unsqueeze": true, "Identity": true}
-
 // buffer is a pooled allocation shared by the values that alias it.
 type buffer struct {
 	data []byte
@@ -188,7 +184,9 @@ func (s *Session) Run(inputs []*ir.Tensor) ([]*ir.Tensor, error) {
 			}
 			os := outShapes[k]
 			oi := s.index[o]
-			if aliasOps[n.Op] && k == 0 && in[0] != nil && in[0].DType != ir.String {
+			// An alias op's output has exactly the input's bytes: share the
+			// buffer instead of copying.
+			if ir.LookupOp(n.Op).IsAlias() && k == 0 && in[0] != nil && in[0].DType != ir.String {
 				src := s.index[n.Inputs[0]]
 				t := &ir.Tensor{DType: os.DType, Shape: os.Shape, Data: in[0].Data}
 				if b := bufs[src]; b != nil {

@@ -1,5 +1,6 @@
 // Package ascend prepares fused GraphKernel nodes for Ascend the way
-// converter_lite does (reference §6, §7.1–7.2): each node carries its AKG
+// converter_lite does (mindspore-lite/tools/graph_kernel/converter/kernel_builder.cc,
+// akg/ascend_kernel_builder.cc): each node carries its AKG
 // kernel-info JSON (process "aicore", target_info.arch = the SoC) and is
 // registered as the custom op Fused_x<n_in>_y<n_out>; compilation is left
 // to CANN at deployment. In addition an Ascend C kernel is generated and

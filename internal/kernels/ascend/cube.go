@@ -21,10 +21,6 @@ import (
 // not contiguous), the others are row scalars. A bias Add right after the
 // MatMul becomes Matmul::SetBias.
 
-// reshapeOps only reinterpret row-major data: the operand's GM buffer is
-// the MatMul operand.
-var reshapeOps = map[string]bool{"Reshape": true, "Squeeze": true, "Unsqueeze": true, "Flatten": true, "Identity": true}
-
 // cubeTiling is the Matmul tiling and the work split over the cores.
 type cubeTiling struct {
 	M, N, K             int64
@@ -136,7 +132,9 @@ func (g *agen) cube(mm *ir.Node) (string, Plan, error) {
 	}
 	// Prologue: A and B are body inputs seen through reshapes.
 	source := func(v *ir.Value) (int, error) {
-		for v != nil && v.Producer != nil && reshapeOps[v.Producer.Op] {
+		// Aliases (reshapes, Identity) only reinterpret row-major data: the
+		// operand's GM buffer is the MatMul operand.
+		for v != nil && v.Producer != nil && ir.LookupOp(v.Producer.Op).IsAlias() {
 			v = v.Producer.Inputs[0]
 		}
 		if v == nil || v.Const != nil {
@@ -238,7 +236,7 @@ func (g *agen) cube(mm *ir.Node) (string, Plan, error) {
 		if !ok {
 			return "", Plan{}, fmt.Errorf("node %s: %s result %v after the MatMul does not keep its %v layout", n.Name, n.Op, out.Shape, F)
 		}
-		alias := aliasOps[n.Op]
+		alias := vecAlias(n.Op)
 		if !alias && !vecBinary[n.Op] && vecUnary[n.Op] == "" && !vecExtra(n) {
 			return "", Plan{}, fmt.Errorf("node %s: no vector instruction for %s after a MatMul", n.Name, n.Op)
 		}
@@ -253,7 +251,7 @@ func (g *agen) cube(mm *ir.Node) (string, Plan, error) {
 				continue
 			}
 			var m []int
-			if reshapeOps[n.Op] {
+			if ir.LookupOp(n.Op).IsAlias() {
 				m = dom[in]
 			} else {
 				bm, ok := bcastMap(in.Shape, out.Shape)
@@ -371,7 +369,7 @@ func (g *agen) cube(mm *ir.Node) (string, Plan, error) {
 		switch {
 		case n == biasNode:
 			alias[out] = mmOut
-		case aliasOps[n.Op]:
+		case vecAlias(n.Op):
 			alias[out] = n.Inputs[0]
 		case outBuf[out] != "":
 			bufName[out] = outBuf[out]
@@ -518,7 +516,7 @@ func (g *agen) cube(mm *ir.Node) (string, Plan, error) {
 		rsc.Line("}")
 	}
 	for _, n := range epi {
-		if n == biasNode || aliasOps[n.Op] {
+		if n == biasNode || vecAlias(n.Op) {
 			continue
 		}
 		ls := leafOf[n]

@@ -2,6 +2,7 @@ package ascend
 
 import (
 	"gkconv/internal/kerneltest"
+	"gkconv/internal/testkit"
 	"strings"
 	"testing"
 
@@ -11,90 +12,77 @@ import (
 // cubeCase builds a fused body around one MatMul.
 type cubeCase struct {
 	name  string
-	build func(g *ir.Graph)
+	build func(g *testkit.Graph)
 }
 
-func f32In(g *ir.Graph, name string, shape ...int64) *ir.Value {
-	v := &ir.Value{Name: name, DType: ir.Float32, Shape: shape}
-	g.Inputs = append(g.Inputs, v)
-	return v
+func f32Const(g *testkit.Graph, name string, vals []float32, shape ...int64) *ir.Value {
+	return g.Const(name, ir.Float32Tensor(shape, vals...))
 }
 
-func f32Const(g *ir.Graph, name string, vals []float32, shape ...int64) *ir.Value {
-	return g.AddConst(name, ir.Float32Tensor(shape, vals...))
+func i64Const(g *testkit.Graph, name string, vals ...int64) *ir.Value {
+	return g.Const(name, ir.Int64Tensor([]int64{int64(len(vals))}, vals...))
 }
 
-func i64Const(g *ir.Graph, name string, vals ...int64) *ir.Value {
-	return g.AddConst(name, ir.Int64Tensor([]int64{int64(len(vals))}, vals...))
-}
-
-func op(g *ir.Graph, name, o string, in ...*ir.Value) *ir.Value {
-	return g.AddNode(name, o, in, name+"_out").Outputs[0]
-}
-
-func matmul(g *ir.Graph, a, b *ir.Value, ta, tb bool) *ir.Value {
-	n := g.AddNode("mm", "MatMul", []*ir.Value{a, b}, "mm_out")
+func matmul(g *testkit.Graph, a, b *ir.Value, ta, tb bool) *ir.Value {
+	attrs := ir.Attrs{}
 	if ta {
-		n.Attrs["transpose_a"] = ir.IntAttr(1)
+		attrs["transpose_a"] = ir.IntAttr(1)
 	}
 	if tb {
-		n.Attrs["transpose_b"] = ir.IntAttr(1)
+		attrs["transpose_b"] = ir.IntAttr(1)
 	}
-	return n.Outputs[0]
+	return g.Node("mm", "MatMul", attrs, a, b)
 }
 
 var cubeCases = []cubeCase{
-	{"multi_tile_bias_relu", func(g *ir.Graph) {
+	{"multi_tile_bias_relu", func(g *testkit.Graph) {
 		// 3x(300x70 @ 70x1000): several base tiles per core and tails in
 		// M, N and K; bias through SetBias, a second output reusing it.
-		a, b, bias, r := f32In(g, "a", 3, 300, 70), f32In(g, "b", 70, 1000), f32In(g, "bias", 1000), f32In(g, "r", 3, 300, 1000)
-		y := op(g, "add", "Add", matmul(g, a, b, false, false), bias)
-		g.Outputs = append(g.Outputs, op(g, "relu", "ReLU", y), op(g, "mul", "Mul", r, y))
+		a, b, bias, r := g.Input("a", 3, 300, 70), g.Input("b", 70, 1000), g.Input("bias", 1000), g.Input("r", 3, 300, 1000)
+		y := g.Node("add", "Add", nil, matmul(g, a, b, false, false), bias)
+		g.G.Outputs = append(g.G.Outputs, g.Node("relu", "ReLU", nil, y), g.Node("mul", "Mul", nil, r, y))
 	}},
-	{"transposed_batch_broadcast", func(g *ir.Graph) {
+	{"transposed_batch_broadcast", func(g *testkit.Graph) {
 		// A^T of [2,1,24,40], B^T of [5,33,24]: out [2,5,40,33]; a constant
 		// vector along N (filled), a row scalar input, the product itself
 		// as an output.
-		a, b, s := f32In(g, "a", 2, 1, 24, 40), f32In(g, "b", 5, 33, 24), f32In(g, "s", 2, 5, 40, 1)
+		a, b, s := g.Input("a", 2, 1, 24, 40), g.Input("b", 5, 33, 24), g.Input("s", 2, 5, 40, 1)
 		cv := make([]float32, 33)
 		for i := range cv {
 			cv[i] = float32(i)*0.25 - 3
 		}
 		p := matmul(g, a, b, true, true)
-		x := op(g, "half", "Mul", p, f32Const(g, "h", []float32{0.5}))
-		x = op(g, "addc", "Add", x, f32Const(g, "cv", cv, 33))
-		x = op(g, "sub", "Sub", s, x)
-		g.Outputs = append(g.Outputs, op(g, "tanh", "Tanh", x), p)
+		x := g.Node("half", "Mul", nil, p, f32Const(g, "h", []float32{0.5}))
+		x = g.Node("addc", "Add", nil, x, f32Const(g, "cv", cv, 33))
+		x = g.Node("sub", "Sub", nil, s, x)
+		g.G.Outputs = append(g.G.Outputs, g.Node("tanh", "Tanh", nil, x), p)
 	}},
-	{"vector_a_reshaped", func(g *ir.Graph) {
+	{"vector_a_reshaped", func(g *testkit.Graph) {
 		// [2,12] -> [24] @ [4,24,17]: out [4,17].
-		a, b := f32In(g, "a", 2, 12), f32In(g, "b", 4, 24, 17)
-		av := op(g, "flat", "Reshape", a, i64Const(g, "sh", 24))
-		g.Outputs = append(g.Outputs, op(g, "sq", "Square", matmul(g, av, b, false, false)))
+		a, b := g.Input("a", 2, 12), g.Input("b", 4, 24, 17)
+		av := g.Node("flat", "Reshape", nil, a, i64Const(g, "sh", 24))
+		g.G.Outputs = append(g.G.Outputs, g.Node("sq", "Square", nil, matmul(g, av, b, false, false)))
 	}},
-	{"vector_b", func(g *ir.Graph) {
+	{"vector_b", func(g *testkit.Graph) {
 		// [6,10,24] @ [24]: out [6,10] (N = 1), plus a residual.
-		a, b, r := f32In(g, "a", 6, 10, 24), f32In(g, "b", 24), f32In(g, "r", 6, 10)
-		g.Outputs = append(g.Outputs, op(g, "add", "Add", matmul(g, a, b, false, false), r))
+		a, b, r := g.Input("a", 6, 10, 24), g.Input("b", 24), g.Input("r", 6, 10)
+		g.G.Outputs = append(g.G.Outputs, g.Node("add", "Add", nil, matmul(g, a, b, false, false), r))
 	}},
-	{"reshape_around", func(g *ir.Graph) {
+	{"reshape_around", func(g *testkit.Graph) {
 		// bert's attention output projection: reshape, Gemm (B^T), bias,
 		// reshape back.
-		a, w, bias := f32In(g, "a", 32, 2, 64), f32In(g, "w", 128, 128), f32In(g, "bias", 128)
-		x := op(g, "r1", "Reshape", a, i64Const(g, "s1", 32, 128))
-		x = op(g, "add", "Add", matmul(g, x, w, false, true), bias)
-		g.Outputs = append(g.Outputs, op(g, "r2", "Reshape", x, i64Const(g, "s2", 32, 1, 128)))
+		a, w, bias := g.Input("a", 32, 2, 64), g.Input("w", 128, 128), g.Input("bias", 128)
+		x := g.Node("r1", "Reshape", nil, a, i64Const(g, "s1", 32, 128))
+		x = g.Node("add", "Add", nil, matmul(g, x, w, false, true), bias)
+		g.G.Outputs = append(g.G.Outputs, g.Node("r2", "Reshape", nil, x, i64Const(g, "s2", 32, 1, 128)))
 	}},
 }
 
-func gkNode(t *testing.T, name string, build func(g *ir.Graph)) *ir.Node {
+func gkNode(t *testing.T, name string, build func(g *testkit.Graph)) *ir.Node {
 	t.Helper()
-	body := ir.NewGraph(name)
-	build(body)
-	if err := ir.InferShapes(body); err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return &ir.Node{Name: name, Op: ir.OpGraphKernel, Inputs: body.Inputs, Outputs: body.Outputs, Attrs: ir.Attrs{}, Body: body}
+	g := testkit.New(t, name)
+	build(g)
+	return g.GraphKernel(name, g.G.Outputs...)
 }
 
 // TestCubeKernels runs MatMul bodies the corpus lacks (tiles and tails,
@@ -181,15 +169,15 @@ func TestCubeEmulationLimits(t *testing.T) {
 func TestCubeRejects(t *testing.T) {
 	for _, c := range []struct {
 		name, want string
-		build      func(g *ir.Graph)
+		build      func(g *testkit.Graph)
 	}{
-		{"computed_operand", "node mm: MatMul operand exp_out is computed", func(g *ir.Graph) {
-			a, b := f32In(g, "a", 4, 8), f32In(g, "b", 8, 16)
-			g.Outputs = append(g.Outputs, matmul(g, op(g, "exp", "Exp", a), b, false, false))
+		{"computed_operand", "node mm: MatMul operand exp_out0 is computed", func(g *testkit.Graph) {
+			a, b := g.Input("a", 4, 8), g.Input("b", 8, 16)
+			g.G.Outputs = append(g.G.Outputs, matmul(g, g.Node("exp", "Exp", nil, a), b, false, false))
 		}},
-		{"reduce_after", "node sum: ReduceSum result [1 1] after the MatMul", func(g *ir.Graph) {
-			a, b := f32In(g, "a", 4, 8), f32In(g, "b", 8, 16)
-			g.Outputs = append(g.Outputs, op(g, "sum", "ReduceSum", matmul(g, a, b, false, false)))
+		{"reduce_after", "node sum: ReduceSum result [1 1] after the MatMul", func(g *testkit.Graph) {
+			a, b := g.Input("a", 4, 8), g.Input("b", 8, 16)
+			g.G.Outputs = append(g.G.Outputs, g.Node("sum", "ReduceSum", nil, matmul(g, a, b, false, false)))
 		}},
 	} {
 		n := gkNode(t, c.name, c.build)

@@ -28,9 +28,12 @@ var vecUnary = map[string]string{
 
 var vecBinary = map[string]bool{"Add": true, "Sub": true, "Mul": true, "RealDiv": true, "Maximum": true, "Minimum": true}
 
-var aliasOps = map[string]bool{
-	"Reshape": true, "Squeeze": true, "Unsqueeze": true, "Flatten": true, "Identity": true, "Dropout": true,
-	"BroadcastTo": true, "Cast": true,
+// vecAlias: ops the vector and cube strategies run without an instruction,
+// the output sharing the input's buffer: the IR table's aliases and
+// pass-through ops, and Cast (both strategies take float32 values only).
+func vecAlias(op string) bool {
+	o := ir.LookupOp(op)
+	return o.IsAlias() || o.PassesThrough() || op == "Cast"
 }
 
 type vplan struct {
@@ -192,7 +195,7 @@ func (g *agen) classify(F []int64, p int, hasRed bool) (*vplan, error) {
 			if err := set(x, id); err != nil {
 				return nil, err
 			}
-		case kernels.IsReduce(n.Op), n.Op == "Reshape", n.Op == "Squeeze", n.Op == "Unsqueeze", n.Op == "Flatten":
+		case kernels.IsReduce(n.Op), kernels.IsReshape(n.Op):
 			r, ok := kernels.AlignOnes(n.Inputs[0].Shape, out.Shape)
 			if !ok {
 				return nil, fmt.Errorf("node %s: reshape %v -> %v moves elements", n.Name, n.Inputs[0].Shape, out.Shape)
@@ -201,14 +204,14 @@ func (g *agen) classify(F []int64, p int, hasRed bool) (*vplan, error) {
 				return nil, err
 			}
 		default:
-			if !vecBinary[n.Op] && vecUnary[n.Op] == "" && !aliasOps[n.Op] && !vecExtra(n) {
+			if !vecBinary[n.Op] && vecUnary[n.Op] == "" && !vecAlias(n.Op) && !vecExtra(n) {
 				return nil, fmt.Errorf("node %s: no vector instruction for %s", n.Name, n.Op)
 			}
 			if n.Op == "Cast" && n.Inputs[0].DType != ir.Float32 {
 				return nil, fmt.Errorf("node %s: cast", n.Name)
 			}
 			for k, in := range n.Inputs {
-				if in == nil || aliasOps[n.Op] && k > 0 {
+				if in == nil || vecAlias(n.Op) && k > 0 {
 					continue
 				}
 				bm, ok := bcastMap(in.Shape, out.Shape)
@@ -267,7 +270,7 @@ func (g *agen) classify(F []int64, p int, hasRed bool) (*vplan, error) {
 	for _, n := range nodes {
 		out := n.Outputs[0]
 		for k, in := range n.Inputs {
-			if in != nil && in.Const != nil && in.Const.NumElements() > 1 && !(aliasOps[n.Op] && k > 0) && !(kernels.IsReduce(n.Op) && k > 0) {
+			if in != nil && in.Const != nil && in.Const.NumElements() > 1 && !(vecAlias(n.Op) && k > 0) && !(kernels.IsReduce(n.Op) && k > 0) {
 				if err := leaf(in); err != nil {
 					return nil, err
 				}
@@ -278,7 +281,7 @@ func (g *agen) classify(F []int64, p int, hasRed bool) (*vplan, error) {
 			if !vp.isVec[n.Inputs[0]] {
 				return nil, fmt.Errorf("node %s: reduction of a row constant", n.Name)
 			}
-		case aliasOps[n.Op] || kernels.IsReduce(n.Op):
+		case vecAlias(n.Op) || kernels.IsReduce(n.Op):
 			vp.isVec[out] = vp.isVec[n.Inputs[0]]
 		default:
 			for _, in := range n.Inputs {
@@ -342,7 +345,7 @@ func (g *agen) emitVector(vp *vplan) (string, Plan, error) {
 	for _, n := range g.body.Nodes {
 		out := n.Outputs[0]
 		for k, in := range n.Inputs {
-			if in != nil && in.Const != nil && vp.isVec[in] && bufName[in] == "" && !(aliasOps[n.Op] && k > 0) {
+			if in != nil && in.Const != nil && vp.isVec[in] && bufName[in] == "" && !(vecAlias(n.Op) && k > 0) {
 				bufName[in] = fmt.Sprintf("vt%d", len(tmps))
 				tmps = append(tmps, bufName[in])
 				constVecs = append(constVecs, in)
@@ -351,7 +354,7 @@ func (g *agen) emitVector(vp *vplan) (string, Plan, error) {
 		if !vp.isVec[out] {
 			continue
 		}
-		if aliasOps[n.Op] || kernels.IsReduce(n.Op) {
+		if vecAlias(n.Op) || kernels.IsReduce(n.Op) {
 			alias[out] = n.Inputs[0]
 			continue
 		}
@@ -459,7 +462,7 @@ func (g *agen) emitVector(vp *vplan) (string, Plan, error) {
 			g.eg.Bind(sc, out, idxOf(out), s)
 			continue
 		}
-		if !vp.isVec[out] || aliasOps[n.Op] || kernels.IsReduce(n.Op) {
+		if !vp.isVec[out] || vecAlias(n.Op) || kernels.IsReduce(n.Op) {
 			continue // row scalars are computed on demand; aliases share buffers
 		}
 		opnd := func(k int) (bool, string, error) {

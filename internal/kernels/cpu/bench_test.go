@@ -6,6 +6,7 @@ import (
 
 	"gkconv/internal/ir"
 	"gkconv/internal/runtime/native"
+	"gkconv/internal/testkit"
 )
 
 // benchKernel times one kernel call on 1 thread and reports GB/s of
@@ -39,9 +40,9 @@ func benchKernel(b *testing.B, n *ir.Node, ins ...*ir.Tensor) {
 }
 
 func BenchmarkAffine16M(b *testing.B) {
-	bb := newBody(b, "affine")
-	x := bb.input(ir.Float32, 4096, 4096)
-	n := bb.node("affine", bb.op("Add", nil, bb.op("Mul", nil, x, bb.scalar(2)), bb.scalar(1)))
+	bb := testkit.New(b, "affine")
+	x := bb.Input("", 4096, 4096)
+	n := bb.GraphKernel("affine", bb.Op("Add", nil, bb.Op("Mul", nil, x, bb.Scalar(2)), bb.Scalar(1)))
 	benchKernel(b, n, randTensor(rand.New(rand.NewSource(1)), x.Shape, -1, 1))
 }
 

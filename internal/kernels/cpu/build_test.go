@@ -14,12 +14,13 @@ import (
 	"gkconv/internal/ir"
 	"gkconv/internal/kernels"
 	"gkconv/internal/runtime/native"
+	"gkconv/internal/testkit"
 )
 
 func affineNode(t *testing.T, name string, k float32) *ir.Node {
-	b := newBody(t, name)
-	x := b.input(ir.Float32, 8, 16)
-	return b.node(name, b.op("Add", nil, b.op("Mul", nil, x, b.scalar(k)), b.scalar(1)))
+	b := testkit.New(t, name)
+	x := b.Input("", 8, 16)
+	return b.GraphKernel(name, b.Op("Add", nil, b.Op("Mul", nil, x, b.Scalar(k)), b.Scalar(1)))
 }
 
 func TestCacheHitRunsNoCompiler(t *testing.T) {
@@ -133,9 +134,9 @@ func TestCompilerErrorNamesNode(t *testing.T) {
 }
 
 func TestUnsupportedBody(t *testing.T) {
-	b := newBody(t, "u")
-	x := b.input(ir.Float32, 4, 4)
-	n := b.node("u", b.op("Transpose", ir.Attrs{"perm": ir.IntsAttr(1, 0)}, x))
+	b := testkit.New(t, "u")
+	x := b.Input("", 4, 4)
+	n := b.GraphKernel("u", b.Op("Transpose", ir.Attrs{"perm": ir.IntsAttr(1, 0)}, x))
 	err := NewBuilder(Options{CacheDir: t.TempDir()}).BuildKernels([]*ir.Node{n})
 	if err == nil || !strings.Contains(err.Error(), "Transpose") || !strings.Contains(err.Error(), "node u") {
 		t.Fatalf("err = %v", err)
@@ -238,9 +239,9 @@ func TestInfoJSONMatchesCorpus(t *testing.T) {
 		t.Skip("../shared/corpus/akg-info/cpu not present")
 	}
 	// Same graph as Fused_Mul_fusion_...: y = x * 0.9 on shape [1].
-	b := newBody(t, "68.76")
-	x := b.input(ir.Float32, 1)
-	n := b.node("mul", b.op("Mul", nil, x, b.scalar(0.9)))
+	b := testkit.New(t, "68.76")
+	x := b.Input("", 1)
+	n := b.GraphKernel("mul", b.Op("Mul", nil, x, b.Scalar(0.9)))
 	n.Attrs[ir.GKKernelName] = ir.StringAttr("Fused_Mul_fusion_11850656069760946926")
 	ours, err := kernels.InfoJSON(n)
 	if err != nil {
@@ -266,14 +267,14 @@ func TestInfoJSONMatchesCorpus(t *testing.T) {
 func TestGeneralReductions(t *testing.T) {
 	// Reductions over a leading and a middle axis, and a non-trivial reshape,
 	// take the general (materialised) path.
-	b := newBody(t, "general")
-	x := b.input(ir.Float32, 6, 5, 7)
-	s0 := b.op("ReduceSum", keep(0), x, b.ints(0))               // [5,7]
-	m1 := b.op("ReduceMax", keep(1), x, b.ints(1))               // [6,1,7]
-	y := b.op("Add", nil, b.op("Mul", nil, x, m1), s0)           // [6,5,7]
-	rs := b.op("Reshape", nil, b.op("Exp", nil, s0), b.ints(35)) // [35]
-	all := b.op("ReduceMean", keep(0), y, nil)                   // scalar
-	n := b.node("general", y, rs, all)
+	b := testkit.New(t, "general")
+	x := b.Input("", 6, 5, 7)
+	s0 := b.Op("ReduceSum", keep(0), x, b.Ints(0))               // [5,7]
+	m1 := b.Op("ReduceMax", keep(1), x, b.Ints(1))               // [6,1,7]
+	y := b.Op("Add", nil, b.Op("Mul", nil, x, m1), s0)           // [6,5,7]
+	rs := b.Op("Reshape", nil, b.Op("Exp", nil, s0), b.Ints(35)) // [35]
+	all := b.Op("ReduceMean", keep(0), y, nil)                   // scalar
+	n := b.GraphKernel("general", y, rs, all)
 	build(t, t.TempDir(), n)
 	if strings.Contains(n.Attrs.String(ir.GKKernelSource, ""), "row-wise") {
 		t.Fatal("axis-0 reduction must not use the row-wise path")
@@ -316,10 +317,10 @@ func TestGeneralReductions(t *testing.T) {
 }
 
 func TestFloat16(t *testing.T) {
-	b := newBody(t, "half")
-	x := b.input(ir.Float16, 3, 50)
-	y := b.op("Cast", ir.Attrs{"to": ir.IntAttr(int64(ir.Float32))}, b.op("Sigmoid", nil, x))
-	n := b.node("half", y, b.op("Mul", nil, x, x))
+	b := testkit.New(t, "half")
+	x := b.InputOf("", ir.Float16, 3, 50)
+	y := b.Op("Cast", ir.Attrs{"to": ir.IntAttr(int64(ir.Float32))}, b.Op("Sigmoid", nil, x))
+	n := b.GraphKernel("half", y, b.Op("Mul", nil, x, x))
 	build(t, t.TempDir(), n)
 	xi := ir.NewTensor(ir.Float16, x.Shape)
 	r := rand.New(rand.NewSource(8))

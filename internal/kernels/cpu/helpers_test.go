@@ -1,7 +1,6 @@
 package cpu
 
 import (
-	"fmt"
 	"math"
 	"math/rand"
 	"testing"
@@ -9,59 +8,6 @@ import (
 	"gkconv/internal/ir"
 	"gkconv/internal/runtime/native"
 )
-
-// bodyBuilder assembles a shape-inferred body graph.
-type bodyBuilder struct {
-	t testing.TB
-	g *ir.Graph
-	n int
-}
-
-func newBody(t testing.TB, name string) *bodyBuilder {
-	return &bodyBuilder{t: t, g: ir.NewGraph(name)}
-}
-
-func (b *bodyBuilder) input(dt ir.DType, shape ...int64) *ir.Value {
-	v := &ir.Value{Name: fmt.Sprintf("in%d", len(b.g.Inputs)), DType: dt, Shape: shape}
-	b.g.Inputs = append(b.g.Inputs, v)
-	return v
-}
-
-func (b *bodyBuilder) scalar(x float32) *ir.Value {
-	b.n++
-	return b.g.AddConst(fmt.Sprintf("c%d", b.n), ir.Float32Tensor(nil, x))
-}
-
-func (b *bodyBuilder) ints(vals ...int64) *ir.Value {
-	b.n++
-	return b.g.AddConst(fmt.Sprintf("c%d", b.n), ir.Int64Tensor([]int64{int64(len(vals))}, vals...))
-}
-
-func (b *bodyBuilder) op(op string, attrs ir.Attrs, ins ...*ir.Value) *ir.Value {
-	b.t.Helper()
-	b.n++
-	n := b.g.AddNode(fmt.Sprintf("%s_%d", op, b.n), op, ins, fmt.Sprintf("v%d", b.n))
-	if attrs != nil {
-		n.Attrs = attrs
-	}
-	if err := ir.InferNode(n); err != nil {
-		b.t.Fatal(err)
-	}
-	return n.Outputs[0]
-}
-
-// node wraps the body in a GraphKernel node.
-func (b *bodyBuilder) node(name string, outs ...*ir.Value) *ir.Node {
-	b.g.Outputs = outs
-	n := &ir.Node{Name: name, Op: ir.OpGraphKernel, Attrs: ir.Attrs{}, Body: b.g}
-	for _, v := range b.g.Inputs {
-		n.Inputs = append(n.Inputs, &ir.Value{Name: "outer_" + v.Name, DType: v.DType, Shape: v.Shape})
-	}
-	for _, v := range outs {
-		n.Outputs = append(n.Outputs, &ir.Value{Name: "outer_" + v.Name, DType: v.DType, Shape: v.Shape, Producer: n})
-	}
-	return n
-}
 
 func randTensor(r *rand.Rand, shape []int64, lo, hi float64) *ir.Tensor {
 	t := ir.NewTensor(ir.Float32, shape)

@@ -6,15 +6,16 @@ import (
 	"testing"
 
 	"gkconv/internal/ir"
+	"gkconv/internal/testkit"
 )
 
 func keep(k int64) ir.Attrs { return ir.Attrs{"keepdims": ir.IntAttr(k)} }
 
 func TestAffine(t *testing.T) {
-	b := newBody(t, "affine")
-	x := b.input(ir.Float32, 1000, 37)
-	y := b.op("Add", nil, b.op("Mul", nil, x, b.scalar(2)), b.scalar(1))
-	n := b.node("affine", y)
+	b := testkit.New(t, "affine")
+	x := b.Input("", 1000, 37)
+	y := b.Op("Add", nil, b.Op("Mul", nil, x, b.Scalar(2)), b.Scalar(1))
+	n := b.GraphKernel("affine", y)
 	build(t, t.TempDir(), n)
 	in := randTensor(rand.New(rand.NewSource(1)), x.Shape, -1, 1)
 	for _, threads := range []int{1, 2} {
@@ -29,12 +30,12 @@ func TestAffine(t *testing.T) {
 
 func TestPowChain(t *testing.T) {
 	// ((x*2)^3 - y) * (x*2)^3: the cube is computed once, in a register.
-	b := newBody(t, "powchain")
-	x := b.input(ir.Float32, 17, 33)
-	y := b.input(ir.Float32, 17, 33)
-	c := b.op("Pow", nil, b.op("Mul", nil, x, b.scalar(2)), b.scalar(3))
-	out := b.op("Mul", nil, b.op("Sub", nil, c, y), c)
-	n := b.node("powchain", out)
+	b := testkit.New(t, "powchain")
+	x := b.Input("", 17, 33)
+	y := b.Input("", 17, 33)
+	c := b.Op("Pow", nil, b.Op("Mul", nil, x, b.Scalar(2)), b.Scalar(3))
+	out := b.Op("Mul", nil, b.Op("Sub", nil, c, y), c)
+	n := b.GraphKernel("powchain", out)
 	build(t, t.TempDir(), n)
 	r := rand.New(rand.NewSource(2))
 	xi, yi := randTensor(r, x.Shape, -2, 2), randTensor(r, y.Shape, -2, 2)
@@ -50,13 +51,13 @@ func TestPowChain(t *testing.T) {
 }
 
 func TestBroadcastAdd(t *testing.T) {
-	b := newBody(t, "bcast")
-	x := b.input(ir.Float32, 4, 1, 8)
-	y := b.input(ir.Float32, 8)
-	z := b.input(ir.Float32, 3, 1)
-	s := b.op("Add", nil, x, y)                      // [4,1,8]
-	u := b.op("Mul", nil, b.op("Add", nil, x, z), y) // [4,3,8]
-	n := b.node("bcast", s, u)
+	b := testkit.New(t, "bcast")
+	x := b.Input("", 4, 1, 8)
+	y := b.Input("", 8)
+	z := b.Input("", 3, 1)
+	s := b.Op("Add", nil, x, y)                      // [4,1,8]
+	u := b.Op("Mul", nil, b.Op("Add", nil, x, z), y) // [4,3,8]
+	n := b.GraphKernel("bcast", s, u)
 	build(t, t.TempDir(), n)
 	r := rand.New(rand.NewSource(3))
 	xi, yi, zi := randTensor(r, x.Shape, -1, 1), randTensor(r, y.Shape, -1, 1), randTensor(r, z.Shape, -1, 1)
@@ -80,16 +81,16 @@ func TestBroadcastAdd(t *testing.T) {
 
 // layerNormBody is MindSpore's LayerNorm expansion over the last axis.
 func layerNormBody(t testing.TB, rows, cols int64) *ir.Node {
-	b := newBody(t, "layernorm")
-	x := b.input(ir.Float32, rows, cols)
-	gamma := b.input(ir.Float32, cols)
-	beta := b.input(ir.Float32, cols)
-	mean := b.op("ReduceMean", keep(1), x, b.ints(-1))
-	d := b.op("Sub", nil, x, mean)
-	v := b.op("ReduceMean", keep(1), b.op("Mul", nil, d, d), b.ints(-1))
-	rs := b.op("Rsqrt", nil, b.op("Add", nil, v, b.scalar(1e-5)))
-	y := b.op("Add", nil, b.op("Mul", nil, b.op("Mul", nil, d, rs), gamma), beta)
-	return b.node("layernorm", y, mean)
+	b := testkit.New(t, "layernorm")
+	x := b.Input("", rows, cols)
+	gamma := b.Input("", cols)
+	beta := b.Input("", cols)
+	mean := b.Op("ReduceMean", keep(1), x, b.Ints(-1))
+	d := b.Op("Sub", nil, x, mean)
+	v := b.Op("ReduceMean", keep(1), b.Op("Mul", nil, d, d), b.Ints(-1))
+	rs := b.Op("Rsqrt", nil, b.Op("Add", nil, v, b.Scalar(1e-5)))
+	y := b.Op("Add", nil, b.Op("Mul", nil, b.Op("Mul", nil, d, rs), gamma), beta)
+	return b.GraphKernel("layernorm", y, mean)
 }
 
 func layerNormRef(x, gamma, beta []float32, rows, cols int) (y, mean []float64) {
@@ -132,12 +133,12 @@ func TestLayerNorm(t *testing.T) {
 }
 
 func softmaxBody(t testing.TB, rows, cols int64) *ir.Node {
-	b := newBody(t, "softmax")
-	x := b.input(ir.Float32, rows, cols)
-	m := b.op("ReduceMax", keep(1), x, b.ints(-1))
-	e := b.op("Exp", nil, b.op("Sub", nil, x, m))
-	s := b.op("ReduceSum", keep(1), e, b.ints(-1))
-	return b.node("softmax", b.op("RealDiv", nil, e, s))
+	b := testkit.New(t, "softmax")
+	x := b.Input("", rows, cols)
+	m := b.Op("ReduceMax", keep(1), x, b.Ints(-1))
+	e := b.Op("Exp", nil, b.Op("Sub", nil, x, m))
+	s := b.Op("ReduceSum", keep(1), e, b.Ints(-1))
+	return b.GraphKernel("softmax", b.Op("RealDiv", nil, e, s))
 }
 
 func softmaxRef(x []float32, rows, cols int) []float64 {
@@ -183,9 +184,9 @@ func indexOf(s, sub string) int {
 }
 
 func TestExpAccuracy(t *testing.T) {
-	b := newBody(t, "exp")
-	x := b.input(ir.Float32, 1<<16)
-	n := b.node("exp", b.op("Exp", nil, x))
+	b := testkit.New(t, "exp")
+	x := b.Input("", 1<<16)
+	n := b.GraphKernel("exp", b.Op("Exp", nil, x))
 	build(t, t.TempDir(), n)
 	xi := ir.NewTensor(ir.Float32, x.Shape)
 	r := rand.New(rand.NewSource(9))

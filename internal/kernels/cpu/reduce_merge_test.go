@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"gkconv/internal/ir"
+	"gkconv/internal/testkit"
 )
 
 // TestGeneralReduceKeepsRows: a general-path reduction over the last axis of
@@ -15,12 +16,12 @@ import (
 // when the innermost loop reduces, so the kept and reduced dims merged into
 // one loop that summed every row into the first slot.
 func TestGeneralReduceKeepsRows(t *testing.T) {
-	b := newBody(t, "rows")
-	x := b.input(ir.Float32, 3, 7, 31)
-	r := b.op("Reshape", nil, x, b.ints(21, 31))
-	s := b.op("ReduceSum", keep(1), r, b.ints(1))  // [21,1]
-	m := b.op("ReduceMax", keep(1), r, b.ints(-1)) // [21,1]
-	n := b.node("rows", s, m)
+	b := testkit.New(t, "rows")
+	x := b.Input("", 3, 7, 31)
+	r := b.Op("Reshape", nil, x, b.Ints(21, 31))
+	s := b.Op("ReduceSum", keep(1), r, b.Ints(1))  // [21,1]
+	m := b.Op("ReduceMax", keep(1), r, b.Ints(-1)) // [21,1]
+	n := b.GraphKernel("rows", s, m)
 	build(t, t.TempDir(), n)
 	if strings.Contains(n.Attrs.String(ir.GKKernelSource, ""), "row-wise") {
 		t.Log("body took the row-wise path; the general path is what this test is for")
@@ -49,9 +50,9 @@ func TestReduceMaxMinNaN(t *testing.T) {
 		shape []int64
 		axis  int64
 	}{{"ReduceMax", []int64{5, 700}, -1}, {"ReduceMin", []int64{5, 700}, -1}, {"ReduceMax", []int64{9, 6}, 0}, {"ReduceMin", []int64{9, 6}, 0}} {
-		b := newBody(t, "nan")
-		x := b.input(ir.Float32, c.shape...)
-		n := b.node("nan", b.op(c.op, keep(1), b.op("Sqrt", nil, x), b.ints(c.axis)))
+		b := testkit.New(t, "nan")
+		x := b.Input("", c.shape...)
+		n := b.GraphKernel("nan", b.Op(c.op, keep(1), b.Op("Sqrt", nil, x), b.Ints(c.axis)))
 		build(t, t.TempDir(), n)
 		xi := randTensor(rand.New(rand.NewSource(5)), x.Shape, -0.2, 2) // about one NaN in 11
 		rows, cols := int(c.shape[0]), int(c.shape[1])
@@ -114,13 +115,13 @@ func TestSoftmaxRowMaxSkipsNaNTest(t *testing.T) {
 		}
 	}
 
-	b := newBody(t, "shifted")
-	x := b.input(ir.Float32, 4, 300)
-	m := b.op("ReduceMax", keep(1), x, b.ints(-1))
-	d := b.op("Sub", nil, x, m) // an output: its NaN must not depend on the row sum
-	e := b.op("Exp", nil, d)
-	s := b.op("ReduceSum", keep(1), e, b.ints(-1))
-	k := b.node("shifted", b.op("RealDiv", nil, e, s), d)
+	b := testkit.New(t, "shifted")
+	x := b.Input("", 4, 300)
+	m := b.Op("ReduceMax", keep(1), x, b.Ints(-1))
+	d := b.Op("Sub", nil, x, m) // an output: its NaN must not depend on the row sum
+	e := b.Op("Exp", nil, d)
+	s := b.Op("ReduceSum", keep(1), e, b.Ints(-1))
+	k := b.GraphKernel("shifted", b.Op("RealDiv", nil, e, s), d)
 	build(t, t.TempDir(), k)
 	if src := kernelBody(k); !strings.Contains(src, "!=") {
 		t.Errorf("a ReduceMax whose Sub is an output lost its NaN test")

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"gkconv/internal/ir"
+	"gkconv/internal/testkit"
 )
 
 // TestRowLaneReductions covers the lane-blocked row loop: a row length that
@@ -15,9 +16,9 @@ import (
 // and enough rows to run in parallel.
 func TestRowLaneReductions(t *testing.T) {
 	const rows, cols = 40, 1100 // 17 blocks of 64 + 12, two flush chunks
-	b := newBody(t, "lanes")
-	x := b.input(ir.Float32, rows, cols)
-	red := func(op string) *ir.Value { return b.op(op, keep(1), x, b.ints(-1)) }
+	b := testkit.New(t, "lanes")
+	x := b.Input("", rows, cols)
+	red := func(op string) *ir.Value { return b.Op(op, keep(1), x, b.Ints(-1)) }
 	ops := []string{"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceSumSquare", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceProd"}
 	var outs []*ir.Value
 	for _, op := range ops {
@@ -25,9 +26,9 @@ func TestRowLaneReductions(t *testing.T) {
 	}
 	// A second pass over the row, with a per-element output.
 	mx := outs[2]
-	d := b.op("Sub", nil, x, mx)
-	outs = append(outs, b.op("ReduceSum", keep(1), b.op("Mul", nil, d, d), b.ints(-1)), d)
-	n := b.node("lanes", outs...)
+	d := b.Op("Sub", nil, x, mx)
+	outs = append(outs, b.Op("ReduceSum", keep(1), b.Op("Mul", nil, d, d), b.Ints(-1)), d)
+	n := b.GraphKernel("lanes", outs...)
 	build(t, t.TempDir(), n)
 	src := n.Attrs.String(ir.GKKernelSource, "")
 	if !strings.Contains(src, "row-wise") || !strings.Contains(src, "[jl]") || !strings.Contains(src, "__builtin_prefetch") {
@@ -71,11 +72,11 @@ func TestRowLaneReductions(t *testing.T) {
 // TestRowLaneMultiDim reduces two trailing dims: the lane blocks run inside
 // a loop over the outer reduced dim.
 func TestRowLaneMultiDim(t *testing.T) {
-	b := newBody(t, "lanes2d")
-	x := b.input(ir.Float32, 3, 5, 200)
-	s := b.op("ReduceSum", keep(0), x, b.ints(1, 2))
-	m := b.op("ReduceMax", keep(0), x, b.ints(1, 2))
-	n := b.node("lanes2d", s, m)
+	b := testkit.New(t, "lanes2d")
+	x := b.Input("", 3, 5, 200)
+	s := b.Op("ReduceSum", keep(0), x, b.Ints(1, 2))
+	m := b.Op("ReduceMax", keep(0), x, b.Ints(1, 2))
+	n := b.GraphKernel("lanes2d", s, m)
 	build(t, t.TempDir(), n)
 	xi := randTensor(rand.New(rand.NewSource(12)), x.Shape, -2, 3)
 	var ws, wm []float64
@@ -96,9 +97,9 @@ func TestRowLaneMultiDim(t *testing.T) {
 // float running sum loses digits: lanes flushed into doubles must not.
 func TestRowSumAccuracy(t *testing.T) {
 	const rows, cols = 4, 1 << 18
-	b := newBody(t, "acc")
-	x := b.input(ir.Float32, rows, cols)
-	n := b.node("acc", b.op("ReduceMean", keep(1), x, b.ints(-1)))
+	b := testkit.New(t, "acc")
+	x := b.Input("", rows, cols)
+	n := b.GraphKernel("acc", b.Op("ReduceMean", keep(1), x, b.Ints(-1)))
 	build(t, t.TempDir(), n)
 	xi := randTensor(rand.New(rand.NewSource(13)), x.Shape, 1000, 1001)
 	var want []float64
@@ -119,17 +120,17 @@ func TestRowSumAccuracy(t *testing.T) {
 func TestSoftmaxOutputRowBuffer(t *testing.T) {
 	const rows, cols = 9, 300
 	for _, expFirst := range []bool{false, true} {
-		b := newBody(t, "sm2")
-		x := b.input(ir.Float32, rows, cols)
-		m := b.op("ReduceMax", keep(1), x, b.ints(-1))
-		e := b.op("Exp", nil, b.op("Sub", nil, x, m))
-		s := b.op("ReduceSum", keep(1), e, b.ints(-1))
-		y := b.op("RealDiv", nil, e, s)
+		b := testkit.New(t, "sm2")
+		x := b.Input("", rows, cols)
+		m := b.Op("ReduceMax", keep(1), x, b.Ints(-1))
+		e := b.Op("Exp", nil, b.Op("Sub", nil, x, m))
+		s := b.Op("ReduceSum", keep(1), e, b.Ints(-1))
+		y := b.Op("RealDiv", nil, e, s)
 		outs := []*ir.Value{y, e}
 		if expFirst {
 			outs = []*ir.Value{e, y}
 		}
-		n := b.node("sm2", outs...)
+		n := b.GraphKernel("sm2", outs...)
 		build(t, t.TempDir(), n)
 		if src := n.Attrs.String(ir.GKKernelSource, ""); !strings.Contains(src, "float *const rb0 = out0 + row") {
 			t.Fatalf("exp(x-max) should be buffered in an output row:\n%s", src)
@@ -161,11 +162,11 @@ func TestSoftmaxOutputRowBuffer(t *testing.T) {
 // (two cache lines per block to prefetch, float compute).
 func TestRowHalfInputs(t *testing.T) {
 	const rows, cols = 6, 130
-	b := newBody(t, "half_ln")
-	x := b.input(ir.Float16, rows, cols)
-	mean := b.op("ReduceMean", keep(1), x, b.ints(-1))
-	d := b.op("Sub", nil, x, mean)
-	n := b.node("half_ln", d, mean)
+	b := testkit.New(t, "half_ln")
+	x := b.InputOf("", ir.Float16, rows, cols)
+	mean := b.Op("ReduceMean", keep(1), x, b.Ints(-1))
+	d := b.Op("Sub", nil, x, mean)
+	n := b.GraphKernel("half_ln", d, mean)
 	build(t, t.TempDir(), n)
 	xi := ir.NewTensor(ir.Float16, x.Shape)
 	r := rand.New(rand.NewSource(15))

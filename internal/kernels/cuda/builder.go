@@ -3,8 +3,9 @@
 // SDK, no libdevice: the math is in the generated source). Each kernel is
 // `extern "C" __global__ void <name>_kernel0(inputs..., outputs...)`; the
 // launch configuration follows from the static shapes and is recorded on the
-// node next to the PTX, as converter_lite's GPU builder does (reference
-// §7.2), except that the PTX is embedded instead of referenced by path.
+// node next to the PTX, as converter_lite's GPU builder does
+// (mindspore-lite/tools/graph_kernel/converter/akg/gpu_kernel_builder.cc),
+// except that the PTX is embedded instead of referenced by path.
 package cuda
 
 import (

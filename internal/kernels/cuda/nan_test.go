@@ -6,6 +6,7 @@ import (
 
 	"gkconv/internal/ir"
 	"gkconv/internal/kerneltest"
+	"gkconv/internal/testkit"
 )
 
 // TestReduceMaxMinNaN: ReduceMax and ReduceMin propagate NaN as the op
@@ -29,12 +30,10 @@ func TestReduceMaxMinNaN(t *testing.T) {
 	} {
 		name := fmt.Sprintf("%s_axis%d", c.op, c.axis)
 		t.Run(name, func(t *testing.T) {
-			n := synthetic(t, name, func(g *ir.Graph, op func(string, ir.Attrs, ...*ir.Value) *ir.Value) []*ir.Value {
-				x := &ir.Value{Name: "x", DType: ir.Float32, Shape: c.shape}
-				g.Inputs = append(g.Inputs, x)
-				axes := g.AddConst("axes", ir.Int64Tensor([]int64{1}, c.axis))
+			n := synthetic(t, name, func(b *testkit.Graph) []*ir.Value {
+				x := b.Input("x", c.shape...)
 				// Inputs are in [-2, 2]: Sqrt makes NaNs among numbers.
-				return []*ir.Value{op(c.op, ir.Attrs{"keepdims": ir.IntAttr(1)}, op("Sqrt", nil, x), axes)}
+				return []*ir.Value{b.Op(c.op, ir.Attrs{"keepdims": ir.IntAttr(1)}, b.Op("Sqrt", nil, x), b.Ints(c.axis))}
 			})
 			if err := NewBuilder(Options{CacheDir: t.TempDir()}).BuildKernels([]*ir.Node{n}); err != nil {
 				t.Fatal(err)

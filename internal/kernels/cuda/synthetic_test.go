@@ -3,36 +3,17 @@ package cuda
 import (
 	"fmt"
 	"gkconv/internal/kerneltest"
+	"gkconv/internal/testkit"
 	"testing"
 
 	"gkconv/internal/ir"
 )
 
 // synthetic builds a GraphKernel node around a body made by f.
-func synthetic(t *testing.T, name string, f func(b *ir.Graph, op func(string, ir.Attrs, ...*ir.Value) *ir.Value) []*ir.Value) *ir.Node {
+func synthetic(t *testing.T, name string, f func(b *testkit.Graph) []*ir.Value) *ir.Node {
 	t.Helper()
-	g := ir.NewGraph(name)
-	k := 0
-	op := func(o string, attrs ir.Attrs, ins ...*ir.Value) *ir.Value {
-		k++
-		n := g.AddNode(fmt.Sprintf("%s_%d", o, k), o, ins, fmt.Sprintf("v%d", k))
-		if attrs != nil {
-			n.Attrs = attrs
-		}
-		if err := ir.InferNode(n); err != nil {
-			t.Fatal(err)
-		}
-		return n.Outputs[0]
-	}
-	g.Outputs = f(g, op)
-	n := &ir.Node{Name: name, Op: ir.OpGraphKernel, Attrs: ir.Attrs{}, Body: g}
-	for _, v := range g.Inputs {
-		n.Inputs = append(n.Inputs, &ir.Value{Name: "o_" + v.Name, DType: v.DType, Shape: v.Shape})
-	}
-	for _, v := range g.Outputs {
-		n.Outputs = append(n.Outputs, &ir.Value{Name: "o_" + v.Name, DType: v.DType, Shape: v.Shape, Producer: n})
-	}
-	return n
+	b := testkit.New(t, name)
+	return b.GraphKernel(name, f(b)...)
 }
 
 // TestSyntheticStrategies covers what the corpus models do not: a softmax
@@ -42,35 +23,27 @@ func synthetic(t *testing.T, name string, f func(b *ir.Graph, op func(string, ir
 func TestSyntheticStrategies(t *testing.T) {
 	needClang(t)
 	needCXX(t)
-	in := func(g *ir.Graph, shape ...int64) *ir.Value {
-		v := &ir.Value{Name: fmt.Sprintf("x%d", len(g.Inputs)), DType: ir.Float32, Shape: shape}
-		g.Inputs = append(g.Inputs, v)
-		return v
-	}
-	axes := func(g *ir.Graph, a ...int64) *ir.Value {
-		return g.AddConst(fmt.Sprintf("axes%d", len(g.Consts)), ir.Int64Tensor([]int64{int64(len(a))}, a...))
-	}
 	cases := []struct {
 		node     *ir.Node
 		strategy string
 	}{
-		{synthetic(t, "softmax", func(g *ir.Graph, op func(string, ir.Attrs, ...*ir.Value) *ir.Value) []*ir.Value {
-			x := in(g, 3, 1000)
-			m := op("ReduceMax", ir.Attrs{"keepdims": ir.IntAttr(1)}, x, axes(g, -1))
-			e := op("Exp", nil, op("Sub", nil, x, m))
-			s := op("ReduceSum", ir.Attrs{"keepdims": ir.IntAttr(1)}, e, axes(g, -1))
-			return []*ir.Value{op("RealDiv", nil, e, s), s}
+		{synthetic(t, "softmax", func(b *testkit.Graph) []*ir.Value {
+			x := b.Input("", 3, 1000)
+			m := b.Op("ReduceMax", ir.Attrs{"keepdims": ir.IntAttr(1)}, x, b.Ints(-1))
+			e := b.Op("Exp", nil, b.Op("Sub", nil, x, m))
+			s := b.Op("ReduceSum", ir.Attrs{"keepdims": ir.IntAttr(1)}, e, b.Ints(-1))
+			return []*ir.Value{b.Op("RealDiv", nil, e, s), s}
 		}), "row"},
-		{synthetic(t, "colsum", func(g *ir.Graph, op func(string, ir.Attrs, ...*ir.Value) *ir.Value) []*ir.Value {
-			x := in(g, 50, 7)
-			s := op("ReduceSum", ir.Attrs{"keepdims": ir.IntAttr(0)}, op("Tanh", nil, x), axes(g, 0))
-			return []*ir.Value{s, op("Sigmoid", nil, x)}
+		{synthetic(t, "colsum", func(b *testkit.Graph) []*ir.Value {
+			x := b.Input("", 50, 7)
+			s := b.Op("ReduceSum", ir.Attrs{"keepdims": ir.IntAttr(0)}, b.Op("Tanh", nil, x), b.Ints(0))
+			return []*ir.Value{s, b.Op("Sigmoid", nil, x)}
 		}), "inline-reduce"},
-		{synthetic(t, "reshape", func(g *ir.Graph, op func(string, ir.Attrs, ...*ir.Value) *ir.Value) []*ir.Value {
-			x := in(g, 6, 4)
-			shape := g.AddConst("shape", ir.Int64Tensor([]int64{2}, 4, 6))
-			r := op("Reshape", nil, op("Erf", nil, x), shape)
-			return []*ir.Value{op("Mul", nil, r, in(g, 6))}
+		{synthetic(t, "reshape", func(b *testkit.Graph) []*ir.Value {
+			x := b.Input("", 6, 4)
+			shape := b.Ints(4, 6)
+			r := b.Op("Reshape", nil, b.Op("Erf", nil, x), shape)
+			return []*ir.Value{b.Op("Mul", nil, r, b.Input("", 6))}
 		}), "elementwise"},
 	}
 	for _, c := range cases {

@@ -3,7 +3,7 @@ package elementwise
 import (
 	"fmt"
 
-	"gkconv/internal/runtime/kernel"
+	"gkconv/internal/runtime/opkernel"
 )
 
 // plan is a numpy-broadcasting iteration over an output shape fed by several
@@ -131,8 +131,8 @@ func newPlan(out []int64, ins ...[]int64) (*plan, error) {
 // inner row: dst is the flat output index of the run's start, offs the flat
 // input indices (valid until body returns), n the run length. Work is split
 // across ctx.Threads by flat output ranges.
-func (p *plan) run(ctx *kernel.Ctx, body func(dst int, offs []int, n int)) {
-	kernel.ParallelFor(ctx, p.total, grain, func(s, e int) { p.runRange(s, e, body) })
+func (p *plan) run(ctx *opkernel.Ctx, body func(dst int, offs []int, n int)) {
+	opkernel.ParallelFor(ctx, p.total, grain, func(s, e int) { p.runRange(s, e, body) })
 }
 
 func (p *plan) runRange(s, e int, body func(dst int, offs []int, n int)) {

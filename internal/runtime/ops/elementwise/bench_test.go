@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"gkconv/internal/ir"
-	"gkconv/internal/runtime/kernel"
+	"gkconv/internal/runtime/opkernel"
 )
 
 func randF32(shape ...int64) *ir.Tensor {
@@ -18,12 +18,12 @@ func randF32(shape ...int64) *ir.Tensor {
 }
 
 func bench(b *testing.B, op string, attrs ir.Attrs, in []*ir.Tensor, out *ir.Tensor) {
-	f, _ := kernel.Lookup(op)
+	f, _ := opkernel.Lookup(op)
 	if attrs == nil {
 		attrs = ir.Attrs{}
 	}
 	n := &ir.Node{Name: "b", Op: op, Attrs: attrs}
-	ctx := &kernel.Ctx{Threads: 1}
+	ctx := &opkernel.Ctx{Threads: 1}
 	b.SetBytes(int64(len(out.Data) + len(in[0].Data)))
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

@@ -5,7 +5,7 @@ import (
 	"slices"
 
 	"gkconv/internal/ir"
-	"gkconv/internal/runtime/kernel"
+	"gkconv/internal/runtime/opkernel"
 )
 
 type binOp int
@@ -64,7 +64,7 @@ func applyRow[T, O any](f func(x, y T) O, d []O, a []T, sa int, b []T, sb int) {
 }
 
 // broadcast2 runs row over the numpy broadcast of a and b into d.
-func broadcast2[T, O any](ctx *kernel.Ctx, outShape []int64, d []O, a []T, aShape []int64, b []T, bShape []int64,
+func broadcast2[T, O any](ctx *opkernel.Ctx, outShape []int64, d []O, a []T, aShape []int64, b []T, bShape []int64,
 	row func(d []O, a []T, sa int, b []T, sb int)) error {
 	p, err := newPlan(outShape, aShape, bShape)
 	if err != nil {
@@ -76,7 +76,7 @@ func broadcast2[T, O any](ctx *kernel.Ctx, outShape []int64, d []O, a []T, aShap
 	return nil
 }
 
-func binaryFunc[T, O any](ctx *kernel.Ctx, out, a, b *ir.Tensor, f func(x, y T) O) error {
+func binaryFunc[T, O any](ctx *opkernel.Ctx, out, a, b *ir.Tensor, f func(x, y T) O) error {
 	return broadcast2(ctx, out.Shape, data[O](out), data[T](a), a.Shape, data[T](b), b.Shape,
 		func(d []O, a []T, sa int, b []T, sb int) { applyRow(f, d, a, sa, b, sb) })
 }
@@ -226,7 +226,7 @@ func b2u(b bool) uint8 {
 	return 0
 }
 
-func arithTyped[T number](ctx *kernel.Ctx, out, a, b *ir.Tensor, f func(x, y T) T) bool {
+func arithTyped[T number](ctx *opkernel.Ctx, out, a, b *ir.Tensor, f func(x, y T) T) bool {
 	if f == nil {
 		return false
 	}
@@ -235,7 +235,7 @@ func arithTyped[T number](ctx *kernel.Ctx, out, a, b *ir.Tensor, f func(x, y T) 
 
 // arith computes out = a (op) b with broadcasting; a, b and out share a dtype
 // (PReLU slope included).
-func arith(ctx *kernel.Ctx, n *ir.Node, op binOp, out, a, b *ir.Tensor) error {
+func arith(ctx *opkernel.Ctx, n *ir.Node, op binOp, out, a, b *ir.Tensor) error {
 	if a.DType != b.DType {
 		return nodeErr(n, "input dtypes differ: %s and %s", a.DType, b.DType)
 	}
@@ -255,7 +255,7 @@ func arith(ctx *kernel.Ctx, n *ir.Node, op binOp, out, a, b *ir.Tensor) error {
 		ok = arithTyped(ctx, out, a, b, floatArith[float64](op, fmod))
 	case ir.Float16, ir.BFloat16:
 		w, flush := halfOut(out)
-		if err := arith(ctx, n, op, w, kernel.HalfToF32(a), kernel.HalfToF32(b)); err != nil {
+		if err := arith(ctx, n, op, w, opkernel.HalfToF32(a), opkernel.HalfToF32(b)); err != nil {
 			return err
 		}
 		flush()
@@ -278,7 +278,7 @@ func arith(ctx *kernel.Ctx, n *ir.Node, op binOp, out, a, b *ir.Tensor) error {
 		ok = arithTyped(ctx, out, a, b, intArith[uint64](op, fmod))
 	}
 	if !ok {
-		return kernel.Unsupportedf(n, "dtype %s", a.DType)
+		return opkernel.Unsupportedf(n, "dtype %s", a.DType)
 	}
 	return nil
 }
@@ -290,7 +290,7 @@ func nodeErrIf(n *ir.Node, err error) error {
 	return nil
 }
 
-func compare(ctx *kernel.Ctx, n *ir.Node, op binOp, out, a, b *ir.Tensor) error {
+func compare(ctx *opkernel.Ctx, n *ir.Node, op binOp, out, a, b *ir.Tensor) error {
 	if a.DType != b.DType {
 		return nodeErr(n, "input dtypes differ: %s and %s", a.DType, b.DType)
 	}
@@ -304,7 +304,7 @@ func compare(ctx *kernel.Ctx, n *ir.Node, op binOp, out, a, b *ir.Tensor) error 
 	case ir.Float64:
 		err = binaryFunc(ctx, out, a, b, cmpFunc[float64](op))
 	case ir.Float16, ir.BFloat16:
-		return compare(ctx, n, op, out, kernel.HalfToF32(a), kernel.HalfToF32(b))
+		return compare(ctx, n, op, out, opkernel.HalfToF32(a), opkernel.HalfToF32(b))
 	case ir.Int8:
 		err = binaryFunc(ctx, out, a, b, cmpFunc[int8](op))
 	case ir.Int16:
@@ -327,14 +327,14 @@ func compare(ctx *kernel.Ctx, n *ir.Node, op binOp, out, a, b *ir.Tensor) error 
 				applyRow(cmpFunc[string](op), d, x, sa, y, sb)
 			})
 	default:
-		return kernel.Unsupportedf(n, "dtype %s", a.DType)
+		return opkernel.Unsupportedf(n, "dtype %s", a.DType)
 	}
 	return nodeErrIf(n, err)
 }
 
-func logical(ctx *kernel.Ctx, n *ir.Node, op binOp, out, a, b *ir.Tensor) error {
+func logical(ctx *opkernel.Ctx, n *ir.Node, op binOp, out, a, b *ir.Tensor) error {
 	if a.DType != ir.Bool || b.DType != ir.Bool || out.DType != ir.Bool {
-		return kernel.Unsupportedf(n, "logical op on %s, %s", a.DType, b.DType)
+		return opkernel.Unsupportedf(n, "logical op on %s, %s", a.DType, b.DType)
 	}
 	var f func(x, y uint8) uint8
 	switch op {
@@ -349,7 +349,7 @@ func logical(ctx *kernel.Ctx, n *ir.Node, op binOp, out, a, b *ir.Tensor) error 
 }
 
 // pow handles ONNX Pow's mixed dtypes: the result has the base's dtype.
-func pow(ctx *kernel.Ctx, n *ir.Node, out, a, b *ir.Tensor) error {
+func pow(ctx *opkernel.Ctx, n *ir.Node, out, a, b *ir.Tensor) error {
 	if a.DType == ir.Float32 && b.NumElements() == 1 && len(b.Shape) <= len(a.Shape) {
 		// x^2 (LayerNorm variance as exported by PyTorch) is x*x exactly:
 		// both are the correctly rounded square.
@@ -386,7 +386,7 @@ func pow(ctx *kernel.Ctx, n *ir.Node, out, a, b *ir.Tensor) error {
 }
 
 func registerBinary(name string, op binOp) {
-	kernel.Register(name, func(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+	opkernel.Register(name, func(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 		if err := checkArity(n, in, out, 2, 2, 1); err != nil {
 			return err
 		}
@@ -404,7 +404,7 @@ func registerBinary(name string, op binOp) {
 
 // variadic implements Max, Min, Sum and Mean: out starts as the broadcast of
 // the first input and folds the others in place.
-func variadic(ctx *kernel.Ctx, n *ir.Node, op binOp, mean bool, in, out []*ir.Tensor) error {
+func variadic(ctx *opkernel.Ctx, n *ir.Node, op binOp, mean bool, in, out []*ir.Tensor) error {
 	var ins []*ir.Tensor
 	for _, t := range in {
 		if t != nil {
@@ -420,11 +420,11 @@ func variadic(ctx *kernel.Ctx, n *ir.Node, op binOp, mean bool, in, out []*ir.Te
 			return nodeErr(n, "input dtype %s differs from output %s", t.DType, o.DType)
 		}
 	}
-	if kernel.IsHalf(o.DType) {
+	if opkernel.IsHalf(o.DType) {
 		w, flush := halfOut(o)
 		wide := make([]*ir.Tensor, len(ins))
 		for i, t := range ins {
-			wide[i] = kernel.HalfToF32(t)
+			wide[i] = opkernel.HalfToF32(t)
 		}
 		if err := variadic(ctx, n, op, mean, wide, []*ir.Tensor{w}); err != nil {
 			return err
@@ -442,7 +442,7 @@ func variadic(ctx *kernel.Ctx, n *ir.Node, op binOp, mean bool, in, out []*ir.Te
 	}
 	if mean && len(ins) > 1 {
 		if !o.DType.IsFloat() {
-			return kernel.Unsupportedf(n, "Mean of %s", o.DType)
+			return opkernel.Unsupportedf(n, "Mean of %s", o.DType)
 		}
 		div := ir.NewTensor(o.DType, nil)
 		div.PutFloat(0, float64(len(ins)))
@@ -452,13 +452,13 @@ func variadic(ctx *kernel.Ctx, n *ir.Node, op binOp, mean bool, in, out []*ir.Te
 }
 
 func registerVariadic(name string, op binOp, mean bool) {
-	kernel.Register(name, func(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+	opkernel.Register(name, func(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 		return variadic(ctx, n, op, mean, in, out)
 	})
 }
 
 // broadcastInto copies src, broadcast, into dst (same dtype).
-func broadcastInto(ctx *kernel.Ctx, dst, src *ir.Tensor) error {
+func broadcastInto(ctx *opkernel.Ctx, dst, src *ir.Tensor) error {
 	if dst.DType != src.DType {
 		return errorf("dtype %s does not match output %s", src.DType, dst.DType)
 	}
@@ -485,7 +485,7 @@ func broadcastInto(ctx *kernel.Ctx, dst, src *ir.Tensor) error {
 	return errorf("cannot broadcast dtype %s", dst.DType)
 }
 
-func copyBroadcast[T any](ctx *kernel.Ctx, shape []int64, d, s []T, sShape []int64) error {
+func copyBroadcast[T any](ctx *opkernel.Ctx, shape []int64, d, s []T, sShape []int64) error {
 	p, err := newPlan(shape, sShape)
 	if err != nil {
 		return err
@@ -505,7 +505,7 @@ func copyBroadcast[T any](ctx *kernel.Ctx, shape []int64, d, s []T, sShape []int
 }
 
 // selectT is Where: d = c ? x : y with three-way broadcasting.
-func selectT[T any](ctx *kernel.Ctx, shape []int64, d []T, c []uint8, cShape []int64, x []T, xShape []int64, y []T, yShape []int64) error {
+func selectT[T any](ctx *opkernel.Ctx, shape []int64, d []T, c []uint8, cShape []int64, x []T, xShape []int64, y []T, yShape []int64) error {
 	p, err := newPlan(shape, cShape, xShape, yShape)
 	if err != nil {
 		return err
@@ -525,7 +525,7 @@ func selectT[T any](ctx *kernel.Ctx, shape []int64, d []T, c []uint8, cShape []i
 	return nil
 }
 
-func selectOp(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+func selectOp(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	if err := checkArity(n, in, out, 3, 3, 1); err != nil {
 		return err
 	}
@@ -549,12 +549,12 @@ func selectOp(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	case o.DType.Size() == 8:
 		err = selectT(ctx, o.Shape, o.U64(), c.Data, c.Shape, x.U64(), x.Shape, y.U64(), y.Shape)
 	default:
-		return kernel.Unsupportedf(n, "dtype %s", o.DType)
+		return opkernel.Unsupportedf(n, "dtype %s", o.DType)
 	}
 	return nodeErrIf(n, err)
 }
 
-func biasAdd(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+func biasAdd(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	if err := checkArity(n, in, out, 2, 2, 1); err != nil {
 		return err
 	}
@@ -579,7 +579,7 @@ func biasAdd(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	return arith(ctx, n, opAdd, out[0], x, view)
 }
 
-func broadcastTo(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+func broadcastTo(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	if err := checkArity(n, in, out, 1, 2, 1); err != nil {
 		return err
 	}
@@ -607,7 +607,7 @@ func init() {
 	registerVariadic("Minimum", opMin, false)
 	registerVariadic("AddN", opAdd, false)
 	registerVariadic("Mean", opAdd, true)
-	kernel.Register("Select", selectOp)
-	kernel.Register("BiasAdd", biasAdd)
-	kernel.Register("BroadcastTo", broadcastTo)
+	opkernel.Register("Select", selectOp)
+	opkernel.Register("BiasAdd", biasAdd)
+	opkernel.Register("BroadcastTo", broadcastTo)
 }

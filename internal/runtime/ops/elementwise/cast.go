@@ -8,7 +8,7 @@ import (
 	"unsafe"
 
 	"gkconv/internal/ir"
-	"gkconv/internal/runtime/kernel"
+	"gkconv/internal/runtime/opkernel"
 )
 
 func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
@@ -110,7 +110,7 @@ func castFrom[S number](dst *ir.Tensor, s []S, srcFloat bool) error {
 	case ir.Float16, ir.BFloat16:
 		tmp := make([]float32, len(dst.U16()))
 		convert(tmp, s)
-		kernel.F32ToHalf(dst, tmp)
+		opkernel.F32ToHalf(dst, tmp)
 	case ir.Int8:
 		convert(dst.I8(), s)
 	case ir.Int16:
@@ -205,10 +205,10 @@ func castInto(dst, src *ir.Tensor) error {
 		return castFrom(dst, src.F64(), true)
 	case ir.Float16, ir.BFloat16:
 		if dst.DType == ir.Float16 || dst.DType == ir.BFloat16 {
-			kernel.F32ToHalf(dst, kernel.HalfToF32(src).F32())
+			opkernel.F32ToHalf(dst, opkernel.HalfToF32(src).F32())
 			return nil
 		}
-		return castFrom(dst, kernel.HalfToF32(src).F32(), true)
+		return castFrom(dst, opkernel.HalfToF32(src).F32(), true)
 	case ir.Int8:
 		return castFrom(dst, src.I8(), false)
 	case ir.Int16:
@@ -254,7 +254,7 @@ func castInto(dst, src *ir.Tensor) error {
 	return errorf("cast from %s not supported", src.DType)
 }
 
-func castOp(_ *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+func castOp(_ *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	if err := checkArity(n, in, out, 1, 1, 1); err != nil {
 		return err
 	}
@@ -266,12 +266,12 @@ func castOp(_ *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 		return nodeErr(n, "input %v and output %v sizes differ", in[0].Shape, out[0].Shape)
 	}
 	if err := castInto(out[0], in[0]); err != nil {
-		return kernel.Unsupportedf(n, "%v", err)
+		return opkernel.Unsupportedf(n, "%v", err)
 	}
 	return nil
 }
 
-func identity(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+func identity(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	if err := checkArity(n, in, out, 1, -1, 1); err != nil {
 		return err
 	}
@@ -292,7 +292,7 @@ func identity(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 			}
 		}
 		if ratio != 0 {
-			return kernel.Unsupportedf(n, "training_mode=true with ratio %g (random dropout)", ratio)
+			return opkernel.Unsupportedf(n, "training_mode=true with ratio %g (random dropout)", ratio)
 		}
 	}
 	// Dropout's optional mask: all true at inference.
@@ -305,7 +305,7 @@ func identity(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 }
 
 func init() {
-	kernel.Register("Cast", castOp)
-	kernel.Register("Identity", identity)
-	kernel.Register("Dropout", identity)
+	opkernel.Register("Cast", castOp)
+	opkernel.Register("Identity", identity)
+	opkernel.Register("Dropout", identity)
 }

@@ -1,7 +1,7 @@
 // Package elementwise is the CPU op library for unary and broadcasting
 // binary/n-ary elementwise ops, Cast, reductions, arg-reductions, Softmax,
 // LogSoftmax and CumSum. Ops follow ONNX semantics under their IR names
-// (internal/ir/ops.go) and register with kernel.Register in init.
+// (internal/ir/ops.go) and register with opkernel.Register in init.
 //
 // float16 and bfloat16 are computed in float32 (converted in, converted
 // out); the hot float32 loops live in C (fast_cgo.go) with a pure-Go
@@ -13,7 +13,7 @@ import (
 	"unsafe"
 
 	"gkconv/internal/ir"
-	"gkconv/internal/runtime/kernel"
+	"gkconv/internal/runtime/opkernel"
 )
 
 type integer interface {
@@ -40,8 +40,8 @@ func data[T any](t *ir.Tensor) []T {
 
 // widen returns t itself, or a float32 copy when t is float16/bfloat16.
 func widen(t *ir.Tensor) *ir.Tensor {
-	if t != nil && kernel.IsHalf(t.DType) {
-		return kernel.HalfToF32(t)
+	if t != nil && opkernel.IsHalf(t.DType) {
+		return opkernel.HalfToF32(t)
 	}
 	return t
 }
@@ -50,11 +50,11 @@ func widen(t *ir.Tensor) *ir.Tensor {
 // a function that writes the scratch back; for other outputs it returns the
 // output itself and a no-op.
 func halfOut(out *ir.Tensor) (*ir.Tensor, func()) {
-	if !kernel.IsHalf(out.DType) {
+	if !opkernel.IsHalf(out.DType) {
 		return out, func() {}
 	}
 	tmp := ir.NewTensor(ir.Float32, out.Shape)
-	return tmp, func() { kernel.F32ToHalf(out, tmp.F32()) }
+	return tmp, func() { opkernel.F32ToHalf(out, tmp.F32()) }
 }
 
 func checkArity(n *ir.Node, in, out []*ir.Tensor, minIn, maxIn, minOut int) error {

@@ -6,19 +6,19 @@ import (
 	"testing"
 
 	"gkconv/internal/ir"
-	"gkconv/internal/runtime/kernel"
+	"gkconv/internal/runtime/opkernel"
 )
 
 func run(t *testing.T, op string, attrs ir.Attrs, in []*ir.Tensor, out ...*ir.Tensor) error {
 	t.Helper()
-	f, ok := kernel.Lookup(op)
+	f, ok := opkernel.Lookup(op)
 	if !ok {
 		t.Fatalf("op %s not registered", op)
 	}
 	if attrs == nil {
 		attrs = ir.Attrs{}
 	}
-	return f(&kernel.Ctx{Threads: 3}, &ir.Node{Name: "n", Op: op, Attrs: attrs}, in, out)
+	return f(&opkernel.Ctx{Threads: 3}, &ir.Node{Name: "n", Op: op, Attrs: attrs}, in, out)
 }
 
 func f32(shape []int64, v ...float32) *ir.Tensor { return ir.Float32Tensor(shape, v...) }

@@ -4,7 +4,7 @@ import (
 	"math"
 
 	"gkconv/internal/ir"
-	"gkconv/internal/runtime/kernel"
+	"gkconv/internal/runtime/opkernel"
 )
 
 type redOp int
@@ -24,9 +24,9 @@ const (
 
 // reduceFloat reduces the middle dim of [outer, k, inner] into d[outer*inner],
 // accumulating in float64.
-func reduceFloat[T float](ctx *kernel.Ctx, op redOp, d, s []T, outer, k, inner int) {
+func reduceFloat[T float](ctx *opkernel.Ctx, op redOp, d, s []T, outer, k, inner int) {
 	nOut := outer * inner
-	kernel.ParallelFor(ctx, nOut, max(1, grain/max(k, 1)), func(lo, hi int) {
+	opkernel.ParallelFor(ctx, nOut, max(1, grain/max(k, 1)), func(lo, hi int) {
 		for oi := lo; oi < hi; oi++ {
 			o, j := oi/inner, oi%inner
 			base := o*k*inner + j
@@ -106,10 +106,10 @@ func reduceOneFloat[T float](op redOp, s []T, base, k, stride int) float64 {
 
 // reduceInt accumulates in the element type (wrapping like numpy) except for
 // the ops whose result is not an integer, which go through float64.
-func reduceInt[T integer](ctx *kernel.Ctx, op redOp, d, s []T, outer, k, inner int) {
+func reduceInt[T integer](ctx *opkernel.Ctx, op redOp, d, s []T, outer, k, inner int) {
 	var z T
 	nOut := outer * inner
-	kernel.ParallelFor(ctx, nOut, max(1, grain/max(k, 1)), func(lo, hi int) {
+	opkernel.ParallelFor(ctx, nOut, max(1, grain/max(k, 1)), func(lo, hi int) {
 		for oi := lo; oi < hi; oi++ {
 			o, j := oi/inner, oi%inner
 			base := o*k*inner + j
@@ -190,8 +190,8 @@ func reduceAxes(n *ir.Node, in []*ir.Tensor, rank int) (reduced []bool, noop boo
 	return reduced, false, nil
 }
 
-func reduceOp(op redOp) kernel.Func {
-	return func(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+func reduceOp(op redOp) opkernel.Func {
+	return func(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 		if err := checkArity(n, in, out, 1, 2, 1); err != nil {
 			return err
 		}
@@ -210,9 +210,9 @@ func reduceOp(op redOp) kernel.Func {
 			copy(y.Data, x.Data)
 			return nil
 		}
-		if kernel.IsHalf(x.DType) {
+		if opkernel.IsHalf(x.DType) {
 			w, flush := halfOut(y)
-			if err := reduceRun(ctx, n, op, kernel.HalfToF32(x), w, reduced); err != nil {
+			if err := reduceRun(ctx, n, op, opkernel.HalfToF32(x), w, reduced); err != nil {
 				return err
 			}
 			flush()
@@ -224,7 +224,7 @@ func reduceOp(op redOp) kernel.Func {
 
 // reduceRun brings the reduction to [outer, k, inner] form, transposing the
 // input first when the reduced axes are not one contiguous block.
-func reduceRun(ctx *kernel.Ctx, n *ir.Node, op redOp, x, y *ir.Tensor, reduced []bool) error {
+func reduceRun(ctx *opkernel.Ctx, n *ir.Node, op redOp, x, y *ir.Tensor, reduced []bool) error {
 	nOut := 1
 	for i, d := range x.Shape {
 		if !reduced[i] {
@@ -303,11 +303,11 @@ func reduceRun(ctx *kernel.Ctx, n *ir.Node, op redOp, x, y *ir.Tensor, reduced [
 			}
 			d, s := y.F32(), src.F32()
 			if inner == 1 {
-				kernel.ParallelFor(ctx, outer, max(1, grain/k), func(lo, hi int) {
+				opkernel.ParallelFor(ctx, outer, max(1, grain/k), func(lo, hi int) {
 					f32SumRows(d[lo:hi], s[lo*k:hi*k], hi-lo, k, scale)
 				})
 			} else {
-				kernel.ParallelFor(ctx, outer, 1, func(lo, hi int) {
+				opkernel.ParallelFor(ctx, outer, 1, func(lo, hi int) {
 					f32SumMid(d[lo*inner:hi*inner], s[lo*k*inner:hi*k*inner], hi-lo, k, inner, scale)
 				})
 			}
@@ -328,7 +328,7 @@ func reduceRun(ctx *kernel.Ctx, n *ir.Node, op redOp, x, y *ir.Tensor, reduced [
 		reduceInt(ctx, op, y.U8(), src.U8(), outer, k, inner)
 	case ir.Bool:
 		if op != rMax && op != rMin {
-			return kernel.Unsupportedf(n, "dtype bool")
+			return opkernel.Unsupportedf(n, "dtype bool")
 		}
 		// Max is any, Min is all: the uint8 forms with 0/1 values.
 		reduceInt(ctx, op, y.U8(), src.U8(), outer, k, inner)
@@ -344,7 +344,7 @@ func reduceRun(ctx *kernel.Ctx, n *ir.Node, op redOp, x, y *ir.Tensor, reduced [
 	case ir.Uint64:
 		reduceInt(ctx, op, y.U64(), src.U64(), outer, k, inner)
 	default:
-		return kernel.Unsupportedf(n, "dtype %s", x.DType)
+		return opkernel.Unsupportedf(n, "dtype %s", x.DType)
 	}
 	return nil
 }
@@ -411,8 +411,8 @@ func permute[T any](d, s []T, shape []int64, perm []int) {
 	}
 }
 
-func argReduce(isMax bool) kernel.Func {
-	return func(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+func argReduce(isMax bool) opkernel.Func {
+	return func(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 		if err := checkArity(n, in, out, 1, 1, 1); err != nil {
 			return err
 		}
@@ -457,7 +457,7 @@ func argReduce(isMax bool) kernel.Func {
 		case ir.Uint64:
 			argT(ctx, d, x.U64(), outer, k, inner, isMax, last)
 		default:
-			return kernel.Unsupportedf(n, "dtype %s", in[0].DType)
+			return opkernel.Unsupportedf(n, "dtype %s", in[0].DType)
 		}
 		return nil
 	}
@@ -477,8 +477,8 @@ func split3(shape []int64, axis int) (outer, k, inner int) {
 	return outer, int(shape[axis]), inner
 }
 
-func argT[T number](ctx *kernel.Ctx, d []int64, s []T, outer, k, inner int, isMax, last bool) {
-	kernel.ParallelFor(ctx, outer*inner, max(1, grain/max(k, 1)), func(lo, hi int) {
+func argT[T number](ctx *opkernel.Ctx, d []int64, s []T, outer, k, inner int, isMax, last bool) {
+	opkernel.ParallelFor(ctx, outer*inner, max(1, grain/max(k, 1)), func(lo, hi int) {
 		for oi := lo; oi < hi; oi++ {
 			o, j := oi/inner, oi%inner
 			base := o*k*inner + j
@@ -511,8 +511,8 @@ func init() {
 		"ReduceL1": rL1, "ReduceL2": rL2, "ReduceLogSum": rLogSum, "ReduceLogSumExp": rLogSumExp,
 		"ReduceSumSquare": rSumSquare,
 	} {
-		kernel.Register(name, reduceOp(op))
+		opkernel.Register(name, reduceOp(op))
 	}
-	kernel.Register("Argmax", argReduce(true))
-	kernel.Register("Argmin", argReduce(false))
+	opkernel.Register("Argmax", argReduce(true))
+	opkernel.Register("Argmin", argReduce(false))
 }

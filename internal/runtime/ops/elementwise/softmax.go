@@ -2,12 +2,12 @@ package elementwise
 
 import (
 	"gkconv/internal/ir"
-	"gkconv/internal/runtime/kernel"
+	"gkconv/internal/runtime/opkernel"
 	"slices"
 )
 
-func softmaxOp(logsm bool) kernel.Func {
-	return func(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+func softmaxOp(logsm bool) opkernel.Func {
+	return func(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 		if err := checkArity(n, in, out, 1, 1, 1); err != nil {
 			return err
 		}
@@ -15,9 +15,9 @@ func softmaxOp(logsm bool) kernel.Func {
 		if x.DType != y.DType || !slices.Equal(x.Shape, y.Shape) {
 			return nodeErr(n, "input %s does not match output %s", x, y)
 		}
-		if kernel.IsHalf(x.DType) {
+		if opkernel.IsHalf(x.DType) {
 			w, flush := halfOut(y)
-			if err := softmaxOp(logsm)(ctx, n, []*ir.Tensor{kernel.HalfToF32(x)}, []*ir.Tensor{w}); err != nil {
+			if err := softmaxOp(logsm)(ctx, n, []*ir.Tensor{opkernel.HalfToF32(x)}, []*ir.Tensor{w}); err != nil {
 				return err
 			}
 			flush()
@@ -34,7 +34,7 @@ func softmaxOp(logsm bool) kernel.Func {
 				y.PutFloat(0, v)
 				return nil
 			}
-			return kernel.Unsupportedf(n, "dtype %s", x.DType)
+			return opkernel.Unsupportedf(n, "dtype %s", x.DType)
 		}
 		axis, err := normAxis(n, n.Attrs.Int("axis", -1), rank)
 		if err != nil {
@@ -48,7 +48,7 @@ func softmaxOp(logsm bool) kernel.Func {
 		case ir.Float32:
 			d, s := y.F32(), x.F32()
 			if inner == 1 {
-				kernel.ParallelFor(ctx, outer, max(1, grain/(4*k)), func(lo, hi int) {
+				opkernel.ParallelFor(ctx, outer, max(1, grain/(4*k)), func(lo, hi int) {
 					f32SoftmaxRows(d[lo*k:hi*k], s[lo*k:hi*k], hi-lo, k, logsm)
 				})
 				return nil
@@ -57,14 +57,14 @@ func softmaxOp(logsm bool) kernel.Func {
 		case ir.Float64:
 			softmaxGeneric(ctx, y.F64(), x.F64(), outer, k, inner, logsm)
 		default:
-			return kernel.Unsupportedf(n, "dtype %s", x.DType)
+			return opkernel.Unsupportedf(n, "dtype %s", x.DType)
 		}
 		return nil
 	}
 }
 
-func softmaxGeneric[T float](ctx *kernel.Ctx, d, s []T, outer, k, inner int, logsm bool) {
-	kernel.ParallelFor(ctx, outer*inner, max(1, grain/(4*k)), func(lo, hi int) {
+func softmaxGeneric[T float](ctx *opkernel.Ctx, d, s []T, outer, k, inner int, logsm bool) {
+	opkernel.ParallelFor(ctx, outer*inner, max(1, grain/(4*k)), func(lo, hi int) {
 		for oi := lo; oi < hi; oi++ {
 			base := (oi/inner)*k*inner + oi%inner
 			softmaxStrided(d[base:], s[base:], k, inner, logsm)
@@ -72,7 +72,7 @@ func softmaxGeneric[T float](ctx *kernel.Ctx, d, s []T, outer, k, inner int, log
 	})
 }
 
-func cumSum(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+func cumSum(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	if err := checkArity(n, in, out, 2, 2, 1); err != nil {
 		return err
 	}
@@ -84,9 +84,9 @@ func cumSum(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	if err != nil || len(ax) != 1 {
 		return nodeErr(n, "axis must be one integer, got %s", in[1])
 	}
-	if kernel.IsHalf(x.DType) {
+	if opkernel.IsHalf(x.DType) {
 		w, flush := halfOut(y)
-		if err := cumSum(ctx, n, []*ir.Tensor{kernel.HalfToF32(x), in[1]}, []*ir.Tensor{w}); err != nil {
+		if err := cumSum(ctx, n, []*ir.Tensor{opkernel.HalfToF32(x), in[1]}, []*ir.Tensor{w}); err != nil {
 			return err
 		}
 		flush()
@@ -126,7 +126,7 @@ func cumSum(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	case ir.Uint64:
 		cumSumT(y.U64(), x.U64(), outer, k, inner, excl, rev)
 	default:
-		return kernel.Unsupportedf(n, "dtype %s", x.DType)
+		return opkernel.Unsupportedf(n, "dtype %s", x.DType)
 	}
 	return nil
 }
@@ -160,7 +160,7 @@ func cumSumT[T number](d, s []T, outer, k, inner int, excl, rev bool) {
 }
 
 func init() {
-	kernel.Register("Softmax", softmaxOp(false))
-	kernel.Register("LogSoftmax", softmaxOp(true))
-	kernel.Register("CumSum", cumSum)
+	opkernel.Register("Softmax", softmaxOp(false))
+	opkernel.Register("LogSoftmax", softmaxOp(true))
+	opkernel.Register("CumSum", cumSum)
 }

@@ -4,7 +4,7 @@ import (
 	"math"
 
 	"gkconv/internal/ir"
-	"gkconv/internal/runtime/kernel"
+	"gkconv/internal/runtime/opkernel"
 )
 
 // floatUnary builds the scalar function of a float unary op from its attrs;
@@ -146,8 +146,8 @@ func f32UnaryCode(n *ir.Node) (int, bool) {
 	return 0, false
 }
 
-func mapFloat[T float](ctx *kernel.Ctx, d, s []T, f func(float64) float64) {
-	kernel.ParallelFor(ctx, len(d), grain/4, func(lo, hi int) {
+func mapFloat[T float](ctx *opkernel.Ctx, d, s []T, f func(float64) float64) {
+	opkernel.ParallelFor(ctx, len(d), grain/4, func(lo, hi int) {
 		src := s[lo:hi]
 		dst := d[lo:hi]
 		for i, x := range src {
@@ -156,8 +156,8 @@ func mapFloat[T float](ctx *kernel.Ctx, d, s []T, f func(float64) float64) {
 	})
 }
 
-func mapInt[T integer](ctx *kernel.Ctx, d, s []T, f func(T) T) {
-	kernel.ParallelFor(ctx, len(d), grain, func(lo, hi int) {
+func mapInt[T integer](ctx *opkernel.Ctx, d, s []T, f func(T) T) {
+	opkernel.ParallelFor(ctx, len(d), grain, func(lo, hi int) {
 		src := s[lo:hi]
 		dst := d[lo:hi]
 		for i, x := range src {
@@ -202,16 +202,16 @@ func intUnary[T integer](op string) func(T) T {
 	return nil
 }
 
-func intUnaryRun[T integer](ctx *kernel.Ctx, n *ir.Node, d, s []T) error {
+func intUnaryRun[T integer](ctx *opkernel.Ctx, n *ir.Node, d, s []T) error {
 	f := intUnary[T](n.Op)
 	if f == nil {
-		return kernel.Unsupportedf(n, "integer input")
+		return opkernel.Unsupportedf(n, "integer input")
 	}
 	mapInt(ctx, d, s, f)
 	return nil
 }
 
-func unary(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+func unary(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	if err := checkArity(n, in, out, 1, 1, 1); err != nil {
 		return err
 	}
@@ -223,7 +223,7 @@ func unary(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	case ir.Float32:
 		if code, ok := f32UnaryCode(n); ok {
 			d, s := y.F32(), x.F32()
-			kernel.ParallelFor(ctx, len(d), grain/4, func(lo, hi int) { f32Unary(code, d[lo:hi], s[lo:hi]) })
+			opkernel.ParallelFor(ctx, len(d), grain/4, func(lo, hi int) { f32Unary(code, d[lo:hi], s[lo:hi]) })
 			return nil
 		}
 		mapFloat(ctx, y.F32(), x.F32(), floatUnary[n.Op](n.Attrs))
@@ -231,7 +231,7 @@ func unary(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 		mapFloat(ctx, y.F64(), x.F64(), floatUnary[n.Op](n.Attrs))
 	case ir.Float16, ir.BFloat16:
 		w, flush := halfOut(y)
-		if err := unary(ctx, n, []*ir.Tensor{kernel.HalfToF32(x)}, []*ir.Tensor{w}); err != nil {
+		if err := unary(ctx, n, []*ir.Tensor{opkernel.HalfToF32(x)}, []*ir.Tensor{w}); err != nil {
 			return err
 		}
 		flush()
@@ -252,7 +252,7 @@ func unary(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	case ir.Uint64:
 		return intUnaryRun(ctx, n, y.U64(), x.U64())
 	default:
-		return kernel.Unsupportedf(n, "dtype %s", x.DType)
+		return opkernel.Unsupportedf(n, "dtype %s", x.DType)
 	}
 	return nil
 }
@@ -277,12 +277,12 @@ func floatPredicate(n *ir.Node, in, out []*ir.Tensor, f func(float64) bool) erro
 			d[i] = b2u(f(v))
 		}
 	default:
-		return kernel.Unsupportedf(n, "dtype %s", in[0].DType)
+		return opkernel.Unsupportedf(n, "dtype %s", in[0].DType)
 	}
 	return nil
 }
 
-func isInf(_ *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+func isInf(_ *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	neg := n.Attrs.Int("detect_negative", 1) != 0
 	pos := n.Attrs.Int("detect_positive", 1) != 0
 	return floatPredicate(n, in, out, func(v float64) bool {
@@ -290,16 +290,16 @@ func isInf(_ *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	})
 }
 
-func isNaN(_ *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+func isNaN(_ *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	return floatPredicate(n, in, out, math.IsNaN)
 }
 
-func logicalNot(_ *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+func logicalNot(_ *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	if err := checkArity(n, in, out, 1, 1, 1); err != nil {
 		return err
 	}
 	if in[0].DType != ir.Bool || out[0].DType != ir.Bool {
-		return kernel.Unsupportedf(n, "dtype %s", in[0].DType)
+		return opkernel.Unsupportedf(n, "dtype %s", in[0].DType)
 	}
 	d := out[0].Data
 	for i, v := range in[0].Data[:len(d)] {
@@ -309,8 +309,8 @@ func logicalNot(_ *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 }
 
 // clipT clamps in place semantics: d = min(max(s, lo), hi).
-func clipT[T number](ctx *kernel.Ctx, d, s []T, lo, hi T) {
-	kernel.ParallelFor(ctx, len(d), grain, func(a, b int) {
+func clipT[T number](ctx *opkernel.Ctx, d, s []T, lo, hi T) {
+	opkernel.ParallelFor(ctx, len(d), grain, func(a, b int) {
 		src := s[a:b]
 		dst := d[a:b]
 		for i, x := range src {
@@ -337,12 +337,12 @@ func bound[T number](t *ir.Tensor, def T) T {
 	return v[0]
 }
 
-func clipInt[T integer](ctx *kernel.Ctx, x, y, lo, hi *ir.Tensor) {
+func clipInt[T integer](ctx *opkernel.Ctx, x, y, lo, hi *ir.Tensor) {
 	var z T
 	clipT(ctx, data[T](y), data[T](x), bound(lo, minOf(z)), bound(hi, maxOf(z)))
 }
 
-func clip(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+func clip(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	if err := checkArity(n, in, out, 1, 3, 1); err != nil {
 		return err
 	}
@@ -362,7 +362,7 @@ func clip(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	// Opset < 11 form: bounds as attributes.
 	if lo == nil && n.Attrs.Has("min") || hi == nil && n.Attrs.Has("max") {
 		if !x.DType.IsFloat() {
-			return kernel.Unsupportedf(n, "attribute bounds on %s", x.DType)
+			return opkernel.Unsupportedf(n, "attribute bounds on %s", x.DType)
 		}
 		if lo == nil && n.Attrs.Has("min") {
 			lo = ir.NewTensor(x.DType, nil)
@@ -379,12 +379,12 @@ func clip(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 		// activations (ReLU6 is the hot case).
 		d, s := y.F32(), x.F32()
 		l, h := bound(lo, float32(math.Inf(-1))), bound(hi, float32(math.Inf(1)))
-		kernel.ParallelFor(ctx, len(d), grain, func(a, b int) { f32Clip(d[a:b], s[a:b], l, h) })
+		opkernel.ParallelFor(ctx, len(d), grain, func(a, b int) { f32Clip(d[a:b], s[a:b], l, h) })
 	case ir.Float64:
 		clipT(ctx, y.F64(), x.F64(), bound(lo, math.Inf(-1)), bound(hi, math.Inf(1)))
 	case ir.Float16, ir.BFloat16:
 		w, flush := halfOut(y)
-		if err := clip(ctx, n, []*ir.Tensor{kernel.HalfToF32(x), widen(lo), widen(hi)}, []*ir.Tensor{w}); err != nil {
+		if err := clip(ctx, n, []*ir.Tensor{opkernel.HalfToF32(x), widen(lo), widen(hi)}, []*ir.Tensor{w}); err != nil {
 			return err
 		}
 		flush()
@@ -405,17 +405,17 @@ func clip(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	case ir.Uint64:
 		clipInt[uint64](ctx, x, y, lo, hi)
 	default:
-		return kernel.Unsupportedf(n, "dtype %s", x.DType)
+		return opkernel.Unsupportedf(n, "dtype %s", x.DType)
 	}
 	return nil
 }
 
 func init() {
 	for name := range floatUnary {
-		kernel.Register(name, unary)
+		opkernel.Register(name, unary)
 	}
-	kernel.Register("IsInf", isInf)
-	kernel.Register("IsNan", isNaN)
-	kernel.Register("LogicalNot", logicalNot)
-	kernel.Register("Clip", clip)
+	opkernel.Register("IsInf", isInf)
+	opkernel.Register("IsNan", isNaN)
+	opkernel.Register("LogicalNot", logicalNot)
+	opkernel.Register("Clip", clip)
 }

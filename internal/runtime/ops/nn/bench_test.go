@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"gkconv/internal/ir"
-	"gkconv/internal/runtime/kernel"
+	"gkconv/internal/runtime/opkernel"
 )
 
 func randTensor(rng *rand.Rand, shape ...int64) *ir.Tensor {
@@ -22,8 +22,8 @@ func randTensor(rng *rand.Rand, shape ...int64) *ir.Tensor {
 	return t
 }
 
-func benchOp(b *testing.B, f kernel.Func, n *ir.Node, in []*ir.Tensor, out *ir.Tensor, flops float64) {
-	ctx := &kernel.Ctx{Threads: 1}
+func benchOp(b *testing.B, f opkernel.Func, n *ir.Node, in []*ir.Tensor, out *ir.Tensor, flops float64) {
+	ctx := &opkernel.Ctx{Threads: 1}
 	if err := f(ctx, n, in, []*ir.Tensor{out}); err != nil {
 		b.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"unsafe"
 
 	"gkconv/internal/ir"
-	"gkconv/internal/runtime/kernel"
+	"gkconv/internal/runtime/opkernel"
 )
 
 func cf(p []float32) *C.float {
@@ -22,7 +22,7 @@ func cf(p []float32) *C.float {
 }
 
 // conv is ONNX Conv: x [N, C, spatial...], w [M, C/group, k...], b [M]?.
-func conv(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+func conv(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	if err := need(n, in, 2); err != nil {
 		return err
 	}
@@ -69,7 +69,7 @@ func conv(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	case ir.Float64:
 		convDirect(ctx, g, nb, c, m, group, x.F64(), w.F64(), slice[float64](b), y.F64())
 	default:
-		return kernel.Unsupportedf(n, "dtype %s", x.DType)
+		return opkernel.Unsupportedf(n, "dtype %s", x.DType)
 	}
 	return nil
 }
@@ -78,14 +78,14 @@ func conv(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 // bias and its product in one pass (see convF32): about a quarter of L2.
 const convTileBytes = 256 << 10
 
-func convF32(ctx *kernel.Ctx, g *geom, nb, c, m, group int, x, w, b, y []float32) {
+func convF32(ctx *opkernel.Ctx, g *geom, nb, c, m, group int, x, w, b, y []float32) {
 	cg, mg := c/group, m/group
 	inVol, outVol, kVol := g.inVol(), g.outVol(), g.kVol()
 	if group == c && mg == 1 && g.in[0] == 1 && g.k[0] == 1 {
 		// depthwise 2-D: direct kernel, parallel over (batch, channel) planes
 		padH := (g.out[1]-1)*g.s[1] + (g.k[1]-1)*g.d[1] + 1
 		padW := (g.out[2]-1)*g.s[2] + (g.k[2]-1)*g.d[2] + 1
-		kernel.ParallelFor(ctx, nb*c, 4, func(s, e int) {
+		opkernel.ParallelFor(ctx, nb*c, 4, func(s, e int) {
 			// padded plane, or the zero row and lane masks of the AVX-512 3x3 paths
 			pp := getF32(max(padH*padW, g.in[2]+48+int(C.dw_mask_floats(C.int(g.out[1]), C.int(g.out[2])))))
 			defer putF32(pp)
@@ -134,9 +134,9 @@ func convF32(ctx *kernel.Ctx, g *geom, nb, c, m, group int, x, w, b, y []float32
 
 // im2colF32 unfolds cg channels of x into col [cg*kVol, outVol], in parallel
 // over channels.
-func im2colF32(ctx *kernel.Ctx, g *geom, cg int, x, col []float32) {
+func im2colF32(ctx *opkernel.Ctx, g *geom, cg int, x, col []float32) {
 	inVol, rows := g.inVol(), g.kVol()*g.outVol()
-	kernel.ParallelFor(ctx, cg, 8, func(s, e int) {
+	opkernel.ParallelFor(ctx, cg, 8, func(s, e int) {
 		C.im2col_f32(cf(x[s*inVol:]), cf(col[s*rows:]), C.int(e-s), C.int(g.in[0]), C.int(g.in[1]), C.int(g.in[2]),
 			C.int(g.k[0]), C.int(g.k[1]), C.int(g.k[2]), C.int(g.s[0]), C.int(g.s[1]), C.int(g.s[2]),
 			C.int(g.pb[0]), C.int(g.pb[1]), C.int(g.pb[2]), C.int(g.d[0]), C.int(g.d[1]), C.int(g.d[2]),
@@ -146,10 +146,10 @@ func im2colF32(ctx *kernel.Ctx, g *geom, cg int, x, col []float32) {
 
 // convDirect is the reference convolution: a plain loop, used for float64
 // and as the oracle of the float32 tests.
-func convDirect[T float](ctx *kernel.Ctx, g *geom, nb, c, m, group int, x, w, b, y []T) {
+func convDirect[T float](ctx *opkernel.Ctx, g *geom, nb, c, m, group int, x, w, b, y []T) {
 	cg, mg := c/group, m/group
 	inVol, outVol, kVol := g.inVol(), g.outVol(), g.kVol()
-	kernel.ParallelFor(ctx, nb*m, 1, func(s, e int) {
+	opkernel.ParallelFor(ctx, nb*m, 1, func(s, e int) {
 		for t := s; t < e; t++ {
 			bi, oc := t/m, t%m
 			gi := oc / mg

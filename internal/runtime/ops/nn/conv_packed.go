@@ -22,7 +22,7 @@ import (
 	"weak"
 
 	"gkconv/internal/ir"
-	"gkconv/internal/runtime/kernel"
+	"gkconv/internal/runtime/opkernel"
 )
 
 // packedConvMaxBytes caps the packed weights held per process; convs beyond
@@ -158,7 +158,7 @@ func packedConvFaster(g *geom, c, m int) int {
 }
 
 // convPackedF32 runs the conv on packed weights wp (from packedConvWeights).
-func convPackedF32(ctx *kernel.Ctx, g *geom, nb, c, m int, x, wp, b, y []float32) error {
+func convPackedF32(ctx *opkernel.Ctx, g *geom, nb, c, m int, x, wp, b, y []float32) error {
 	inVol, outVol, kk := g.inVol(), g.outVol(), c*g.kVol()
 	pointwise := g.kVol() == 1 && g.s == [3]int{1, 1, 1} && g.pb == [3]int{} && g.pe == [3]int{}
 	mt := packedConvTile
@@ -172,7 +172,7 @@ func convPackedF32(ctx *kernel.Ctx, g *geom, nb, c, m int, x, wp, b, y []float32
 	tiles := (outVol + mt - 1) / mt
 	panels := (m + ir.PackNR - 1) / ir.PackNR
 	var fail atomic.Bool
-	kernel.ParallelFor(ctx, nb*tiles, 1, func(s, e int) {
+	opkernel.ParallelFor(ctx, nb*tiles, 1, func(s, e int) {
 		tp := getF32(mt * m)
 		defer putF32(tp)
 		var col []float32
@@ -218,13 +218,13 @@ const convSliversLd = convSliversTile + 16
 // convSliversF32 runs the conv on weights packed by conv_pack_w: per tile of
 // output pixels, y[:, tile] = W x im2col(tile) + bias, with a 1x1 stride-1
 // conv reading x in place.
-func convSliversF32(ctx *kernel.Ctx, g *geom, nb, c, m int, x, ap, b, y []float32) error {
+func convSliversF32(ctx *opkernel.Ctx, g *geom, nb, c, m int, x, ap, b, y []float32) error {
 	inVol, outVol, kk := g.inVol(), g.outVol(), c*g.kVol()
 	pointwise := g.kVol() == 1 && g.s == [3]int{1, 1, 1} && g.pb == [3]int{} && g.pe == [3]int{}
 	mt := convSliversTile
 	tiles := (outVol + mt - 1) / mt
 	var fail atomic.Bool
-	kernel.ParallelFor(ctx, nb*tiles, 1, func(s, e int) {
+	opkernel.ParallelFor(ctx, nb*tiles, 1, func(s, e int) {
 		var col []float32
 		if !pointwise {
 			cp := getF32(kk * convSliversLd)

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"gkconv/internal/ir"
-	"gkconv/internal/runtime/kernel"
+	"gkconv/internal/runtime/opkernel"
 )
 
 // constConvNode is a Conv2D node whose weight input is the constant w, as the
@@ -86,12 +86,12 @@ func testConvPackedRandom(t *testing.T, form int) {
 			b64, _ = b.Float64s()
 		}
 		ref := make([]float64, y.NumElements())
-		convDirect(&kernel.Ctx{Threads: 1}, g, nb, cin, cout, 1, x64, w64, b64, ref)
+		convDirect(&opkernel.Ctx{Threads: 1}, g, nb, cin, cout, 1, x64, w64, b64, ref)
 		for _, threads := range []int{1, 3} {
 			for i := range y.F32() {
 				y.F32()[i] = float32(math.NaN())
 			}
-			if err := conv(&kernel.Ctx{Threads: threads}, n, in, []*ir.Tensor{y}); err != nil {
+			if err := conv(&opkernel.Ctx{Threads: threads}, n, in, []*ir.Tensor{y}); err != nil {
 				t.Fatal(err)
 			}
 			for j, want := range ref {

@@ -7,7 +7,7 @@ import "C"
 
 import (
 	"gkconv/internal/ir"
-	"gkconv/internal/runtime/kernel"
+	"gkconv/internal/runtime/opkernel"
 	"slices"
 )
 
@@ -97,7 +97,7 @@ func convTransposeGeom(n *ir.Node, xSp, kernelSp []int64) (*geom, error) {
 
 // convTranspose is ONNX ConvTranspose: x [N, C, in...], w [C, M/group, k...],
 // b [M]?, y [N, M, out...].
-func convTranspose(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+func convTranspose(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	if err := need(n, in, 2); err != nil {
 		return err
 	}
@@ -136,7 +136,7 @@ func convTranspose(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 		setBLASThreads(ctx.Threads)
 		convTransposeGEMM(g, nb, c, m, group, x.F64(), w.F64(), slice[float64](b), y.F64(), dgemm, col2imGeneric[float64])
 	default:
-		return kernel.Unsupportedf(n, "dtype %s", x.DType)
+		return opkernel.Unsupportedf(n, "dtype %s", x.DType)
 	}
 	return nil
 }

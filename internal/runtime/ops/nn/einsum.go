@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"gkconv/internal/ir"
-	"gkconv/internal/runtime/kernel"
+	"gkconv/internal/runtime/opkernel"
 )
 
 // einsumSpec is a parsed equation: every operand and the output as lists of
@@ -168,7 +168,7 @@ func labelASCII(l int) byte {
 }
 
 // einsum is ONNX Einsum.
-func einsum(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+func einsum(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	if len(in) == 0 {
 		return errf(n, "no inputs")
 	}
@@ -211,10 +211,10 @@ func einsum(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	case ir.Uint64:
 		return einsumT(ctx, sp, in, y, gemmNaive[uint64])
 	}
-	return kernel.Unsupportedf(n, "dtype %s", y.DType)
+	return opkernel.Unsupportedf(n, "dtype %s", y.DType)
 }
 
-func einsumT[T number](ctx *kernel.Ctx, sp *einsumSpec, in []*ir.Tensor, y *ir.Tensor, gemm gemmFunc[T]) error {
+func einsumT[T number](ctx *opkernel.Ctx, sp *einsumSpec, in []*ir.Tensor, y *ir.Tensor, gemm gemmFunc[T]) error {
 	ops := make([][]T, len(in))
 	for i, t := range in {
 		ops[i] = slice[T](t)
@@ -295,7 +295,7 @@ func einsumLoop[T number](sp *einsumSpec, in []*ir.Tensor, ops [][]T, dst []T) {
 // einsumGEMM runs a two-operand contraction as a batched GEMM when every
 // label occurs once per operand, no ellipsis dim broadcasts and no label is
 // summed out of a single operand; it reports whether it did.
-func einsumGEMM[T number](ctx *kernel.Ctx, sp *einsumSpec, in []*ir.Tensor, ops [][]T, dst []T, gemm gemmFunc[T]) bool {
+func einsumGEMM[T number](ctx *opkernel.Ctx, sp *einsumSpec, in []*ir.Tensor, ops [][]T, dst []T, gemm gemmFunc[T]) bool {
 	a, b := sp.ops[0], sp.ops[1]
 	inA, inB, inO := map[int]bool{}, map[int]bool{}, map[int]bool{}
 	for _, l := range a {

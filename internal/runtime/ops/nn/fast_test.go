@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"gkconv/internal/ir"
-	"gkconv/internal/runtime/kernel"
+	"gkconv/internal/runtime/opkernel"
 )
 
 // TestMaxPool2DFastMatchesReference checks the C float32 max pool against
@@ -58,7 +58,7 @@ func TestMaxPool2DFastMatchesReference(t *testing.T) {
 		y := ir.NewTensor(ir.Float32, ys)
 		run(t, "MaxPool", attrs, []*ir.Tensor{x}, y)
 		ref := make([]float32, y.NumElements())
-		maxPoolT(&kernel.Ctx{Threads: 1}, g, 6, x.F32(), ref, nil, false, float32(math.Inf(-1)))
+		maxPoolT(&opkernel.Ctx{Threads: 1}, g, 6, x.F32(), ref, nil, false, float32(math.Inf(-1)))
 		for j, want := range ref {
 			got := y.F32()[j]
 			if math.Float32bits(got) != math.Float32bits(want) && !(got != got && want != want) {
@@ -108,7 +108,7 @@ func TestDepthwise3x3Wide(t *testing.T) {
 		w64, _ := w.Float64s()
 		b64, _ := b.Float64s()
 		ref := make([]float64, y.NumElements())
-		convDirect(&kernel.Ctx{Threads: 1}, g, 1, ch, ch, ch, x64, w64, b64, ref)
+		convDirect(&opkernel.Ctx{Threads: 1}, g, 1, ch, ch, ch, x64, w64, b64, ref)
 		for j, want := range ref {
 			if got := float64(y.F32()[j]); math.Abs(got-want) > 1e-5+1e-5*math.Abs(want) {
 				t.Fatalf("case %d (%+v): element %d got %g want %g", i, c, j, got, want)
@@ -138,7 +138,7 @@ func TestPointwiseConvTiled(t *testing.T) {
 	w64, _ := wt.Float64s()
 	b64, _ := b.Float64s()
 	ref := make([]float64, y.NumElements())
-	convDirect(&kernel.Ctx{Threads: 1}, g, 2, cin, cout, 1, x64, w64, b64, ref)
+	convDirect(&opkernel.Ctx{Threads: 1}, g, 2, cin, cout, 1, x64, w64, b64, ref)
 	for j, want := range ref {
 		if got := float64(y.F32()[j]); math.Abs(got-want) > 1e-5+1e-5*math.Abs(want) {
 			t.Fatalf("element %d got %g want %g", j, got, want)

@@ -2,14 +2,14 @@ package nn
 
 import (
 	"gkconv/internal/ir"
-	"gkconv/internal/runtime/kernel"
+	"gkconv/internal/runtime/opkernel"
 	"slices"
 )
 
 // matMul is numpy matmul (1-D operands promoted and their dim dropped, batch
 // dims broadcast) with transpose_a/transpose_b swapping the last two dims of
 // a rank >= 2 operand first.
-func matMul(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+func matMul(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	if err := need(n, in, 2); err != nil {
 		return err
 	}
@@ -34,7 +34,7 @@ func matMul(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 			return errf(n, "bias %s %v does not hold one value per output column of %v", bias.DType, bias.Shape, y.Shape)
 		}
 		if y.DType != ir.Float32 && y.DType != ir.Float64 {
-			return kernel.Unsupportedf(n, "bias input with dtype %s (float only)", y.DType)
+			return opkernel.Unsupportedf(n, "bias input with dtype %s (float only)", y.DType)
 		}
 		defer addRowBias(y, bias)
 	}
@@ -62,7 +62,7 @@ func matMul(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	case ir.Uint16:
 		runMatMul(p, a.U16(), b.U16(), y.U16(), gemmNaive[uint16])
 	default:
-		return kernel.Unsupportedf(n, "dtype %s", a.DType)
+		return opkernel.Unsupportedf(n, "dtype %s", a.DType)
 	}
 	return nil
 }

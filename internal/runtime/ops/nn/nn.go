@@ -10,20 +10,20 @@ import (
 	"sync"
 
 	"gkconv/internal/ir"
-	"gkconv/internal/runtime/kernel"
+	"gkconv/internal/runtime/opkernel"
 )
 
 func init() {
-	kernel.Register("MatMul", matMul)
-	kernel.Register("Conv2D", conv)
-	kernel.Register("Conv2DTranspose", convTranspose)
-	kernel.Register("AvgPool", avgPool)
-	kernel.Register("MaxPool", maxPool)
-	kernel.Register("BatchNorm", batchNorm)
-	kernel.Register("InstanceNorm", instanceNorm)
-	kernel.Register("LayerNorm", layerNorm)
-	kernel.Register("Einsum", einsum)
-	kernel.Register("Resize", resize)
+	opkernel.Register("MatMul", matMul)
+	opkernel.Register("Conv2D", conv)
+	opkernel.Register("Conv2DTranspose", convTranspose)
+	opkernel.Register("AvgPool", avgPool)
+	opkernel.Register("MaxPool", maxPool)
+	opkernel.Register("BatchNorm", batchNorm)
+	opkernel.Register("InstanceNorm", instanceNorm)
+	opkernel.Register("LayerNorm", layerNorm)
+	opkernel.Register("Einsum", einsum)
+	opkernel.Register("Resize", resize)
 }
 
 // float is the element type of the generic float paths.
@@ -37,17 +37,17 @@ type number interface {
 // viaF32 runs f with every float16/bfloat16 input and output replaced by a
 // float32 tensor, converting the outputs back afterwards. Other tensors
 // (int64 indices, sizes) pass through untouched.
-func viaF32(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor, f kernel.Func) error {
+func viaF32(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor, f opkernel.Func) error {
 	in2 := make([]*ir.Tensor, len(in))
 	for i, t := range in {
-		if t != nil && kernel.IsHalf(t.DType) {
-			t = kernel.HalfToF32(t)
+		if t != nil && opkernel.IsHalf(t.DType) {
+			t = opkernel.HalfToF32(t)
 		}
 		in2[i] = t
 	}
 	out2 := make([]*ir.Tensor, len(out))
 	for i, t := range out {
-		if t != nil && kernel.IsHalf(t.DType) {
+		if t != nil && opkernel.IsHalf(t.DType) {
 			t = ir.NewTensor(ir.Float32, t.Shape)
 		}
 		out2[i] = t
@@ -56,8 +56,8 @@ func viaF32(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor, f kernel.Func) er
 		return err
 	}
 	for i, t := range out {
-		if t != nil && kernel.IsHalf(t.DType) {
-			kernel.F32ToHalf(t, out2[i].F32())
+		if t != nil && opkernel.IsHalf(t.DType) {
+			opkernel.F32ToHalf(t, out2[i].F32())
 		}
 	}
 	return nil
@@ -66,7 +66,7 @@ func viaF32(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor, f kernel.Func) er
 // hasHalf reports whether any tensor is float16/bfloat16.
 func hasHalf(ts ...*ir.Tensor) bool {
 	for _, t := range ts {
-		if t != nil && kernel.IsHalf(t.DType) {
+		if t != nil && opkernel.IsHalf(t.DType) {
 			return true
 		}
 	}

@@ -6,21 +6,21 @@ import (
 	"testing"
 
 	"gkconv/internal/ir"
-	"gkconv/internal/runtime/kernel"
+	"gkconv/internal/runtime/opkernel"
 )
 
 func f32(shape []int64, v ...float32) *ir.Tensor { return ir.Float32Tensor(shape, v...) }
 
 func run(t *testing.T, op string, attrs ir.Attrs, in []*ir.Tensor, outs ...*ir.Tensor) {
 	t.Helper()
-	f, ok := kernel.Lookup(op)
+	f, ok := opkernel.Lookup(op)
 	if !ok {
 		t.Fatalf("%s not registered", op)
 	}
 	if attrs == nil {
 		attrs = ir.Attrs{}
 	}
-	if err := f(&kernel.Ctx{Threads: 2}, &ir.Node{Name: "t", Op: op, Attrs: attrs}, in, outs); err != nil {
+	if err := f(&opkernel.Ctx{Threads: 2}, &ir.Node{Name: "t", Op: op, Attrs: attrs}, in, outs); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -91,22 +91,22 @@ func TestMatMul(t *testing.T) {
 		run(t, "MatMul", nil, []*ir.Tensor{f32([]int64{2, 2}, 1, 2, 3, 4), f32([]int64{2, 3}, 1, 0, 1, 0, 1, 1),
 			f32([]int64{1, 3}, 10, 20, 30)}, y)
 		expect(t, y, 11, 22, 33, 13, 24, 37)
-		f, _ := kernel.Lookup("MatMul")
+		f, _ := opkernel.Lookup("MatMul")
 		i32 := ir.NewTensor(ir.Int32, []int64{2, 2})
-		err := f(&kernel.Ctx{Threads: 1}, &ir.Node{Name: "t", Op: "MatMul", Attrs: ir.Attrs{}},
+		err := f(&opkernel.Ctx{Threads: 1}, &ir.Node{Name: "t", Op: "MatMul", Attrs: ir.Attrs{}},
 			[]*ir.Tensor{i32, i32, ir.NewTensor(ir.Int32, []int64{2})}, []*ir.Tensor{ir.NewTensor(ir.Int32, []int64{2, 2})})
-		if _, ok := err.(*kernel.Unsupported); !ok {
+		if _, ok := err.(*opkernel.Unsupported); !ok {
 			t.Errorf("int32 bias: got %v, want Unsupported", err)
 		}
-		err = f(&kernel.Ctx{Threads: 1}, &ir.Node{Name: "t", Op: "MatMul", Attrs: ir.Attrs{}},
+		err = f(&opkernel.Ctx{Threads: 1}, &ir.Node{Name: "t", Op: "MatMul", Attrs: ir.Attrs{}},
 			[]*ir.Tensor{f32([]int64{2, 2}), f32([]int64{2, 3}), f32([]int64{2})}, []*ir.Tensor{ir.NewTensor(ir.Float32, []int64{2, 3})})
 		if err == nil {
 			t.Error("bias of 2 values for 3 columns accepted")
 		}
 	})
 	t.Run("bad shapes", func(t *testing.T) {
-		f, _ := kernel.Lookup("MatMul")
-		err := f(&kernel.Ctx{Threads: 1}, &ir.Node{Name: "t", Op: "MatMul", Attrs: ir.Attrs{}},
+		f, _ := opkernel.Lookup("MatMul")
+		err := f(&opkernel.Ctx{Threads: 1}, &ir.Node{Name: "t", Op: "MatMul", Attrs: ir.Attrs{}},
 			[]*ir.Tensor{f32([]int64{2, 3}), f32([]int64{2, 3})}, []*ir.Tensor{ir.NewTensor(ir.Float32, []int64{2, 3})})
 		if err == nil {
 			t.Fatal("inner dims 3 vs 2 accepted")
@@ -185,7 +185,7 @@ func TestConvMatchesDirect(t *testing.T) {
 		x64, _ := x.Float64s()
 		w64, _ := w.Float64s()
 		ref := make([]float64, y.NumElements())
-		convDirect(&kernel.Ctx{Threads: 1}, g, int(nb), int(c.c), int(c.m), int(c.group), x64, w64, b64, ref)
+		convDirect(&opkernel.Ctx{Threads: 1}, g, int(nb), int(c.c), int(c.m), int(c.group), x64, w64, b64, ref)
 		got, _ := y.Float64s()
 		for j := range ref {
 			if math.Abs(got[j]-ref[j]) > 1e-4+1e-4*math.Abs(ref[j]) {
@@ -317,8 +317,8 @@ func TestEinsum(t *testing.T) {
 		})
 	}
 	// mismatched label sizes are an error, not a wrong answer
-	f, _ := kernel.Lookup("Einsum")
-	err := f(&kernel.Ctx{Threads: 1}, &ir.Node{Name: "t", Op: "Einsum", Attrs: ir.Attrs{"equation": ir.StringAttr("ij,j->i")}},
+	f, _ := opkernel.Lookup("Einsum")
+	err := f(&opkernel.Ctx{Threads: 1}, &ir.Node{Name: "t", Op: "Einsum", Attrs: ir.Attrs{"equation": ir.StringAttr("ij,j->i")}},
 		[]*ir.Tensor{m, f32([]int64{3}, 1, 2, 3)}, []*ir.Tensor{ir.NewTensor(ir.Float32, []int64{2})})
 	if err == nil {
 		t.Fatal("size mismatch accepted")

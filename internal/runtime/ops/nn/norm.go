@@ -4,18 +4,18 @@ import (
 	"math"
 
 	"gkconv/internal/ir"
-	"gkconv/internal/runtime/kernel"
+	"gkconv/internal/runtime/opkernel"
 )
 
 // batchNorm is ONNX BatchNormalization in inference mode:
 // y = (x - mean) / sqrt(var + epsilon) * scale + B, channel axis 1.
-func batchNorm(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+func batchNorm(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	if err := need(n, in, 5); err != nil {
 		return err
 	}
 	training := n.Attrs.Int("training_mode", 0) != 0
 	if !training && len(out) > 1 && out[1] != nil {
-		return kernel.Unsupportedf(n, "running statistics outputs without training_mode")
+		return opkernel.Unsupportedf(n, "running statistics outputs without training_mode")
 	}
 	x, y := in[0], out[0]
 	if hasHalf(x) {
@@ -65,14 +65,14 @@ func batchNorm(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	case ir.Float64:
 		scaleShift(ctx, planes, c, inner, x.F64(), y.F64(), a, b)
 	default:
-		return kernel.Unsupportedf(n, "dtype %s", x.DType)
+		return opkernel.Unsupportedf(n, "dtype %s", x.DType)
 	}
 	return nil
 }
 
 // scaleShift computes y = x*a[c] + b[c] per channel plane.
-func scaleShift[T float](ctx *kernel.Ctx, planes, c, inner int, x, y []T, a, b []float64) {
-	kernel.ParallelFor(ctx, planes, max(1, 16384/max(inner, 1)), func(s, e int) {
+func scaleShift[T float](ctx *opkernel.Ctx, planes, c, inner int, x, y []T, a, b []float64) {
+	opkernel.ParallelFor(ctx, planes, max(1, 16384/max(inner, 1)), func(s, e int) {
 		for p := s; p < e; p++ {
 			av, bv := T(a[p%c]), T(b[p%c])
 			xs, ys := x[p*inner:(p+1)*inner], y[p*inner:(p+1)*inner]
@@ -85,7 +85,7 @@ func scaleShift[T float](ctx *kernel.Ctx, planes, c, inner int, x, y []T, a, b [
 
 // instanceNorm is ONNX InstanceNormalization: every (n, c) plane normalised
 // over its spatial elements, then scaled and shifted per channel.
-func instanceNorm(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+func instanceNorm(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	if err := need(n, in, 3); err != nil {
 		return err
 	}
@@ -111,13 +111,13 @@ func instanceNorm(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	case ir.Float64:
 		instanceNormT(ctx, planes, c, inner, x.F64(), y.F64(), scale, bias, eps)
 	default:
-		return kernel.Unsupportedf(n, "dtype %s", x.DType)
+		return opkernel.Unsupportedf(n, "dtype %s", x.DType)
 	}
 	return nil
 }
 
-func instanceNormT[T float](ctx *kernel.Ctx, planes, c, inner int, x, y []T, scale, bias []float64, eps float64) {
-	kernel.ParallelFor(ctx, planes, 1, func(s, e int) {
+func instanceNormT[T float](ctx *opkernel.Ctx, planes, c, inner int, x, y []T, scale, bias []float64, eps float64) {
+	opkernel.ParallelFor(ctx, planes, 1, func(s, e int) {
 		for p := s; p < e; p++ {
 			xs, ys := x[p*inner:(p+1)*inner], y[p*inner:(p+1)*inner]
 			mean, inv := meanInvStd(xs, eps)
@@ -153,7 +153,7 @@ func meanInvStd[T float](xs []T, eps float64) (float64, float64) {
 // on, y = (x - mean) * inv_std * Scale + B with Scale and B broadcast to
 // those dims; outputs Mean and InvStdDev (shape [d0..d(axis-1), 1...]) are
 // written when requested.
-func layerNorm(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+func layerNorm(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	if err := need(n, in, 2); err != nil {
 		return err
 	}
@@ -196,7 +196,7 @@ func layerNorm(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	case ir.Float64:
 		layerNormT(ctx, outer, inner, x.F64(), y.F64(), scale, bias, eps, means, invs)
 	default:
-		return kernel.Unsupportedf(n, "dtype %s", x.DType)
+		return opkernel.Unsupportedf(n, "dtype %s", x.DType)
 	}
 	for i := 0; i < outer; i++ {
 		if meanOut != nil {
@@ -209,8 +209,8 @@ func layerNorm(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	return nil
 }
 
-func layerNormT[T float](ctx *kernel.Ctx, outer, inner int, x, y []T, scale, bias []float64, eps float64, means, invs []float64) {
-	kernel.ParallelFor(ctx, outer, max(1, 8192/max(inner, 1)), func(s, e int) {
+func layerNormT[T float](ctx *opkernel.Ctx, outer, inner int, x, y []T, scale, bias []float64, eps float64, means, invs []float64) {
+	opkernel.ParallelFor(ctx, outer, max(1, 8192/max(inner, 1)), func(s, e int) {
 		for r := s; r < e; r++ {
 			xs, ys := x[r*inner:(r+1)*inner], y[r*inner:(r+1)*inner]
 			mean, inv := meanInvStd(xs, eps)

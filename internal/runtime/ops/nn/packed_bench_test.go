@@ -11,7 +11,7 @@ import (
 	"unsafe"
 
 	"gkconv/internal/ir"
-	"gkconv/internal/runtime/kernel"
+	"gkconv/internal/runtime/opkernel"
 )
 
 func BenchmarkPackedVsBLAS(b *testing.B) {
@@ -69,7 +69,7 @@ func BenchmarkPackedCold(b *testing.B) {
 			}
 			nd := packedNode(k, n, ir.PackNR, false)
 			b.Run(fmt.Sprintf("%s/M%d_K%d_N%d", align.name, m, k, n), func(b *testing.B) {
-				ctx := &kernel.Ctx{Threads: 1}
+				ctx := &opkernel.Ctx{Threads: 1}
 				out := []*ir.Tensor{y}
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {

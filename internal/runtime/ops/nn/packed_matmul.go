@@ -19,10 +19,10 @@ import (
 	"unsafe"
 
 	"gkconv/internal/ir"
-	"gkconv/internal/runtime/kernel"
+	"gkconv/internal/runtime/opkernel"
 )
 
-func init() { kernel.RegisterPreparer("MatMul", prepareMatMul) }
+func init() { opkernel.RegisterPreparer("MatMul", prepareMatMul) }
 
 // packedWeight is a MatMul's constant B[k, n] packed in panels of nr columns.
 type packedWeight struct {
@@ -40,7 +40,7 @@ type packKey struct {
 // accepts (one packed copy per session for every MatMul reading the same B
 // the same way) and returns the Func that runs it on the packed copy. Other
 // MatMuls keep matMul.
-func prepareMatMul(p *kernel.Prep, n *ir.Node) (kernel.Func, error) {
+func prepareMatMul(p *opkernel.Prep, n *ir.Node) (opkernel.Func, error) {
 	if !ir.PackBMarked(n) {
 		return nil, nil
 	}
@@ -59,7 +59,7 @@ func prepareMatMul(p *kernel.Prep, n *ir.Node) (kernel.Func, error) {
 		p.WeightBytes += int64(len(w.data)) * 4
 		return w
 	}).(*packedWeight)
-	return func(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+	return func(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 		if len(in) < 2 || in[1] != pw.src { // not the B packed at load
 			return matMul(ctx, n, in, out)
 		}
@@ -103,7 +103,7 @@ const minParallelFMAs = 1 << 18
 
 // matMulPacked runs MatMul node n (inputs A, B, optional bias; attr
 // transpose_a) with B replaced by its packed copy pw.
-func matMulPacked(ctx *kernel.Ctx, n *ir.Node, pw *packedWeight, in, out []*ir.Tensor) error {
+func matMulPacked(ctx *opkernel.Ctx, n *ir.Node, pw *packedWeight, in, out []*ir.Tensor) error {
 	if err := need(n, in, 2); err != nil {
 		return err
 	}
@@ -118,7 +118,7 @@ func matMulPacked(ctx *kernel.Ctx, n *ir.Node, pw *packedWeight, in, out []*ir.T
 		bias = bt.F32()
 	}
 	if a.DType != ir.Float32 || y.DType != ir.Float32 {
-		return kernel.Unsupportedf(n, "dtypes %s -> %s with packed B (float32 only)", a.DType, y.DType)
+		return opkernel.Unsupportedf(n, "dtypes %s -> %s with packed B (float32 only)", a.DType, y.DType)
 	}
 	if k < 0 || nn < 0 || nr < 1 || len(pw.data) != ir.PackedLen(k, nn, nr) {
 		return errf(n, "packed B of %d floats does not hold k=%d n=%d nr=%d", len(pw.data), k, nn, nr)
@@ -168,7 +168,7 @@ func matMulPacked(ctx *kernel.Ctx, n *ir.Node, pw *packedWeight, in, out []*ir.T
 
 // packedGEMM computes c[m, n] = op(a) * B (+ bias) from packed B, split over
 // ctx.Threads by panels of B or, when there are too few panels, by rows.
-func packedGEMM(ctx *kernel.Ctx, m, n, k int, a []float32, lda int, transA bool, bp []float32, nr int, bias, c []float32) error {
+func packedGEMM(ctx *opkernel.Ctx, m, n, k int, a []float32, lda int, transA bool, bp []float32, nr int, bias, c []float32) error {
 	panels := (n + nr - 1) / nr
 	threads := 1
 	if ctx != nil {
@@ -199,10 +199,10 @@ func packedGEMM(ctx *kernel.Ctx, m, n, k int, a []float32, lda int, transA bool,
 	case threads <= 1 || m*n*k < 2*minParallelFMAs:
 		call(0, m, 0, panels)
 	case panels >= 2*threads || m < 24:
-		kernel.ParallelFor(ctx, panels, max(1, minParallelFMAs/max(work, 1)), func(p0, p1 int) { call(0, m, p0, p1) })
+		opkernel.ParallelFor(ctx, panels, max(1, minParallelFMAs/max(work, 1)), func(p0, p1 int) { call(0, m, p0, p1) })
 	default: // few, tall panels: split rows in multiples of the 12-row micro-kernel
 		blocks := (m + 11) / 12
-		kernel.ParallelFor(ctx, blocks, 1, func(b0, b1 int) { call(b0*12, min(b1*12, m), 0, panels) })
+		opkernel.ParallelFor(ctx, blocks, 1, func(b0, b1 int) { call(b0*12, min(b1*12, m), 0, panels) })
 	}
 	if fail.Load() {
 		return errString("packed GEMM: out of memory for the packed A buffer")

@@ -13,7 +13,7 @@ import (
 	"unsafe"
 
 	"gkconv/internal/ir"
-	"gkconv/internal/runtime/kernel"
+	"gkconv/internal/runtime/opkernel"
 )
 
 // refPackedMatMul is op(A) x B in float64: A [..., k] (or transA: [..., k, m]),
@@ -56,7 +56,7 @@ func packedNode(k, n, nr int, transA bool) *ir.Node {
 
 // packedMatMul runs matMulPacked with in[1] as the packed B that node nd
 // (packedNode) describes.
-func packedMatMul(ctx *kernel.Ctx, nd *ir.Node, in, out []*ir.Tensor) error {
+func packedMatMul(ctx *opkernel.Ctx, nd *ir.Node, in, out []*ir.Tensor) error {
 	pw := &packedWeight{data: in[1].F32(), k: int(nd.Attrs.Int("k", -1)), n: int(nd.Attrs.Int("n", -1)), nr: int(nd.Attrs.Int("nr", -1))}
 	return matMulPacked(ctx, nd, pw, in, out)
 }
@@ -115,7 +115,7 @@ func runPackedAt(t *testing.T, threads int, aShape []int64, transA bool, k, n, n
 	for i := range y.F32() { // outputs are not zeroed by the executor
 		y.F32()[i] = float32(math.NaN())
 	}
-	if err := packedMatMul(&kernel.Ctx{Threads: threads}, packedNode(k, n, nr, transA), []*ir.Tensor{a, bp}, []*ir.Tensor{y}); err != nil {
+	if err := packedMatMul(&opkernel.Ctx{Threads: threads}, packedNode(k, n, nr, transA), []*ir.Tensor{a, bp}, []*ir.Tensor{y}); err != nil {
 		t.Fatal(err)
 	}
 	name := fmt.Sprintf("A%v transA=%v k=%d n=%d nr=%d transB=%v threads=%d bOff=%d", aShape, transA, k, n, nr, transB, threads, bOff)
@@ -198,7 +198,7 @@ func TestPackedMatMulUnalignedB(t *testing.T) {
 
 func TestPackedMatMulErrors(t *testing.T) {
 	f := packedMatMul
-	ctx := &kernel.Ctx{Threads: 1}
+	ctx := &opkernel.Ctx{Threads: 1}
 	a := ir.NewTensor(ir.Float32, []int64{2, 4})
 	bp := ir.NewTensor(ir.Float32, []int64{int64(ir.PackedLen(4, 3, 32))})
 	y := ir.NewTensor(ir.Float32, []int64{2, 3})
@@ -214,7 +214,7 @@ func TestPackedMatMulErrors(t *testing.T) {
 	}
 	a64 := ir.NewTensor(ir.Float64, []int64{2, 4})
 	err := f(ctx, packedNode(4, 3, 32, false), []*ir.Tensor{a64, bp}, []*ir.Tensor{y})
-	if _, ok := err.(*kernel.Unsupported); !ok {
+	if _, ok := err.(*opkernel.Unsupported); !ok {
 		t.Errorf("float64 A: got %v, want Unsupported", err)
 	}
 }
@@ -240,7 +240,7 @@ func TestPackedMatMulBias(t *testing.T) {
 					nd := packedNode(c.k, c.n, nr, c.transA)
 					plain := ir.NewTensor(ir.Float32, packedOutShape(c.a, c.transA, c.n))
 					fused := ir.NewTensor(ir.Float32, plain.Shape)
-					ctx := &kernel.Ctx{Threads: th}
+					ctx := &opkernel.Ctx{Threads: th}
 					if err := f(ctx, nd, []*ir.Tensor{a, bp}, []*ir.Tensor{plain}); err != nil {
 						t.Fatal(err)
 					}
@@ -258,7 +258,7 @@ func TestPackedMatMulBias(t *testing.T) {
 	}
 	a, bp := ir.NewTensor(ir.Float32, []int64{2, 4}), ir.NewTensor(ir.Float32, []int64{int64(ir.PackedLen(4, 3, 32))})
 	y := ir.NewTensor(ir.Float32, []int64{2, 3})
-	if err := f(&kernel.Ctx{Threads: 1}, packedNode(4, 3, 32, false), []*ir.Tensor{a, bp, ir.NewTensor(ir.Float32, []int64{4})}, []*ir.Tensor{y}); err == nil {
+	if err := f(&opkernel.Ctx{Threads: 1}, packedNode(4, 3, 32, false), []*ir.Tensor{a, bp, ir.NewTensor(ir.Float32, []int64{4})}, []*ir.Tensor{y}); err == nil {
 		t.Error("bias of the wrong length accepted")
 	}
 }
@@ -286,7 +286,7 @@ func mmValueNode(aShape []int64, transA bool, b *ir.Tensor, transB bool, bias *i
 // included; two nodes reading one B share one packed copy.
 func TestPrepareMatMul(t *testing.T) {
 	rng := rand.New(rand.NewSource(9))
-	ctx := &kernel.Ctx{Threads: 2}
+	ctx := &opkernel.Ctx{Threads: 2}
 	for _, c := range packedCases {
 		if c.k == 0 {
 			continue // a MatMul's constant B has no empty dim
@@ -305,7 +305,7 @@ func TestPrepareMatMul(t *testing.T) {
 				in = append(in, bias)
 			}
 			n := mmValueNode(c.a, c.transA, b, c.transB, bias)
-			p := kernel.NewPrep()
+			p := opkernel.NewPrep()
 			f, ok, err := p.Bind(n)
 			if !ok || err != nil || p.Weights != 1 || p.WeightBytes != int64(4*ir.PackedLen(c.k, c.n, ir.PackNR)) {
 				t.Fatalf("%+v: Bind ok=%v err=%v, %d weights %d bytes", c, ok, err, p.Weights, p.WeightBytes)
@@ -343,7 +343,7 @@ func TestPrepareMatMul(t *testing.T) {
 func TestPrepareMatMulDeclines(t *testing.T) {
 	rng := rand.New(rand.NewSource(2))
 	b := randTensor(rng, 8, 4)
-	p := kernel.NewPrep()
+	p := opkernel.NewPrep()
 	unmarked := mmValueNode([]int64{3, 8}, false, b, false, nil)
 	delete(unmarked.Attrs, ir.AttrPackB)
 	mismatch := mmValueNode([]int64{3, 7}, false, b, false, nil)
@@ -359,10 +359,10 @@ func TestPrepareMatMulDeclines(t *testing.T) {
 	f, _, _ := p.Bind(n)
 	a, other := randTensor(rng, 3, 8), randTensor(rng, 8, 4)
 	got, want := ir.NewTensor(ir.Float32, []int64{3, 4}), ir.NewTensor(ir.Float32, []int64{3, 4})
-	if err := f(&kernel.Ctx{Threads: 1}, n, []*ir.Tensor{a, other}, []*ir.Tensor{got}); err != nil {
+	if err := f(&opkernel.Ctx{Threads: 1}, n, []*ir.Tensor{a, other}, []*ir.Tensor{got}); err != nil {
 		t.Fatal(err)
 	}
-	if err := matMul(&kernel.Ctx{Threads: 1}, n, []*ir.Tensor{a, other}, []*ir.Tensor{want}); err != nil {
+	if err := matMul(&opkernel.Ctx{Threads: 1}, n, []*ir.Tensor{a, other}, []*ir.Tensor{want}); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(got.F32(), want.F32()) {
@@ -391,7 +391,7 @@ func TestPackedWeightUnmapped(t *testing.T) {
 		made[uintptr(unsafe.Pointer(&w.data[0]))]++
 		mu.Unlock()
 		y := ir.NewTensor(ir.Float32, []int64{2, 200})
-		if err := matMulPacked(&kernel.Ctx{Threads: 1}, n, w, []*ir.Tensor{randTensor(rng, 2, 300), b}, []*ir.Tensor{y}); err != nil {
+		if err := matMulPacked(&opkernel.Ctx{Threads: 1}, n, w, []*ir.Tensor{randTensor(rng, 2, 300), b}, []*ir.Tensor{y}); err != nil {
 			t.Fatal(err)
 		}
 	}

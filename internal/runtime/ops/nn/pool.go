@@ -10,7 +10,7 @@ import (
 	"slices"
 
 	"gkconv/internal/ir"
-	"gkconv/internal/runtime/kernel"
+	"gkconv/internal/runtime/opkernel"
 )
 
 // poolGeom reads the window attributes of a pooling node on x.
@@ -26,7 +26,7 @@ func poolGeom(n *ir.Node, x *ir.Tensor) (*geom, error) {
 }
 
 // avgPool is ONNX AveragePool.
-func avgPool(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+func avgPool(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	if err := need(n, in, 1); err != nil {
 		return err
 	}
@@ -49,7 +49,7 @@ func avgPool(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	case ir.Float64:
 		avgPoolT(ctx, g, nc, incl, x.F64(), y.F64())
 	default:
-		return kernel.Unsupportedf(n, "dtype %s", x.DType)
+		return opkernel.Unsupportedf(n, "dtype %s", x.DType)
 	}
 	return nil
 }
@@ -68,9 +68,9 @@ func windowRange(g *geom, j, o, lo, hi int) (int, int) {
 	return k0, k1
 }
 
-func avgPoolT[T float](ctx *kernel.Ctx, g *geom, nc int, countPad bool, x, y []T) {
+func avgPoolT[T float](ctx *opkernel.Ctx, g *geom, nc int, countPad bool, x, y []T) {
 	inVol, outVol := g.inVol(), g.outVol()
-	kernel.ParallelFor(ctx, nc, 1, func(s, e int) {
+	opkernel.ParallelFor(ctx, nc, 1, func(s, e int) {
 		for p := s; p < e; p++ {
 			xp, yp := x[p*inVol:(p+1)*inVol], y[p*outVol:(p+1)*outVol]
 			oi := 0
@@ -113,7 +113,7 @@ func avgPoolT[T float](ctx *kernel.Ctx, g *geom, nc int, countPad bool, x, y []T
 }
 
 // maxPool is ONNX MaxPool with the optional int64 Indices output.
-func maxPool(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+func maxPool(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	if err := need(n, in, 1); err != nil {
 		return err
 	}
@@ -155,14 +155,14 @@ func maxPool(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	case ir.Int64:
 		maxPoolT(ctx, g, nc, x.I64(), y.I64(), ind, colMajor, math.MinInt64)
 	default:
-		return kernel.Unsupportedf(n, "dtype %s", x.DType)
+		return opkernel.Unsupportedf(n, "dtype %s", x.DType)
 	}
 	return nil
 }
 
-func maxPoolT[T number](ctx *kernel.Ctx, g *geom, nc int, x, y []T, ind []int64, colMajor bool, lowest T) {
+func maxPoolT[T number](ctx *opkernel.Ctx, g *geom, nc int, x, y []T, ind []int64, colMajor bool, lowest T) {
 	inVol, outVol := g.inVol(), g.outVol()
-	kernel.ParallelFor(ctx, nc, 1, func(s, e int) {
+	opkernel.ParallelFor(ctx, nc, 1, func(s, e int) {
 		for p := s; p < e; p++ {
 			xp, yp := x[p*inVol:(p+1)*inVol], y[p*outVol:(p+1)*outVol]
 			oi := 0
@@ -208,9 +208,9 @@ func maxPoolT[T number](ctx *kernel.Ctx, g *geom, nc int, x, y []T, ind []int64,
 
 // maxPool2DF32 is the C fast path of a 1-D/2-D float32 max pool without
 // indices; it gives exactly maxPoolT's results.
-func maxPool2DF32(ctx *kernel.Ctx, g *geom, nc int, x, y []float32) {
+func maxPool2DF32(ctx *opkernel.Ctx, g *geom, nc int, x, y []float32) {
 	inVol, outVol := g.inVol(), g.outVol()
-	kernel.ParallelFor(ctx, nc, 4, func(s, e int) {
+	opkernel.ParallelFor(ctx, nc, 4, func(s, e int) {
 		tp := getF32(g.in[2])
 		defer putF32(tp)
 		C.maxpool2d_f32(cf(x[s*inVol:]), cf(y[s*outVol:]), C.int(e-s), C.int(g.in[1]), C.int(g.in[2]),

@@ -4,7 +4,7 @@ import (
 	"math"
 
 	"gkconv/internal/ir"
-	"gkconv/internal/runtime/kernel"
+	"gkconv/internal/runtime/opkernel"
 )
 
 // resizeAxis is the interpolation along one axis: output index o reads
@@ -26,7 +26,7 @@ type resizeParams struct {
 }
 
 // resize is ONNX Resize (opset 11-19): inputs X, roi?, scales?, sizes?.
-func resize(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+func resize(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	if err := need(n, in, 1); err != nil {
 		return err
 	}
@@ -47,7 +47,7 @@ func resize(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	switch p.mode {
 	case "nearest", "linear", "cubic":
 	default:
-		return kernel.Unsupportedf(n, "mode %q", p.mode)
+		return opkernel.Unsupportedf(n, "mode %q", p.mode)
 	}
 	axes := make([]int, 0, r)
 	if a := n.Attrs.Ints("axes", nil); a != nil {
@@ -292,7 +292,7 @@ func clampInt(v, lo, hi int) int {
 func resizeNearest(n *ir.Node, plan []*resizeAxis, x, y *ir.Tensor, extrap float64) error {
 	es := x.DType.Size()
 	if es == 0 {
-		return kernel.Unsupportedf(n, "dtype %s", x.DType)
+		return opkernel.Unsupportedf(n, "dtype %s", x.DType)
 	}
 	r := len(plan)
 	total := int(y.NumElements())
@@ -404,9 +404,9 @@ func putNumber(t *ir.Tensor, i int, v float64) {
 
 // resizeInterp applies linear/cubic interpolation one axis at a time in
 // float64 (the 1-D kernels are separable, as in the reference).
-func resizeInterp(ctx *kernel.Ctx, n *ir.Node, plan []*resizeAxis, x, y *ir.Tensor, extrap float64) error {
-	if x.DType != ir.Float32 && x.DType != ir.Float64 && !kernel.IsHalf(x.DType) && !x.DType.IsInt() {
-		return kernel.Unsupportedf(n, "dtype %s", x.DType)
+func resizeInterp(ctx *opkernel.Ctx, n *ir.Node, plan []*resizeAxis, x, y *ir.Tensor, extrap float64) error {
+	if x.DType != ir.Float32 && x.DType != ir.Float64 && !opkernel.IsHalf(x.DType) && !x.DType.IsInt() {
+		return opkernel.Unsupportedf(n, "dtype %s", x.DType)
 	}
 	cur, err := x.Float64s()
 	if err != nil {
@@ -429,7 +429,7 @@ func resizeInterp(ctx *kernel.Ctx, n *ir.Node, plan []*resizeAxis, x, y *ir.Tens
 			inner *= shape[i]
 		}
 		next := make([]float64, outer*ax.out*inner)
-		kernel.ParallelFor(ctx, outer, 1, func(s, e int) {
+		opkernel.ParallelFor(ctx, outer, 1, func(s, e int) {
 			for ob := s; ob < e; ob++ {
 				src := cur[ob*ax.in*inner : (ob+1)*ax.in*inner]
 				for o := 0; o < ax.out; o++ {

@@ -17,7 +17,7 @@ import (
 
 	"gkconv/internal/ir"
 	"gkconv/internal/onnx"
-	"gkconv/internal/runtime/kernel"
+	"gkconv/internal/runtime/opkernel"
 )
 
 // Entry is one row of the backend corpus manifest.
@@ -102,11 +102,11 @@ func OpSet(ops ...string) map[string]bool {
 
 // RegisteredOps is the set of IR ops with a kernel in this test binary: the
 // ops of the package under test.
-func RegisteredOps() map[string]bool { return OpSet(kernel.Registered()...) }
+func RegisteredOps() map[string]bool { return OpSet(opkernel.Registered()...) }
 
 // Skip is the error for a test that does not apply here: the frontend does
 // not take the model, it needs a kernel of another package, or a kernel
-// reports the case as kernel.Unsupported.
+// reports the case as opkernel.Unsupported.
 type Skip struct{ Reason string }
 
 func (s *Skip) Error() string { return "not applicable: " + s.Reason }
@@ -142,7 +142,7 @@ func Load(e Entry) (*Case, error) {
 	}
 	c := &Case{Entry: e, Graph: m.Graph, Opset: m.Opset}
 	for _, n := range c.Graph.Nodes {
-		if _, ok := kernel.Lookup(n.Op); !ok {
+		if _, ok := opkernel.Lookup(n.Op); !ok {
 			return nil, skipf("the frontend made node %s, whose kernel is in another package", n)
 		}
 	}
@@ -181,9 +181,9 @@ func (c *Case) Run(threads int, fill func(*ir.Tensor)) ([]*ir.Tensor, error) {
 	for i, v := range c.Graph.Outputs {
 		want[v] = c.Want[i]
 	}
-	ctx := &kernel.Ctx{Threads: threads}
+	ctx := &opkernel.Ctx{Threads: threads}
 	for _, n := range c.Graph.Nodes {
-		f, ok := kernel.Lookup(n.Op)
+		f, ok := opkernel.Lookup(n.Op)
 		if !ok {
 			return nil, skipf("node %s has no kernel in this package", n)
 		}
@@ -214,7 +214,7 @@ func (c *Case) Run(threads int, fill func(*ir.Tensor)) ([]*ir.Tensor, error) {
 			vals[v] = out[i]
 		}
 		if err := f(ctx, n, in, out); err != nil {
-			var u *kernel.Unsupported
+			var u *opkernel.Unsupported
 			if errors.As(err, &u) {
 				return nil, &Skip{Reason: err.Error()}
 			}

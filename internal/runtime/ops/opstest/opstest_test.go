@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"gkconv/internal/ir"
-	"gkconv/internal/runtime/kernel"
+	"gkconv/internal/runtime/opkernel"
 )
 
 func TestSelect(t *testing.T) {
@@ -78,9 +78,9 @@ func TestFillAndCompare(t *testing.T) {
 var absMode int
 
 func init() {
-	kernel.Register("Abs", func(_ *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+	opkernel.Register("Abs", func(_ *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 		if absMode == 2 {
-			return kernel.Unsupportedf(n, "fake")
+			return opkernel.Unsupportedf(n, "fake")
 		}
 		x, y := in[0].F32(), out[0].F32()
 		if absMode == 1 {

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"gkconv/internal/ir"
-	"gkconv/internal/runtime/kernel"
+	"gkconv/internal/runtime/opkernel"
 )
 
 // Benchmarks of the float32 hot paths at BERT-base / GPT-2 sizes (seq 128,
@@ -13,9 +13,9 @@ import (
 // directly with memory bandwidth (about 43 GB/s on one core here).
 
 func benchOp(b *testing.B, threads int, op string, attrs ir.Attrs, in []*ir.Tensor, outs ...*ir.Tensor) {
-	fn, _ := kernel.Lookup(op)
+	fn, _ := opkernel.Lookup(op)
 	node := &ir.Node{Name: "bench", Op: op, Attrs: attrs}
-	ctx := &kernel.Ctx{Threads: threads}
+	ctx := &opkernel.Ctx{Threads: threads}
 	var bytes int64
 	for _, o := range outs {
 		bytes += int64(len(o.Data))

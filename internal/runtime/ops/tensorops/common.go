@@ -13,7 +13,7 @@ import (
 	"unsafe"
 
 	"gkconv/internal/ir"
-	"gkconv/internal/runtime/kernel"
+	"gkconv/internal/runtime/opkernel"
 )
 
 // b16 stands for 16-byte elements (complex128).
@@ -64,8 +64,8 @@ func elems[T any](n *ir.Node, t *ir.Tensor, what string) ([]T, error) {
 // byElemSize dispatches to the instance of a generic kernel that matches the
 // element size of the dtype pick returns; every output must have that dtype
 // when sameOut is set.
-func byElemSize(pick func(in, out []*ir.Tensor) *ir.Tensor, sameOut bool, f1, f2, f4, f8, f16, fs kernel.Func) kernel.Func {
-	return func(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+func byElemSize(pick func(in, out []*ir.Tensor) *ir.Tensor, sameOut bool, f1, f2, f4, f8, f16, fs opkernel.Func) opkernel.Func {
+	return func(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 		t := pick(in, out)
 		if t == nil {
 			return errf(n, "missing input or output")
@@ -78,7 +78,7 @@ func byElemSize(pick func(in, out []*ir.Tensor) *ir.Tensor, sameOut bool, f1, f2
 				}
 			}
 		}
-		var f kernel.Func
+		var f opkernel.Func
 		if dt == ir.String {
 			f = fs
 		} else {
@@ -96,7 +96,7 @@ func byElemSize(pick func(in, out []*ir.Tensor) *ir.Tensor, sameOut bool, f1, f2
 			}
 		}
 		if f == nil {
-			return kernel.Unsupportedf(n, "dtype %s", dt)
+			return opkernel.Unsupportedf(n, "dtype %s", dt)
 		}
 		return f(ctx, n, in, out)
 	}
@@ -118,8 +118,8 @@ func firstOut(in, out []*ir.Tensor) *ir.Tensor {
 
 // regMove registers a generic element-moving kernel for every element size.
 // Go cannot pass a generic function uninstantiated, hence the explicit list.
-func regMove(op string, pick func(in, out []*ir.Tensor) *ir.Tensor, f1, f2, f4, f8, f16, fs kernel.Func) {
-	kernel.Register(op, byElemSize(pick, true, f1, f2, f4, f8, f16, fs))
+func regMove(op string, pick func(in, out []*ir.Tensor) *ir.Tensor, f1, f2, f4, f8, f16, fs opkernel.Func) {
+	opkernel.Register(op, byElemSize(pick, true, f1, f2, f4, f8, f16, fs))
 }
 
 // needIn checks that inputs 0..k-1 are present and that there are nOut outputs.
@@ -180,14 +180,14 @@ func normAxis(n *ir.Node, axis int64, rank int) (int, error) {
 }
 
 // parCopy copies src into dst, split across threads when large.
-func parCopy[T any](ctx *kernel.Ctx, dst, src []T) {
+func parCopy[T any](ctx *opkernel.Ctx, dst, src []T) {
 	n := len(src)
 	sz := sizeOf[T]()
 	if n*sz < parBytes || ctx == nil || ctx.Threads <= 1 {
 		copy(dst, src)
 		return
 	}
-	kernel.ParallelFor(ctx, n, parBytes/2/sz, func(s, e int) { copy(dst[s:e], src[s:e]) })
+	opkernel.ParallelFor(ctx, n, parBytes/2/sz, func(s, e int) { copy(dst[s:e], src[s:e]) })
 }
 
 // fill sets every element of dst to v, doubling copies for speed.
@@ -203,7 +203,7 @@ func fill[T any](dst []T, v T) {
 
 // grainFor returns how many units of unitElems elements make a chunk worth a
 // goroutine, and whether the whole job is worth parallelising at all.
-func grainFor[T any](ctx *kernel.Ctx, units, unitElems int) (grain int, par bool) {
+func grainFor[T any](ctx *opkernel.Ctx, units, unitElems int) (grain int, par bool) {
 	sz := sizeOf[T]()
 	if unitElems < 1 {
 		unitElems = 1
@@ -219,12 +219,12 @@ func grainFor[T any](ctx *kernel.Ctx, units, unitElems int) (grain int, par bool
 	return g, true
 }
 
-// run executes body over [0,units) either inline or with kernel.ParallelFor.
-func run[T any](ctx *kernel.Ctx, units, unitElems int, body func(s, e int)) {
+// run executes body over [0,units) either inline or with opkernel.ParallelFor.
+func run[T any](ctx *opkernel.Ctx, units, unitElems int, body func(s, e int)) {
 	g, par := grainFor[T](ctx, units, unitElems)
 	if !par {
 		body(0, units)
 		return
 	}
-	kernel.ParallelFor(ctx, units, g, body)
+	opkernel.ParallelFor(ctx, units, g, body)
 }

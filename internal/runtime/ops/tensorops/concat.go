@@ -2,7 +2,7 @@ package tensorops
 
 import (
 	"gkconv/internal/ir"
-	"gkconv/internal/runtime/kernel"
+	"gkconv/internal/runtime/opkernel"
 )
 
 func init() {
@@ -13,7 +13,7 @@ func init() {
 // concatOp: for each outer index (dims before axis) the output row is the
 // inputs' rows one after another, so every input contributes one contiguous
 // run per outer index.
-func concatOp[T any](ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+func concatOp[T any](ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	if len(in) == 0 {
 		return errf(n, "no inputs")
 	}
@@ -80,7 +80,7 @@ func concatOp[T any](ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 
 // splitOp takes the chunk sizes from the output shapes (the executor computed
 // them from split / num_outputs); an optional split input must agree.
-func splitOp[T any](ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+func splitOp[T any](ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	if err := needIn(n, in, out, 1, len(out)); err != nil {
 		return err
 	}

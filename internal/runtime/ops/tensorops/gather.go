@@ -2,7 +2,7 @@ package tensorops
 
 import (
 	"gkconv/internal/ir"
-	"gkconv/internal/runtime/kernel"
+	"gkconv/internal/runtime/opkernel"
 	"slices"
 )
 
@@ -38,7 +38,7 @@ func indexList(n *ir.Node, t *ir.Tensor, dim int) ([]int, error) {
 // gatherOp: out[o, j..., i] = data[o, idx[j...], i]; with data viewed as
 // [outer, dim, inner] every index selects one contiguous run of inner
 // elements (a whole embedding row for axis 0).
-func gatherOp[T any](ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+func gatherOp[T any](ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	if err := needIn(n, in, out, 2, 1); err != nil {
 		return err
 	}
@@ -87,7 +87,7 @@ func gatherOp[T any](ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 
 // gatherElemsOp (ONNX GatherElements): out has the indices' shape and
 // out[p] = data[p with p[axis] replaced by indices[p]].
-func gatherElemsOp[T any](ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+func gatherElemsOp[T any](ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	if err := needIn(n, in, out, 2, 1); err != nil {
 		return err
 	}

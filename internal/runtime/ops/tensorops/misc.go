@@ -5,20 +5,20 @@ import (
 	"slices"
 
 	"gkconv/internal/ir"
-	"gkconv/internal/runtime/kernel"
+	"gkconv/internal/runtime/opkernel"
 )
 
 func init() {
 	regMove("Trilu", firstIn, triluOp[uint8], triluOp[uint16], triluOp[uint32], triluOp[uint64], triluOp[b16], triluOp[string])
 	regMove("ConstantOfShape", firstOut, constOfShapeOp[uint8], constOfShapeOp[uint16], constOfShapeOp[uint32], constOfShapeOp[uint64], constOfShapeOp[b16], constOfShapeOp[string])
-	kernel.Register("Shape", shapeOp)
-	kernel.Register("Size", sizeOp)
-	kernel.Register("Range", rangeOp)
+	opkernel.Register("Shape", shapeOp)
+	opkernel.Register("Size", sizeOp)
+	opkernel.Register("Range", rangeOp)
 }
 
 // triluOp keeps the upper (j-i >= k) or lower (j-i <= k) triangle of the
 // last two dims and zeroes the rest, a row segment at a time.
-func triluOp[T any](ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+func triluOp[T any](ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	if err := needIn(n, in, out, 1, 1); err != nil {
 		return err
 	}
@@ -73,7 +73,7 @@ func triluOp[T any](ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 
 // constOfShapeOp fills the output with the 1-element value attribute
 // (float32 0 when absent).
-func constOfShapeOp[T any](ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+func constOfShapeOp[T any](ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	if err := needIn(n, in, out, 1, 1); err != nil {
 		return err
 	}
@@ -110,7 +110,7 @@ func constOfShapeOp[T any](ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) er
 }
 
 // shapeOp writes the input's dims [start, end) (ONNX clamping) as int64.
-func shapeOp(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+func shapeOp(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	if err := needIn(n, in, out, 1, 1); err != nil {
 		return err
 	}
@@ -134,7 +134,7 @@ func shapeOp(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	return nil
 }
 
-func sizeOp(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+func sizeOp(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	if err := needIn(n, in, out, 1, 1); err != nil {
 		return err
 	}
@@ -153,7 +153,7 @@ type integer interface {
 type float interface{ ~float32 | ~float64 }
 
 // rangeOp: out[i] = start + i*delta for i < max(ceil((limit-start)/delta), 0).
-func rangeOp(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+func rangeOp(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	if err := needIn(n, in, out, 3, 1); err != nil {
 		return err
 	}
@@ -212,7 +212,7 @@ func rangeOp(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	case ir.Uint64:
 		got, err = rangeI(n, in, o.U64()[:cnt])
 	default:
-		return kernel.Unsupportedf(n, "dtype %s", dt)
+		return opkernel.Unsupportedf(n, "dtype %s", dt)
 	}
 	if err != nil {
 		return err

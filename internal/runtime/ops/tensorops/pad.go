@@ -2,7 +2,7 @@ package tensorops
 
 import (
 	"gkconv/internal/ir"
-	"gkconv/internal/runtime/kernel"
+	"gkconv/internal/runtime/opkernel"
 )
 
 func init() {
@@ -52,7 +52,7 @@ func (p padPlan) srcIndex(mode string, o int) int {
 	return p.lo + t
 }
 
-func padOp[T any](ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+func padOp[T any](ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	if err := needIn(n, in, out, 2, 1); err != nil {
 		return err
 	}
@@ -62,7 +62,7 @@ func padOp[T any](ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	switch mode {
 	case "constant", "reflect", "edge", "wrap":
 	default:
-		return kernel.Unsupportedf(n, "pad mode %q", mode)
+		return opkernel.Unsupportedf(n, "pad mode %q", mode)
 	}
 	pads, err := in[1].Int64s()
 	if err != nil {
@@ -155,7 +155,7 @@ func padOp[T any](ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 // padT fills dst. Trailing dims that are neither padded nor cropped form a
 // block that moves with one copy; the last padded dim k is handled a row at
 // a time, with its middle segment copied in one run.
-func padT[T any](ctx *kernel.Ctx, dst, src []T, xd []int, plans []padPlan, mode string, cv T) {
+func padT[T any](ctx *opkernel.Ctx, dst, src []T, xd []int, plans []padPlan, mode string, cv T) {
 	rank := len(xd)
 	k := rank - 1
 	for k > 0 && plans[k].pre == 0 && plans[k].post == 0 && plans[k].n == xd[k] {

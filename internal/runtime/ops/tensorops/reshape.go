@@ -4,20 +4,22 @@ import (
 	"unsafe"
 
 	"gkconv/internal/ir"
-	"gkconv/internal/runtime/kernel"
+	"gkconv/internal/runtime/opkernel"
 )
 
-// Reshape, Flatten, Squeeze and Unsqueeze keep the row-major element order:
-// the executor computed the output shape, so the kernel only copies the
-// elements (and skips the copy when the executor made the output alias the
-// input).
+// The RESHAPE ops (Reshape, Flatten, Squeeze, Unsqueeze) keep the
+// row-major element order: the executor computed the output shape, so the
+// kernel only copies the elements (and skips the copy when the executor made
+// the output alias the input).
 func init() {
-	for _, op := range []string{"Reshape", "Flatten", "Squeeze", "Unsqueeze"} {
-		regMove(op, firstIn, copyAll[uint8], copyAll[uint16], copyAll[uint32], copyAll[uint64], copyAll[b16], copyAll[string])
+	for _, o := range ir.Ops() {
+		if o.IsReshape() {
+			regMove(o.Name, firstIn, copyAll[uint8], copyAll[uint16], copyAll[uint32], copyAll[uint64], copyAll[b16], copyAll[string])
+		}
 	}
 }
 
-func copyAll[T any](ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+func copyAll[T any](ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	if err := needIn(n, in, out, 1, 1); err != nil {
 		return err
 	}

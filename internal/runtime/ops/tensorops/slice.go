@@ -2,7 +2,7 @@ package tensorops
 
 import (
 	"gkconv/internal/ir"
-	"gkconv/internal/runtime/kernel"
+	"gkconv/internal/runtime/opkernel"
 )
 
 func init() {
@@ -116,7 +116,7 @@ func clamp(v, lo, hi int64) int64 {
 	return v
 }
 
-func sliceOp[T any](ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+func sliceOp[T any](ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	if err := needIn(n, in, out, 3, 1); err != nil {
 		return err
 	}
@@ -153,7 +153,7 @@ func sliceOp[T any](ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 // sliceT copies the selected elements. Trailing dims taken whole form one
 // contiguous block; if the dim before them has step 1 its selection extends
 // the run, so most slices are a loop of copy() calls.
-func sliceT[T any](ctx *kernel.Ctx, dst, src []T, d []int, rs []sliceRange) {
+func sliceT[T any](ctx *opkernel.Ctx, dst, src []T, d []int, rs []sliceRange) {
 	rank := len(d)
 	if rank == 0 {
 		dst[0] = src[0]

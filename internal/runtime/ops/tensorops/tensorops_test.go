@@ -8,14 +8,14 @@ import (
 	"testing"
 
 	"gkconv/internal/ir"
-	"gkconv/internal/runtime/kernel"
+	"gkconv/internal/runtime/opkernel"
 )
 
 // call runs a registered op on fresh output tensors of the given dtypes and
 // shapes; each output is pre-filled with garbage so unwritten elements show.
 func call(t *testing.T, threads int, op string, attrs ir.Attrs, in []*ir.Tensor, outs ...*ir.Tensor) error {
 	t.Helper()
-	fn, ok := kernel.Lookup(op)
+	fn, ok := opkernel.Lookup(op)
 	if !ok {
 		t.Fatalf("op %s not registered", op)
 	}
@@ -30,7 +30,7 @@ func call(t *testing.T, threads int, op string, attrs ir.Attrs, in []*ir.Tensor,
 	if attrs == nil {
 		attrs = ir.Attrs{}
 	}
-	return fn(&kernel.Ctx{Threads: threads}, &ir.Node{Name: "n", Op: op, Attrs: attrs}, in, outs)
+	return fn(&opkernel.Ctx{Threads: threads}, &ir.Node{Name: "n", Op: op, Attrs: attrs}, in, outs)
 }
 
 // smallParallel lowers the parallel threshold for one test so the
@@ -235,7 +235,7 @@ func TestErrors(t *testing.T) {
 			if err == nil {
 				t.Fatal("expected an error")
 			}
-			var u *kernel.Unsupported
+			var u *opkernel.Unsupported
 			if errors.As(err, &u) != c.unsupported {
 				t.Fatalf("unsupported=%v expected, got %v", c.unsupported, err)
 			}

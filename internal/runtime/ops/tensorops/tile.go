@@ -2,7 +2,7 @@ package tensorops
 
 import (
 	"gkconv/internal/ir"
-	"gkconv/internal/runtime/kernel"
+	"gkconv/internal/runtime/opkernel"
 	"slices"
 )
 
@@ -14,7 +14,7 @@ func init() {
 
 // tileOp: out[p] = x[p mod shape]. Each output row (last dim) is the source
 // row repeated, so a row is copied once and then doubled in place.
-func tileOp[T any](ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+func tileOp[T any](ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	if err := needIn(n, in, out, 2, 1); err != nil {
 		return err
 	}
@@ -96,7 +96,7 @@ func blockArgs(n *ir.Node, in, out []*ir.Tensor) (b int, err error) {
 // depthToSpaceOp is a reshape + transpose: DCR views x as [N,b,b,C',H,W] and
 // permutes (0,3,4,1,5,2); CRD views it as [N,C',b,b,H,W] and permutes
 // (0,1,4,2,5,3).
-func depthToSpaceOp[T any](ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+func depthToSpaceOp[T any](ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	b, err := blockArgs(n, in, out)
 	if err != nil {
 		return err
@@ -117,13 +117,13 @@ func depthToSpaceOp[T any](ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) er
 	case "CRD":
 		shape, perm = []int{N, c, b, b, H, W}, []int{0, 1, 4, 2, 5, 3}
 	default:
-		return kernel.Unsupportedf(n, "mode %q", mode)
+		return opkernel.Unsupportedf(n, "mode %q", mode)
 	}
 	return permuteAs[T](ctx, n, in[0], out[0], shape, perm)
 }
 
 // spaceToDepthOp views x as [N,C,H/b,b,W/b,b] and permutes (0,3,5,1,2,4).
-func spaceToDepthOp[T any](ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+func spaceToDepthOp[T any](ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	b, err := blockArgs(n, in, out)
 	if err != nil {
 		return err
@@ -139,7 +139,7 @@ func spaceToDepthOp[T any](ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) er
 	return permuteAs[T](ctx, n, in[0], out[0], []int{N, C, H / b, b, W / b, b}, []int{0, 3, 5, 1, 2, 4})
 }
 
-func permuteAs[T any](ctx *kernel.Ctx, n *ir.Node, x, o *ir.Tensor, shape, perm []int) error {
+func permuteAs[T any](ctx *opkernel.Ctx, n *ir.Node, x, o *ir.Tensor, shape, perm []int) error {
 	src, err := elems[T](n, x, "input")
 	if err != nil {
 		return err

@@ -5,16 +5,16 @@ import (
 	"slices"
 
 	"gkconv/internal/ir"
-	"gkconv/internal/runtime/kernel"
+	"gkconv/internal/runtime/opkernel"
 )
 
-func init() { kernel.Register("TopK", topKOp) }
+func init() { opkernel.Register("TopK", topKOp) }
 
 // topKOp returns the k largest (or smallest) elements along axis and their
 // int64 indices. Equal values keep the lower index first, as ONNX requires;
 // NaN counts as larger than every number. Output is always sorted, which
 // also satisfies sorted=0.
-func topKOp(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+func topKOp(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	if err := needIn(n, in, out, 2, 2); err != nil {
 		return err
 	}
@@ -88,7 +88,7 @@ func topKOp(ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 			o[i] = to16(v)
 		}
 	default:
-		return kernel.Unsupportedf(n, "dtype %s", x.DType)
+		return opkernel.Unsupportedf(n, "dtype %s", x.DType)
 	}
 	return nil
 }
@@ -116,7 +116,7 @@ func ahead[T cmp.Ordered](a, b T, ia, ib int32, largest bool) bool {
 	return a < b
 }
 
-func topK[T cmp.Ordered](ctx *kernel.Ctx, g topkGeom, src, vals []T, idx []int64) {
+func topK[T cmp.Ordered](ctx *opkernel.Ctx, g topkGeom, src, vals []T, idx []int64) {
 	if g.k == 0 || len(src) == 0 {
 		return
 	}

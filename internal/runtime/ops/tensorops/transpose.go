@@ -4,14 +4,14 @@ import (
 	"sort"
 
 	"gkconv/internal/ir"
-	"gkconv/internal/runtime/kernel"
+	"gkconv/internal/runtime/opkernel"
 )
 
 func init() {
 	regMove("Transpose", firstIn, transposeOp[uint8], transposeOp[uint16], transposeOp[uint32], transposeOp[uint64], transposeOp[b16], transposeOp[string])
 }
 
-func transposeOp[T any](ctx *kernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+func transposeOp[T any](ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	if err := needIn(n, in, out, 1, 1); err != nil {
 		return err
 	}
@@ -107,7 +107,7 @@ func simplifyPerm(shape, perm []int) ([]int, []int) {
 
 // transposeT writes dst (output dim i = input dim perm[i]) from src of the
 // given input shape.
-func transposeT[T any](ctx *kernel.Ctx, dst, src []T, shape, perm []int) {
+func transposeT[T any](ctx *opkernel.Ctx, dst, src []T, shape, perm []int) {
 	total := prod(shape)
 	if total == 0 {
 		return
@@ -140,7 +140,7 @@ func transposeT[T any](ctx *kernel.Ctx, dst, src []T, shape, perm []int) {
 
 // transposeRuns handles permutations that keep the innermost input dim
 // innermost: the output is a sequence of contiguous input runs.
-func transposeRuns[T any](ctx *kernel.Ctx, dst, src []T, os, ws []int) {
+func transposeRuns[T any](ctx *opkernel.Ctx, dst, src []T, os, ws []int) {
 	r := len(os)
 	runLen := os[r-1]
 	outer := len(dst) / runLen
@@ -178,7 +178,7 @@ const tile = 32
 // transposeTiles handles permutations that move the innermost input dim:
 // each batch (all dims but the output-last and the input-last) is a 2-D
 // transpose dst[i*ldo+k] = src[k*ldi+i], done in cache-sized tiles.
-func transposeTiles[T any](ctx *kernel.Ctx, dst, src []T, os, ws, p []int) {
+func transposeTiles[T any](ctx *opkernel.Ctx, dst, src []T, os, ws, p []int) {
 	r := len(os)
 	q := 0 // output position of the innermost input dim
 	for i, a := range p {

@@ -1,7 +1,8 @@
-// Package kernel is the CPU op library's contract: the signature of an op
-// implementation, the registry the executor looks ops up in, and small
+// Package opkernel is the CPU op library's contract: the signature of an op
+// implementation (an op kernel; not a fused GraphKernel, which internal/kernels
+// generates), the registry the executor looks ops up in, and small
 // helpers (parallel loops) shared by the op packages.
-package kernel
+package opkernel
 
 import (
 	"fmt"
@@ -37,7 +38,7 @@ func Register(op string, f Func) {
 	mu.Lock()
 	defer mu.Unlock()
 	if _, dup := registry[op]; dup {
-		panic("kernel: op registered twice: " + op)
+		panic("opkernel: op registered twice: " + op)
 	}
 	registry[op] = f
 }
@@ -64,7 +65,7 @@ func RegisterPreparer(op string, f Preparer) {
 	mu.Lock()
 	defer mu.Unlock()
 	if _, dup := preparers[op]; dup {
-		panic("kernel: preparer registered twice: " + op)
+		panic("opkernel: preparer registered twice: " + op)
 	}
 	preparers[op] = f
 }

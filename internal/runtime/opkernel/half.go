@@ -1,4 +1,4 @@
-package kernel
+package opkernel
 
 import "gkconv/internal/ir"
 

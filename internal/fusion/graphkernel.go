@@ -9,140 +9,70 @@ import (
 	"gkconv/internal/ir"
 )
 
-// namer hands out node and value names not yet used in the top-level graph.
-type namer struct{ used map[string]bool }
-
-func newNamer(g *ir.Graph) *namer {
-	m := &namer{used: map[string]bool{}}
-	for _, v := range g.Inputs {
-		m.used[v.Name] = true
-	}
-	for _, v := range g.Consts {
-		m.used[v.Name] = true
-	}
-	for _, n := range g.Nodes {
-		m.used[n.Name] = true
-		for _, o := range n.Outputs {
-			if o != nil {
-				m.used[o.Name] = true
-			}
-		}
-	}
-	return m
-}
-
-func (m *namer) unique(base string) string {
-	name := base
-	for i := 1; m.used[name]; i++ {
-		name = base + "_" + strconv.Itoa(i)
-	}
-	m.used[name] = true
-	return name
-}
-
-// bodyBuilder assembles a kernel body from outer nodes.
-type bodyBuilder struct {
-	body  *ir.Graph
-	vmap  map[*ir.Value]*ir.Value // outer (or inlined body) value -> new body value
-	outer []*ir.Value             // kernel inputs, parallel to body.Inputs
-	names map[string]bool
-}
-
-func newBodyBuilder(name string) *bodyBuilder {
-	return &bodyBuilder{body: ir.NewGraph(name), vmap: map[*ir.Value]*ir.Value{}, names: map[string]bool{}}
-}
-
-func (bb *bodyBuilder) unique(base string) string {
-	name := base
-	for i := 1; bb.names[name]; i++ {
-		name = base + "_" + strconv.Itoa(i)
-	}
-	bb.names[name] = true
-	return name
-}
-
-// in maps an outer value used by a member node into the body.
-func (bb *bodyBuilder) in(v *ir.Value) *ir.Value {
-	if v == nil {
-		return nil
-	}
-	if bv, ok := bb.vmap[v]; ok {
-		return bv
-	}
-	var bv *ir.Value
-	if inlineConst(v) {
-		bv = &ir.Value{Name: bb.unique(v.Name), DType: v.DType, Shape: append([]int64{}, v.Shape...), Const: v.Const}
-		bb.body.Consts = append(bb.body.Consts, bv)
-	} else {
-		bv = &ir.Value{Name: bb.unique(v.Name), DType: v.DType, Shape: append([]int64{}, v.Shape...)}
-		bb.body.Inputs = append(bb.body.Inputs, bv)
-		bb.outer = append(bb.outer, v)
-	}
-	bb.vmap[v] = bv
-	return bv
-}
-
-// clone copies node n into the body, mapping inputs through lookup.
-func (bb *bodyBuilder) clone(n *ir.Node, lookup func(*ir.Value) *ir.Value) *ir.Node {
-	c := &ir.Node{Name: bb.unique(n.Name), Op: n.Op, Attrs: cloneAttrs(n.Attrs),
-		Provenance: append([]string(nil), n.Provenance...)}
-	for _, in := range n.Inputs {
-		c.Inputs = append(c.Inputs, lookup(in))
-	}
-	for i, o := range n.Outputs {
-		nv := &ir.Value{Name: bb.unique(o.Name), DType: o.DType, Shape: append([]int64{}, o.Shape...),
-			DimNames: o.DimNames, Producer: c, OutIndex: i}
-		c.Outputs = append(c.Outputs, nv)
-		bb.vmap[o] = nv
-	}
-	bb.body.Nodes = append(bb.body.Nodes, c)
-	return c
-}
-
-// add copies member n; a GraphKernel member has its body inlined.
-func (bb *bodyBuilder) add(n *ir.Node) {
-	if n.Op != ir.OpGraphKernel || n.Body == nil {
-		bb.clone(n, bb.in)
-		return
-	}
-	local := map[*ir.Value]*ir.Value{}
-	for i, bi := range n.Body.Inputs {
-		local[bi] = bb.in(n.Inputs[i])
-	}
-	lookup := func(v *ir.Value) *ir.Value {
+// kernelBody copies the members (in graph order) into a new body graph: the
+// outer values they read become body inputs (e.Outer, the kernel inputs) or,
+// small constants, body constants; a GraphKernel member has its body
+// inlined. vmap maps every member output to its body value.
+func kernelBody(name string, order []*ir.Node) (e *ir.Editor, vmap map[*ir.Value]*ir.Value) {
+	e = ir.NewEditor(ir.NewGraph(name))
+	vmap = map[*ir.Value]*ir.Value{}
+	in := func(v *ir.Value) *ir.Value {
 		if v == nil {
 			return nil
 		}
-		if m, ok := local[v]; ok {
-			return m
+		if bv, ok := vmap[v]; ok {
+			return bv
 		}
-		if v.Const != nil {
-			c := &ir.Value{Name: bb.unique(v.Name), DType: v.DType, Shape: append([]int64{}, v.Shape...), Const: v.Const}
-			bb.body.Consts = append(bb.body.Consts, c)
-			local[v] = c
-			return c
+		var bv *ir.Value
+		if inlineConst(v) {
+			bv = e.Const(v.Name, v.Const)
+		} else {
+			bv = e.Capture(v)
 		}
-		return bb.vmap[v]
+		vmap[v] = bv
+		return bv
 	}
-	for _, in := range n.Body.Nodes {
-		c := bb.clone(in, lookup)
-		for i, o := range in.Outputs {
-			local[o] = c.Outputs[i]
+	for _, n := range order {
+		if n.Op != ir.OpGraphKernel || n.Body == nil {
+			c := e.Copy(n, in)
+			for i, o := range n.Outputs {
+				vmap[o] = c.Outputs[i]
+			}
+			continue
+		}
+		local := map[*ir.Value]*ir.Value{}
+		for i, bi := range n.Body.Inputs {
+			local[bi] = in(n.Inputs[i])
+		}
+		lookup := func(v *ir.Value) *ir.Value {
+			if v == nil {
+				return nil
+			}
+			if m, ok := local[v]; ok {
+				return m
+			}
+			if v.Const != nil {
+				c := e.Const(v.Name, v.Const)
+				local[v] = c
+				return c
+			}
+			return vmap[v]
+		}
+		for _, bn := range n.Body.Nodes {
+			c := e.Copy(bn, lookup)
+			c.Body = nil // an inlined body is flat; a nested kernel is not carried
+			for i, o := range bn.Outputs {
+				vmap[o] = c.Outputs[i]
+				local[o] = c.Outputs[i]
+			}
+		}
+		for i, o := range n.Outputs {
+			if i < len(n.Body.Outputs) {
+				vmap[o] = lookup(n.Body.Outputs[i])
+			}
 		}
 	}
-	for i, o := range n.Outputs {
-		if i < len(n.Body.Outputs) {
-			bb.vmap[o] = lookup(n.Body.Outputs[i])
-		}
-	}
-}
-
-func cloneAttrs(a ir.Attrs) ir.Attrs {
-	c := make(ir.Attrs, len(a))
-	for k, v := range a {
-		c[k] = v
-	}
-	return c
+	return e, vmap
 }
 
 // fuseNodes replaces the top-level member nodes with one GraphKernel node
@@ -168,10 +98,7 @@ func (st *state) fuseNodes(members []*ir.Node, origin string, sort bool) (*ir.No
 	if len(order) != len(members) {
 		return nil, fmt.Errorf("fuse: %d of %d members are not in the graph", len(members)-len(order), len(members))
 	}
-	bb := newBodyBuilder(origin)
-	for _, n := range order {
-		bb.add(n)
-	}
+	body, vmap := kernelBody(origin, order)
 	// Outputs: member values read outside the group or returned by the graph.
 	external := map[*ir.Value]bool{}
 	for _, o := range g.Outputs {
@@ -187,7 +114,7 @@ func (st *state) fuseNodes(members []*ir.Node, origin string, sort bool) (*ir.No
 			}
 		}
 	}
-	k := &ir.Node{Op: ir.OpGraphKernel, Attrs: ir.Attrs{ir.GKGraphKernel: ir.StringAttr(origin)}, Body: bb.body}
+	k := &ir.Node{Op: ir.OpGraphKernel, Attrs: ir.Attrs{ir.GKGraphKernel: ir.StringAttr(origin)}, Body: body.G}
 	seenProv := map[string]bool{}
 	for _, n := range order {
 		for _, p := range n.Provenance {
@@ -200,21 +127,21 @@ func (st *state) fuseNodes(members []*ir.Node, origin string, sort bool) (*ir.No
 			if !external[o] {
 				continue
 			}
-			bv := bb.vmap[o]
+			bv := vmap[o]
 			if bv == nil {
 				return nil, fmt.Errorf("fuse: output %s of %s has no body value", o.Name, n.Name)
 			}
 			o.Producer, o.OutIndex = k, len(k.Outputs)
 			k.Outputs = append(k.Outputs, o)
-			bb.body.Outputs = append(bb.body.Outputs, bv)
+			body.G.Outputs = append(body.G.Outputs, bv)
 		}
 	}
 	if len(k.Outputs) == 0 {
 		return nil, fmt.Errorf("fuse: group of %d nodes has no used output", len(order))
 	}
-	k.Inputs = bb.outer
-	k.Name = st.names.unique("GraphKernel_" + origin)
-	bb.body.Name = k.Name
+	k.Inputs = body.Outer
+	k.Name = st.edit.Unique("GraphKernel_" + origin)
+	body.G.Name = k.Name
 	nodes := make([]*ir.Node, 0, len(g.Nodes)-len(order)+1)
 	for i, n := range g.Nodes {
 		if i == first {
@@ -243,7 +170,7 @@ func (st *state) inlineKernel(k *ir.Node) []*ir.Node {
 		vm[bi] = k.Inputs[i]
 	}
 	for _, c := range k.Body.Consts {
-		vm[c] = g.AddConst(st.names.unique(c.Name), c.Const)
+		vm[c] = st.edit.Const(c.Name, c.Const)
 	}
 	// Body value -> the kernel output that reuses it (first occurrence).
 	reuse := map[*ir.Value]*ir.Value{}
@@ -260,7 +187,7 @@ func (st *state) inlineKernel(k *ir.Node) []*ir.Node {
 			return m
 		}
 		if v.Const != nil { // a constant the body used without registering
-			m := g.AddConst(st.names.unique(v.Name), v.Const)
+			m := st.edit.Const(v.Name, v.Const)
 			vm[v] = m
 			return m
 		}
@@ -268,7 +195,7 @@ func (st *state) inlineKernel(k *ir.Node) []*ir.Node {
 	}
 	var out []*ir.Node
 	for _, bn := range k.Body.Nodes {
-		c := &ir.Node{Name: st.names.unique(bn.Name), Op: bn.Op, Attrs: cloneAttrs(bn.Attrs),
+		c := &ir.Node{Name: st.edit.Unique(bn.Name), Op: bn.Op, Attrs: bn.Attrs.Clone(),
 			Provenance: append([]string(nil), bn.Provenance...), Body: bn.Body}
 		for _, in := range bn.Inputs {
 			c.Inputs = append(c.Inputs, lookup(in))
@@ -276,7 +203,7 @@ func (st *state) inlineKernel(k *ir.Node) []*ir.Node {
 		for i, o := range bn.Outputs {
 			nv := reuse[o]
 			if nv == nil {
-				nv = &ir.Value{Name: st.names.unique(o.Name), DType: o.DType, Shape: append([]int64{}, o.Shape...), DimNames: o.DimNames}
+				nv = &ir.Value{Name: st.edit.Unique(o.Name), DType: o.DType, Shape: append([]int64{}, o.Shape...), DimNames: o.DimNames}
 			}
 			nv.Producer, nv.OutIndex = c, i
 			c.Outputs = append(c.Outputs, nv)
@@ -320,8 +247,8 @@ func finalizeKernel(k *ir.Node) {
 }
 
 // bodyPattern is the highest split-model pattern among the body ops.
-func bodyPattern(b *ir.Graph) pattern {
-	p := patVirtual
+func bodyPattern(b *ir.Graph) ir.Pattern {
+	p := ir.PatternVirtual
 	for _, n := range b.Nodes {
 		if q := opPattern(n); q > p {
 			p = q
