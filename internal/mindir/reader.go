@@ -67,9 +67,20 @@ func Open(path string) (*Model, error) {
 		return nil, err
 	}
 	defer f.Close()
+	return OpenFile(f)
+}
+
+// OpenFile maps the open file f read-only and converts it (f may be closed
+// afterwards), so a caller that has checked f's contents (a signature)
+// converts exactly that file, not whatever its path names by then.
+func OpenFile(f *os.File) (*Model, error) {
+	path := f.Name()
 	st, err := f.Stat()
 	if err != nil {
 		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file (%s)", path, st.Mode().Type())
 	}
 	size := st.Size()
 	if size == 0 {
