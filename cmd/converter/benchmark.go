@@ -27,6 +27,8 @@ type benchFlags struct {
 	loopCount, warmUpLoopCount, numThreads                            int
 	timeProfiling                                                     bool
 	seed                                                              uint64
+	kernelCacheDir                                                    string
+	trust                                                             trustFlags
 }
 
 func newBenchmarkCmd() *cobra.Command {
@@ -40,6 +42,14 @@ cosine similarity) and times --loopCount runs after --warmUpLoopCount warm-up ru
 
 Input and reference files are ONNX TensorProto .pb files (test_data_set_0/input_0.pb ...) or raw .bin
 files (shapes from the model). Without --inDataFile, inputs are seeded random data.
+
+Fused kernels: the native code embedded in a model is not loaded unless trusted. By default each
+fused CPU kernel is rebuilt from its fused body (data, not code) with this converter's code
+generator and the local C compiler, through the kernel cache (a cache hit after the first load,
+the same code as conversion builds on this host); without a C compiler the bodies run with the op
+library (slower; one warning). Embedded binaries are loaded with --trustEmbeddedKernels
+(or ` + TrustEnv + `=1), or when <model>.sig verifies against --trustedKeys
+(an allowed_signers file; ` + TrustedKeysEnv + `). A .sig that does not verify is an error.
 The last line is "Run Benchmark <model> Success." or "Run Benchmark <model> Failed. <reason>".`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -67,6 +77,8 @@ The last line is "Run Benchmark <model> Success." or "Run Benchmark <model> Fail
 	fl.StringVar(&f.inputShapes, "inputShapes", "", `input shapes for dynamic models: "name:1,3,224,224;..." or "1,3,224,224:1,128"`)
 	fl.StringVar(&f.resultFile, "resultFile", "", "write accuracy and timings as JSON to this path")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of the random inputs used when --inDataFile is not given")
+	fl.StringVar(&f.kernelCacheDir, "kernelCacheDir", "", "compiled-kernel cache for rebuilt fused kernels (default $GKCONV_KERNEL_CACHE or the user cache dir)")
+	f.trust.register(cmd)
 	return cmd
 }
 
@@ -120,7 +132,19 @@ func benchmark(cmd *cobra.Command, f *benchFlags) (err error) {
 	if f.loopCount < 1 || f.warmUpLoopCount < 0 || f.numThreads < 1 {
 		return errors.New("--loopCount and --numThreads must be >= 1, --warmUpLoopCount >= 0")
 	}
-	m, err := mindir.Open(f.modelFile)
+	mf, err := openModelFile(f.modelFile)
+	if err != nil {
+		return err
+	}
+	defer mf.Close()
+	kt, err := f.trust.decide(mf, f.modelFile)
+	if err != nil {
+		return err
+	}
+	if kt.signer != "" {
+		fmt.Printf("Model signature: verified, signed by %s\n", kt.signer)
+	}
+	m, err := mindir.OpenFile(mf)
 	if err != nil {
 		return err
 	}
@@ -135,10 +159,18 @@ func benchmark(cmd *cobra.Command, f *benchFlags) (err error) {
 			return fmt.Errorf("%s: %w", f.modelFile, err)
 		}
 	}
-	sess, err := runtime.NewSession(g, runtime.Options{Threads: f.numThreads, Profile: f.timeProfiling})
+	policy := runtime.KernelPolicy{
+		TrustEmbedded: kt.trusted,
+		Warn:          func(msg string) { fmt.Fprintln(os.Stderr, "WARNING:", msg) },
+	}
+	if !kt.trusted && hasGraphKernels(g) {
+		policy.Rebuild, _ = convert.RebuildKernels(g, f.kernelCacheDir) // an error: the lookup reports it, the runtime interprets
+	}
+	sess, err := runtime.NewSession(g, runtime.Options{Threads: f.numThreads, Profile: f.timeProfiling, KernelPolicy: policy})
 	if err != nil {
 		return fmt.Errorf("%s: %w", f.modelFile, err)
 	}
+	printKernelSummary(sess.Kernels(), kt)
 	inputs, err := loadInputs(g, f)
 	if err != nil {
 		return err
@@ -376,4 +408,43 @@ func randomTensor(rng *rand.Rand, v *ir.Value) *ir.Tensor {
 		}
 	}
 	return t
+}
+
+// openModelFile opens a model for reading, refusing what is not a regular
+// file before opening it (a FIFO would block).
+func openModelFile(path string) (*os.File, error) {
+	if st, err := os.Stat(path); err != nil {
+		return nil, err
+	} else if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file (%s)", path, st.Mode().Type())
+	}
+	return os.Open(path)
+}
+
+func hasGraphKernels(g *ir.Graph) bool {
+	for _, n := range g.Nodes {
+		if n.Op == ir.OpGraphKernel {
+			return true
+		}
+	}
+	return false
+}
+
+// printKernelSummary prints one line per way fused kernels run.
+func printKernelSummary(ks []runtime.KernelBinding, kt kernelTrust) {
+	if len(ks) == 0 {
+		return
+	}
+	count := map[string]int{}
+	var order []string
+	for _, k := range ks {
+		d := describeKernel(k.Mode, k.Reason, kt)
+		if count[d] == 0 {
+			order = append(order, d)
+		}
+		count[d]++
+	}
+	for _, d := range order {
+		fmt.Printf("Fused kernels (%d): %s\n", count[d], d)
+	}
 }

@@ -16,6 +16,7 @@ type convertFlags struct {
 	inputShape, saveType, fp16, device               string
 	inputDataFormat, weightFile, reportFile          string
 	kernelCacheDir, dumpDir                          string
+	signKey                                          string
 }
 
 func newConvertCmd() *cobra.Command {
@@ -26,6 +27,9 @@ func newConvertCmd() *cobra.Command {
 		Long: `converter reads an ONNX or MindIR model, runs graph-kernel fusion as configured by the
 [graph_kernel_param] section of --configFile (and MS_DEV_GRAPH_KERNEL_FLAGS), compiles a kernel
 per fused subgraph and writes <outputFile>.mindir with the kernels embedded.
+With --signKey it also writes <outputFile>.mindir.sig, a detached SSH signature (namespace
+gkconv-model) of the whole file:
+  ssh-keygen -Y verify -f allowed_signers -I <principal> -n gkconv-model -s model.mindir.sig < model.mindir
 
 The last line printed is "CONVERT RESULT SUCCESS:0" or "CONVERT RESULT FAILED:<code>".`,
 		Args: cobra.NoArgs,
@@ -55,6 +59,9 @@ The last line printed is "CONVERT RESULT SUCCESS:0" or "CONVERT RESULT FAILED:<c
 	fl.StringVar(&f.weightFile, "weightFile", "", "Caffe weights (not used for ONNX or MINDIR)")
 	fl.StringVar(&f.reportFile, "reportFile", "", "write a JSON report of the conversion to this path")
 	fl.StringVar(&f.kernelCacheDir, "kernelCacheDir", "", "compiled-kernel cache (default $GKCONV_KERNEL_CACHE or the user cache dir)")
+	fl.StringVar(&f.signKey, "signKey", "", "sign the output with this unencrypted Ed25519 private `key` (OpenSSH format, ssh-keygen -t ed25519 -N ''): writes <output>.mindir.sig, "+
+		"a detached SSH signature of the whole .mindir file; 'ssh-keygen -Y verify -f allowed_signers -I <principal> -n gkconv-model -s model.mindir.sig < model.mindir' verifies it, "+
+		"and 'converter benchmark --trustedKeys=allowed_signers' then loads the embedded kernels")
 	fl.StringVar(&f.dumpDir, "dumpDir", "", "write IR dumps, DOT/SVG graphs and kernel sources here (default graph_kernel_dump/ when dump_as_text=true)")
 	return cmd
 }
@@ -76,6 +83,7 @@ func (f *convertFlags) options() convert.Options {
 		ReportFile:      f.reportFile,
 		KernelCacheDir:  f.kernelCacheDir,
 		DumpDir:         f.dumpDir,
+		SignKeyFile:     f.signKey,
 	}
 	switch f.fp16 {
 	case "on", "off":

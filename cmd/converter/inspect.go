@@ -9,10 +9,12 @@ import (
 
 	"gkconv/internal/convert"
 	"gkconv/internal/ir"
+	"gkconv/internal/runtime"
 )
 
 func newInspectCmd() *cobra.Command {
 	var modelFile, fmk string
+	var tf trustFlags
 	cmd := &cobra.Command{
 		Use:   "inspect --modelFile=model.onnx|model.mindir",
 		Short: "Print a model's inputs, outputs, op histogram and fused kernels",
@@ -38,16 +40,56 @@ func newInspectCmd() *cobra.Command {
 				return err
 			}
 			defer closeModel()
-			printGraph(g, modelFile)
+			printGraph(g, modelFile, kernelPlanner(g, modelFile, strings.EqualFold(fmk, "MINDIR"), &tf))
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&modelFile, "modelFile", "", "ONNX or .mindir model")
 	cmd.Flags().StringVar(&fmk, "fmk", "", "ONNX or MINDIR (default: from the file extension)")
+	tf.register(cmd) // run= of each fused kernel: how benchmark with these flags would run it
 	return cmd
 }
 
-func printGraph(g *ir.Graph, file string) {
+// kernelPlanner returns how `benchmark` with the trust flags tf would run
+// each fused kernel of g, and why (nil when g has none).
+func kernelPlanner(g *ir.Graph, file string, isMindIR bool, tf *trustFlags) func(*ir.Node) string {
+	if !hasGraphKernels(g) {
+		return nil
+	}
+	var kt kernelTrust
+	var trustErr error
+	if isMindIR {
+		if f, err := openModelFile(file); err != nil {
+			trustErr = err
+		} else {
+			kt, trustErr = tf.decide(f, file)
+			f.Close()
+		}
+	}
+	if kt.signer != "" {
+		fmt.Printf("Signature: verified, signed by %s\n", kt.signer)
+	}
+	var rebuildErr func(*ir.Node) error
+	return func(n *ir.Node) string {
+		if trustErr != nil {
+			return "refused (" + trustErr.Error() + ")"
+		}
+		var rerr error
+		if !kt.trusted {
+			if rebuildErr == nil {
+				rebuildErr = convert.CheckRebuild()
+			}
+			rerr = rebuildErr(n)
+		}
+		mode, reason, err := runtime.PlanKernel(n, kt.trusted, rerr)
+		if err != nil {
+			return "refused (" + err.Error() + ")"
+		}
+		return describeKernel(mode, reason, kt)
+	}
+}
+
+func printGraph(g *ir.Graph, file string, plan func(*ir.Node) string) {
 	fmt.Printf("Model: %s\n", file)
 	for _, k := range []string{"producer_name", "producer_version", "ir_version", "onnx.opset"} {
 		if v := g.Meta[k]; v != "" {
@@ -96,6 +138,9 @@ func printGraph(g *ir.Graph, file string) {
 			ops = strings.Join(names, ",")
 		}
 		fmt.Printf("  %-40s target=%-6s binary=%d bytes ops=%s\n", name, target, bin, ops)
+		if plan != nil {
+			fmt.Printf("    benchmark runs it: %s\n", plan(n))
+		}
 	}
 }
 

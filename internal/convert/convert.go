@@ -50,6 +50,13 @@ type Options struct {
 	// for it. "" means DefaultDumpDir when either asks, else no dumps (see
 	// planDumps for the exact rule).
 	DumpDir string
+	// SignKeyFile is an unencrypted Ed25519 private key in OpenSSH format;
+	// when set, the output is signed: <output>.sig is the detached SSH
+	// signature (namespace trust.Namespace) of the whole .mindir file, which
+	// `ssh-keygen -Y verify -f allowed_signers -I <principal> -n gkconv-model
+	// -s model.mindir.sig < model.mindir` verifies. Without it a stale
+	// <output>.sig is removed.
+	SignKeyFile string
 
 	// Invalid lists options the caller could not parse from their text
 	// form (a command line's --fp16=maybe). Convert reports them with its
@@ -199,8 +206,19 @@ func Convert(ctx context.Context, opts Options) (rep *Report, err error) {
 			return rep, Errorf(CodeParamInvalid, "--outputFile=%s: folder %s does not exist", opts.OutputFile, dir)
 		}
 	}
+	// A signature of an earlier output must never stand next to this one.
+	if err := os.Remove(o.output + SignatureSuffix); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return rep, Errorf(CodeError, "removing the stale signature %s: %v", o.output+SignatureSuffix, err)
+	}
 	if err := mindir.WriteFile(o.output, g, mindir.WriteOptions{FP16: opts.FP16}); err != nil {
 		return rep, Errorf(CodeError, "writing %s: %v", o.output, err)
+	}
+	if o.signKey != nil {
+		if err := signFile(o.output, o.signKey); err != nil {
+			os.Remove(o.output) // a failed run leaves no file
+			return rep, Errorf(CodeError, "signing %s: %v", o.output, err)
+		}
+		rep.Signature = o.output + SignatureSuffix
 	}
 	slog.Info("converted", "output", o.output, "seconds", time.Since(start).Seconds())
 	return rep, nil
@@ -224,6 +242,9 @@ type checked struct {
 	output string // with .mindir
 	device akgcfg.Device
 	chip   string
+	// signKey is the OpenSSH private key of SignKeyFile (parsed), nil
+	// when the output is not signed.
+	signKey []byte
 }
 
 // check validates every option at once, in converter_lite's option order,
@@ -305,6 +326,13 @@ func (opts *Options) check() (checked, error) {
 	c.output = opts.OutputFile
 	if !strings.HasSuffix(c.output, ".mindir") {
 		c.output += ".mindir"
+	}
+	if opts.SignKeyFile != "" {
+		key, err := readSignKey(opts.SignKeyFile)
+		if err != nil {
+			return c, Errorf(CodeParamInvalid, "--signKey=%s: %v", opts.SignKeyFile, err)
+		}
+		c.signKey = key
 	}
 	return c, nil
 }

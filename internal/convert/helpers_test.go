@@ -94,7 +94,7 @@ func runMindIR(t *testing.T, path string, inputs []*ir.Tensor) []*ir.Tensor {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	sess, err := runtime.NewSession(m.Graph, runtime.Options{Threads: 2})
+	sess, err := runtime.NewSession(m.Graph, runtime.Options{Threads: 2, KernelPolicy: selfBuilt})
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
@@ -157,7 +157,7 @@ func benchAgainst(t *testing.T, path, refDir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess, err := runtime.NewSession(g, runtime.Options{Threads: 2})
+	sess, err := runtime.NewSession(g, runtime.Options{Threads: 2, KernelPolicy: selfBuilt})
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}

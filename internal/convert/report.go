@@ -11,11 +11,14 @@ import (
 // Report is what a conversion did; Options.ReportFile receives it as JSON.
 // Field names are the documented schema.
 type Report struct {
-	Model   ReportModel       `json:"model"`
-	Output  string            `json:"output,omitempty"`
-	Graph   ReportGraph       `json:"graph"`
-	Flags   map[string]string `json:"flags,omitempty"`
-	Kernels []ReportKernel    `json:"kernels"`
+	Model  ReportModel `json:"model"`
+	Output string      `json:"output,omitempty"`
+	// Signature is the detached signature written next to the output
+	// (--signKey).
+	Signature string            `json:"signature,omitempty"`
+	Graph     ReportGraph       `json:"graph"`
+	Flags     map[string]string `json:"flags,omitempty"`
+	Kernels   []ReportKernel    `json:"kernels"`
 	// KernelBuild counts the kernel builder's work: kernels, distinct
 	// sources, compiler runs and kernel-cache hits.
 	KernelBuild *ReportBuild    `json:"kernel_build,omitempty"`

@@ -91,7 +91,7 @@ func runONNXTest(dir string) error {
 	if len(sets) == 0 {
 		return fmt.Errorf("no test_data_set")
 	}
-	sess, err := runtime.NewSession(g, runtime.Options{Threads: 1})
+	sess, err := runtime.NewSession(g, runtime.Options{Threads: 1, KernelPolicy: selfBuilt})
 	if err != nil {
 		return err
 	}

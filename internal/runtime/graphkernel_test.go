@@ -1,6 +1,8 @@
 package runtime_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"math"
 	"math/rand"
 	"strings"
@@ -34,7 +36,7 @@ func gkModel(t *testing.T, rows, cols int64) (*ir.Graph, *ir.Node) {
 }
 
 func runModel(t *testing.T, g *ir.Graph, threads int, x *ir.Tensor) ([]float32, error) {
-	s, err := runtime.NewSession(g, runtime.Options{Threads: threads})
+	s, err := runtime.NewSession(g, runtime.Options{Threads: threads, KernelPolicy: runtime.KernelPolicy{TrustEmbedded: true}})
 	if err != nil {
 		return nil, err
 	}
@@ -111,5 +113,85 @@ func TestGraphKernelRefusals(t *testing.T) {
 	n.Attrs[ir.GKArch] = ir.StringAttr("riscv64")
 	if _, err := runModel(t, g, 1, x); err == nil || !strings.Contains(err.Error(), "riscv64") {
 		t.Fatalf("wrong arch: err = %v", err)
+	}
+}
+
+// TestKernelPolicy: without trust the embedded object is never loaded (a
+// garbage object with a matching hash does not matter); Rebuild's object is
+// loaded instead; without Rebuild the body runs interpreted with one
+// warning; a node with no body needs trust, and the error says how to
+// opt in.
+func TestKernelPolicy(t *testing.T) {
+	if !native.Available {
+		t.Skip("built without cgo")
+	}
+	x := randInput(8, 16)
+	g, n := gkModel(t, 8, 16)
+	n.Attrs[ir.GKKernelStatus] = ir.StringAttr("interpreted")
+	want, err := runModel(t, g, 1, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	built := &ir.Node{Name: n.Name, Op: n.Op, Inputs: n.Inputs, Outputs: n.Outputs, Body: n.Body, Attrs: ir.Attrs{}}
+	if err := cpu.NewBuilder(cpu.Options{CacheDir: t.TempDir()}).BuildKernels([]*ir.Node{built}); err != nil {
+		t.Fatal(err)
+	}
+	// The model's object is garbage with a matching sha256: loading it would fail.
+	junk := append([]byte("\x7fELF"), make([]byte, 200)...)
+	sum := sha256.Sum256(junk)
+	n.Attrs[ir.GKKernelSO] = ir.BytesAttr(junk)
+	n.Attrs[ir.GKKernelSOHash] = ir.StringAttr(hex.EncodeToString(sum[:]))
+	n.Attrs[ir.GKKernelName] = built.Attrs[ir.GKKernelName]
+	n.Attrs[ir.GKKernelStatus] = ir.StringAttr("compiled")
+
+	run := func(p runtime.KernelPolicy) ([]float32, []runtime.KernelBinding, error) {
+		s, err := runtime.NewSession(g, runtime.Options{Threads: 1, KernelPolicy: p})
+		if err != nil {
+			return nil, nil, err
+		}
+		out, err := s.Run([]*ir.Tensor{x})
+		if err != nil {
+			return nil, nil, err
+		}
+		return out[0].F32(), s.Kernels(), nil
+	}
+	same := func(what string, got []float32) {
+		t.Helper()
+		for i := range want {
+			if d := math.Abs(float64(got[i] - want[i])); d > 1e-5*math.Max(1, math.Abs(float64(want[i]))) {
+				t.Fatalf("%s: out[%d] = %g, want %g", what, i, got[i], want[i])
+			}
+		}
+	}
+	rebuilds := 0
+	rebuild := func(m *ir.Node) ([]byte, string, error) {
+		rebuilds++
+		return built.Attrs[ir.GKKernelSO].B, built.Attrs.String(ir.GKKernelName, ""), nil
+	}
+	got, ks, err := run(runtime.KernelPolicy{Rebuild: rebuild, Warn: func(w string) { t.Errorf("unexpected warning %q", w) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	same("rebuilt", got)
+	if rebuilds != 1 || len(ks) != 1 || ks[0].Mode != runtime.KernelRebuilt {
+		t.Fatalf("rebuilt: %d rebuilds, bindings %+v", rebuilds, ks)
+	}
+	var warned []string
+	got, ks, err = run(runtime.KernelPolicy{Warn: func(w string) { warned = append(warned, w) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	same("interpreted", got)
+	if len(ks) != 1 || ks[0].Mode != runtime.KernelInterpreted || len(warned) != 1 || !strings.Contains(warned[0], "1 fused kernel runs interpreted (slower)") {
+		t.Fatalf("interpreted: bindings %+v, warnings %q", ks, warned)
+	}
+	// Trusted: the (garbage) embedded object is what loads, and fails.
+	if _, _, err := run(runtime.KernelPolicy{TrustEmbedded: true, Rebuild: rebuild}); err == nil || !strings.Contains(err.Error(), "dlopen") {
+		t.Fatalf("trusted garbage object: err = %v", err)
+	}
+	// No body: only trust can run it.
+	n.Body = nil
+	if _, _, err := run(runtime.KernelPolicy{Rebuild: rebuild}); err == nil || !strings.Contains(err.Error(), "--trustEmbeddedKernels") {
+		t.Fatalf("no body: err = %v", err)
 	}
 }

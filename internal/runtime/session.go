@@ -23,6 +23,9 @@ import (
 type Options struct {
 	Threads int  // worker threads; <= 0 means all cores
 	Profile bool // record per-node times
+	// KernelPolicy decides how fused CPU kernels run; its zero value never
+	// loads native code that came from the model file.
+	KernelPolicy
 }
 
 // Session executes one graph repeatedly.
@@ -40,6 +43,8 @@ type Session struct {
 
 	prepWeights int   // weight copies built at preparation (packed MatMul B)
 	prepBytes   int64 // their bytes
+
+	kernels []KernelBinding // how each fused kernel was bound, in graph order
 }
 
 // UnsupportedOpsError lists every node the op library cannot run.
@@ -61,13 +66,19 @@ func NewSession(g *ir.Graph, opts Options) (*Session, error) {
 	s := &Session{g: g, ctx: ctx, index: map[*ir.Value]int{}, pool: newPool(), prof: opts.Profile}
 	var missing []string
 	var refused []error
+	var fallbacks []string // why kernels run interpreted against the policy's wish
 	prep := opkernel.NewPrep()
 	for _, n := range g.Nodes {
 		if n.Op == ir.OpGraphKernel {
-			// Fused kernels are checked now (hash, ISA), not at the first run.
-			f, err := bindGraphKernel(n)
+			// Fused kernels are bound now (policy, hash, ISA), not at the first run.
+			f, b, err := bindGraphKernel(n, opts.KernelPolicy)
 			if err != nil {
 				refused = append(refused, fmt.Errorf("fused kernel %s: %w", n.Name, err))
+			} else {
+				s.kernels = append(s.kernels, b)
+				if b.Fallback {
+					fallbacks = append(fallbacks, b.Reason)
+				}
 			}
 			s.funcs = append(s.funcs, f)
 			continue
@@ -88,6 +99,13 @@ func NewSession(g *ir.Graph, opts Options) (*Session, error) {
 	}
 	if len(refused) > 0 {
 		return nil, errors.Join(refused...)
+	}
+	if len(fallbacks) > 0 {
+		what := fmt.Sprintf("%d fused kernels run", len(fallbacks))
+		if len(fallbacks) == 1 {
+			what = "1 fused kernel runs"
+		}
+		opts.warn(fmt.Sprintf("%s interpreted (slower): %s", what, strings.Join(uniq(fallbacks), "; ")))
 	}
 	id := func(v *ir.Value) int {
 		if i, ok := s.index[v]; ok {

@@ -8,3 +8,16 @@ func uintptrOf(b []byte) uintptr {
 	}
 	return uintptr(unsafe.Pointer(&b[0]))
 }
+
+// uniq keeps the first of equal strings, in order.
+func uniq(ss []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range ss {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
