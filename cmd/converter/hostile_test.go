@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"gkconv/internal/onnx/onnxbuild"
+	"gkconv/internal/onnx/onnxpb"
 )
 
 // The hostile-input suite (issue 11): every bad input ends with exit status
@@ -104,6 +105,43 @@ func TestHostileModels(t *testing.T) {
 	if err := d.WriteFile(dynamic); err != nil {
 		t.Fatal(err)
 	}
+	// Graph validation (issue 11 item 7).
+	write := func(m *onnxbuild.Model, name string) string {
+		t.Helper()
+		p := filepath.Join(tmp, name)
+		if err := m.WriteFile(p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	// Two nodes produce y.
+	dp := onnxbuild.New("dupproducer", 13)
+	dp.Input("x", 1, 1, 4)
+	dp.Node("first", "Relu", []string{"x"}, []string{"y"})
+	dp.Node("second", "Sigmoid", []string{"x"}, []string{"y"})
+	dp.Output("y", 1, 1, 4)
+	dupProducer := write(dp, "dupproducer.onnx")
+	// A node overwrites a graph input.
+	di := onnxbuild.New("dupinput", 13)
+	di.Input("x", 1, 1, 4)
+	di.Node("over", "Relu", []string{"x"}, []string{"x"})
+	di.Output("x", 1, 1, 4)
+	dupInput := write(di, "dupinput.onnx")
+	// A negative dim_value on a graph input.
+	nd := onnxbuild.New("negdim", 13)
+	nd.Input("x", 1, 1, 4)
+	nd.Node("r", "Relu", []string{"x"}, []string{"y"})
+	nd.Output("y", 1, 1, 4)
+	nd.Graph().Input[0].GetType().GetTensorType().GetShape().Dim[1].Value = &onnxpb.TensorShapeProto_Dimension_DimValue{DimValue: -3}
+	negDim := write(nd, "negdim.onnx")
+	// Add of float32 and int64.
+	md := onnxbuild.New("mixeddtype", 13)
+	md.Input("a", 1, 1, 4)
+	md.Input("b", 7, 1, 4)
+	md.Node("add", "Add", []string{"a", "b"}, []string{"y"})
+	md.Output("y", 1, 1, 4)
+	mixedDType := write(md, "mixeddtype.onnx")
+
 	// INI injection: converter_lite turns each key=value into a --key=value
 	// flag, so a value must not smuggle in another flag.
 	inject := filepath.Join(tmp, "inject.cfg")
@@ -119,6 +157,10 @@ func TestHostileModels(t *testing.T) {
 		{"random mindir", "random.mindir", []string{"--fmk=MINDIR", "--modelFile=" + randomMindIR}},
 		{"cyclic model", "cycle", []string{"--fmk=ONNX", "--modelFile=" + cyclic}},
 		{"ini injection", "inject.cfg", []string{"--fmk=ONNX", "--modelFile=" + good, "--configFile=" + inject}},
+		{"two producers", "tensor y is produced by both node first (Relu) and node second (Sigmoid)", []string{"--fmk=ONNX", "--modelFile=" + dupProducer}},
+		{"node overwrites input", "tensor x is produced by both graph input x and node over (Relu)", []string{"--fmk=ONNX", "--modelFile=" + dupInput}},
+		{"negative dim_value", `graph input "x": dim 1 has dim_value -3`, []string{"--fmk=ONNX", "--modelFile=" + negDim}},
+		{"mixed dtypes", "node add (Add): inputs of different dtypes: input 0 (a) is float32, input 1 (b) is int64", []string{"--fmk=ONNX", "--modelFile=" + mixedDType}},
 		{"input shape overflows", "more elements than an int64", []string{"--fmk=ONNX", "--modelFile=" + dynamic, "--inputShape=x:4294967296,4294967296"}},
 		{"input shape MaxInt64", "more elements than an int64", []string{"--fmk=ONNX", "--modelFile=" + dynamic, "--inputShape=x:9223372036854775807,2"}},
 		{"input shape 2^40", "larger than", []string{"--fmk=ONNX", "--modelFile=" + dynamic, "--inputShape=x:1099511627776,2"}},

@@ -30,7 +30,7 @@ func runTransposeToReshape(st *state) (bool, string, error) {
 		shape := st.edit.Const(n.Name+"_shape", ir.Int64Tensor([]int64{int64(len(y.Shape))}, y.Shape...))
 		n.Op, n.Inputs, n.Attrs = "Reshape", []*ir.Value{x, shape}, ir.Attrs{}
 		if err := ir.InferNode(n); err != nil {
-			return false, "", fmt.Errorf("%s: %w", n.Name, err)
+			return false, "", err
 		}
 		changed++
 	}
@@ -103,11 +103,11 @@ func runTransposeMatMulFusion(st *state) (bool, string, error) {
 				t.Attrs = t.Attrs.Clone()
 				t.Attrs["perm"] = ir.IntsAttr(perm...)
 				if err := ir.InferNode(t); err != nil {
-					return false, "", fmt.Errorf("%s: %w", t.Name, err)
+					return false, "", err
 				}
 			}
 			if err := ir.InferNode(mm); err != nil {
-				return false, "", fmt.Errorf("%s: %w", mm.Name, err)
+				return false, "", err
 			}
 			folded++
 		}
@@ -190,7 +190,7 @@ func runMatMulSliceSplit(st *state) (bool, string, error) {
 			p.out.Producer, p.out.OutIndex = n, 0
 			n.Outputs = []*ir.Value{p.out}
 			if err := ir.InferNode(n); err != nil {
-				return false, "", fmt.Errorf("%s: %w", n.Name, err)
+				return false, "", err
 			}
 			added = append(added, n)
 			drop[p.from] = true

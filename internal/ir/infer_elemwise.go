@@ -49,13 +49,23 @@ func inferClip(n *Node) error {
 	return nil
 }
 
-// inferBinary: two broadcast inputs; dtype of the first.
-func inferBinary(n *Node) error { return inferBroadcast2(n, false) }
+// inferBinary: two broadcast inputs of one dtype; dtype of the first.
+func inferBinary(n *Node) error { return inferBroadcast2(n, false, true) }
 
-// inferCompare: two broadcast inputs; dtype Bool (comparisons, logical ops).
-func inferCompare(n *Node) error { return inferBroadcast2(n, true) }
+// inferBinaryMixed: as inferBinary but the inputs may differ in dtype (ONNX
+// Pow: base and exponent have separate type constraints).
+func inferBinaryMixed(n *Node) error { return inferBroadcast2(n, false, false) }
 
-func inferBroadcast2(n *Node, boolOut bool) error {
+// inferCompare: two broadcast inputs of one dtype; dtype Bool (comparisons,
+// logical ops).
+func inferCompare(n *Node) error { return inferBroadcast2(n, true, true) }
+
+func inferBroadcast2(n *Node, boolOut, same bool) error {
+	if same {
+		if err := sameDType(n, 0, 1); err != nil {
+			return err
+		}
+	}
 	shape, err := broadcastInputs(n, 0, 1)
 	if err != nil {
 		return err
@@ -76,6 +86,9 @@ func inferVariadic(n *Node) error {
 			return fmt.Errorf("input %d is missing", i)
 		}
 		idx[i] = i
+	}
+	if err := sameDType(n, idx...); err != nil {
+		return err
 	}
 	shape, err := broadcastInputs(n, idx...)
 	if err != nil {
@@ -108,6 +121,9 @@ func inferPReLU(n *Node) error {
 func inferSelect(n *Node) error {
 	if c := n.Inputs[0]; c.DType != Undefined && c.DType != Bool {
 		return fmt.Errorf("%s: condition must be bool, got %s", inputDesc(n, 0), c.DType)
+	}
+	if err := sameDType(n, 1, 2); err != nil {
+		return err
 	}
 	shape, err := broadcastInputs(n, 0, 1, 2)
 	if err != nil {

@@ -135,3 +135,28 @@ func TestInferElementwise(t *testing.T) {
 		{name: "negative", op: "BroadcastTo", inputs: []*Value{tVal(Float32, 3), tInts(-1)}, err: "negative dim"},
 	})
 }
+
+func TestInferDTypeAgreement(t *testing.T) {
+	const msg = "inputs of different dtypes: input 0 (in) is float32, input 1 (in) is int64"
+	f, i := tVal(Float32, 2, 3), tVal(Int64, 2, 3)
+	var cases []inferCase
+	for _, op := range []string{"Add", "Sub", "Mul", "RealDiv", "Mod", "Equal", "Less", "Greater", "MatMul"} {
+		b := tVal(Int64, 3, 2)
+		if op != "MatMul" {
+			b = i
+		}
+		cases = append(cases, inferCase{name: "mixed", op: op, inputs: []*Value{f, b}, err: msg})
+	}
+	for _, op := range []string{"Maximum", "Minimum", "AddN", "Mean", "Concat"} {
+		cases = append(cases, inferCase{name: "mixed", op: op, inputs: []*Value{f, i}, err: msg})
+	}
+	cases = append(cases,
+		inferCase{name: "mixed", op: "Select", inputs: []*Value{tVal(Bool, 2, 3), f, i},
+			err: "inputs of different dtypes: input 1 (in) is float32, input 2 (in) is int64"},
+		// ONNX Pow types base and exponent separately.
+		inferCase{name: "mixed", op: "Pow", inputs: []*Value{f, i}, want: []outWant{tOut(Float32, 2, 3)}},
+		// An unknown dtype is not a disagreement.
+		inferCase{name: "unknown dtype", op: "Add", inputs: []*Value{tVal(Undefined, 2, 3), i}, want: []outWant{tOut(Int64, 2, 3)}},
+	)
+	runInferTable(t, cases)
+}

@@ -10,6 +10,9 @@ import "fmt"
 // 1-D operands are promoted and their added dim removed again.
 func inferMatMul(n *Node) error {
 	a, b := n.Inputs[0], n.Inputs[1]
+	if err := sameDType(n, 0, 1); err != nil {
+		return err
+	}
 	dt := firstDType(a, b)
 	if a.Shape == nil || b.Shape == nil {
 		setOutput(n, 0, dt, nil)

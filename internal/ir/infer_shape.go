@@ -257,6 +257,9 @@ func inferConcat(n *Node) error {
 				inputDesc(n, i), len(v.Shape), v.Shape, inputDesc(n, first), len(out))
 		}
 	}
+	if err := sameDType(n, allInputs(n)...); err != nil {
+		return err
+	}
 	dt := firstDType(n.Inputs...)
 	if first < 0 {
 		setOutput(n, 0, dt, nil)

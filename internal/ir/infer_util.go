@@ -106,6 +106,37 @@ func dtypeOf(v *Value) DType {
 	return v.DType
 }
 
+// sameDType checks that the inputs at idx (absent ones skipped) whose dtypes
+// are known all share one dtype, for ops whose operands must agree
+// (elementwise binary and variadic ops, Concat, Where's x/y, MatMul's A/B).
+func sameDType(n *Node, idx ...int) error {
+	first := -1
+	for _, i := range idx {
+		d := dtypeOf(n.Input(i))
+		if d == Undefined {
+			continue
+		}
+		if first < 0 {
+			first = i
+			continue
+		}
+		if fd := dtypeOf(n.Input(first)); d != fd {
+			return fmt.Errorf("inputs of different dtypes: %s is %s, %s is %s",
+				inputDesc(n, first), fd, inputDesc(n, i), d)
+		}
+	}
+	return nil
+}
+
+// allInputs returns 0..len(n.Inputs)-1.
+func allInputs(n *Node) []int {
+	idx := make([]int, len(n.Inputs))
+	for i := range idx {
+		idx[i] = i
+	}
+	return idx
+}
+
 // firstDType returns the first defined dtype among vs, so an output gets a
 // dtype even when a leading input's is not known yet.
 func firstDType(vs ...*Value) DType {

@@ -136,7 +136,7 @@ var opTable = []OpInfo{
 	{Name: "Sub", Onnx: "Sub", In: Arity{2, 2}, Out: Arity{1, 1}, Infer: inferBinary, Pattern: PatternElemwise},
 	{Name: "Mul", Onnx: "Mul", In: Arity{2, 2}, Out: Arity{1, 1}, Infer: inferBinary, Pattern: PatternElemwise},
 	{Name: "RealDiv", Onnx: "Div", In: Arity{2, 2}, Out: Arity{1, 1}, Infer: inferBinary, Pattern: PatternElemwise, Note: "integer inputs divide truncating toward zero, as ONNX"},
-	{Name: "Pow", Onnx: "Pow", In: Arity{2, 2}, Out: Arity{1, 1}, Infer: inferBinary, Pattern: PatternElemwise},
+	{Name: "Pow", Onnx: "Pow", In: Arity{2, 2}, Out: Arity{1, 1}, Infer: inferBinaryMixed, Pattern: PatternElemwise},
 	{Name: "Mod", Onnx: "Mod", In: Arity{2, 2}, Out: Arity{1, 1}, Infer: inferBinary, Pattern: PatternElemwise, Note: "attr fmod as ONNX"},
 	{Name: "Maximum", Onnx: "Max", In: Arity{1, -1}, Out: Arity{1, 1}, Infer: inferVariadic, Pattern: PatternElemwise, Note: "variadic, as ONNX Max"},
 	{Name: "Minimum", Onnx: "Min", In: Arity{1, -1}, Out: Arity{1, 1}, Infer: inferVariadic, Pattern: PatternElemwise, Note: "variadic, as ONNX Min"},

@@ -73,11 +73,25 @@ func (b *builder) build() (*ir.Graph, error) {
 	b.g = g
 	b.edit.G = g
 	for _, vi := range rg.pb.GetValueInfo() {
+		if err := checkDims("value_info", vi); err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
 		b.vinfo[vi.GetName()] = vi
 	}
 	for _, vi := range rg.pb.GetOutput() {
+		if err := checkDims("graph output", vi); err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
 		b.vinfo[vi.GetName()] = vi
 		b.graphOut[vi.GetName()] = true
+	}
+	for _, vi := range rg.pb.GetInput() {
+		if err := checkDims("graph input", vi); err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+	}
+	if err := checkProducers(rg); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
 	}
 	// Reserve every name of the model so that generated names never collide.
 	for _, vi := range rg.pb.GetInput() {
@@ -152,6 +166,75 @@ func (b *builder) build() (*ir.Graph, error) {
 		g.Outputs = append(g.Outputs, v)
 	}
 	return g, nil
+}
+
+// checkDims rejects a negative dim_value in a ValueInfo's tensor shape: ONNX
+// requires dim_value >= 0; an unknown dim has a dim_param or no value.
+func checkDims(kind string, vi *onnxpb.ValueInfoProto) error {
+	tt := vi.GetType().GetTensorType()
+	if tt == nil || tt.GetShape() == nil {
+		return nil
+	}
+	for i, d := range tt.GetShape().GetDim() {
+		if x, ok := d.GetValue().(*onnxpb.TensorShapeProto_Dimension_DimValue); ok && x.DimValue < 0 {
+			return fmt.Errorf("%s %q: dim %d has dim_value %d; dim_value must be >= 0 (an unknown dim has a dim_param or no value)",
+				kind, vi.GetName(), i, x.DimValue)
+		}
+	}
+	return nil
+}
+
+// checkProducers requires each tensor name to have one producer: a graph
+// input, an initializer or one output of one node. A graph input may repeat
+// an initializer's name (old exporters list initializers as inputs too).
+func checkProducers(rg *rawGraph) error {
+	producer := map[string]string{}
+	inits := map[string]bool{}
+	for _, t := range rg.inits {
+		name := t.pb.GetName()
+		if name == "" {
+			continue // reported when the initializer is read
+		}
+		if inits[name] {
+			return fmt.Errorf("tensor %s is produced by two initializers", name)
+		}
+		inits[name] = true
+		producer[name] = "initializer " + name
+	}
+	inputs := map[string]bool{}
+	for _, vi := range rg.pb.GetInput() {
+		name := vi.GetName()
+		if name == "" {
+			continue
+		}
+		if inputs[name] {
+			return fmt.Errorf("tensor %s is produced by two graph inputs", name)
+		}
+		inputs[name] = true
+		if !inits[name] {
+			producer[name] = "graph input " + name
+		}
+	}
+	for i, n := range rg.nodes {
+		label := n.pb.GetName()
+		if label == "" {
+			label = fmt.Sprintf("%s_%d", n.pb.GetOpType(), i)
+		}
+		label = fmt.Sprintf("node %s (%s)", label, n.pb.GetOpType())
+		for _, o := range n.pb.GetOutput() {
+			if o == "" {
+				continue
+			}
+			if p, ok := producer[o]; ok {
+				if p == label {
+					return fmt.Errorf("tensor %s is produced twice by %s", o, label)
+				}
+				return fmt.Errorf("tensor %s is produced by both %s and %s", o, p, label)
+			}
+			producer[o] = label
+		}
+	}
+	return nil
 }
 
 // applyInputShapes fixes dynamic input dims from Options.InputShapes.

@@ -187,3 +187,91 @@ func TestZeroCopy(t *testing.T) {
 		t.Errorf("value %v", got[1023])
 	}
 }
+
+func TestOneProducerPerTensor(t *testing.T) {
+	cases := []struct {
+		name string
+		m    func() *ob.Model
+		want string
+	}{
+		{"two nodes", func() *ob.Model {
+			m := ob.New("g", 13).Input("x", ob.Float, 2).Output("y", ob.Float, 2)
+			m.Node("a", "Relu", strs("x"), strs("y"))
+			m.Node("b", "Neg", strs("x"), strs("y"))
+			return m
+		}, "tensor y is produced by both node a (Relu) and node b (Neg)"},
+		{"unnamed nodes", func() *ob.Model {
+			m := ob.New("g", 13).Input("x", ob.Float, 2).Output("y", ob.Float, 2)
+			m.Node("", "Relu", strs("x"), strs("y"))
+			m.Node("", "Neg", strs("x"), strs("y"))
+			return m
+		}, "tensor y is produced by both node Relu_0 (Relu) and node Neg_1 (Neg)"},
+		{"node and input", func() *ob.Model {
+			m := ob.New("g", 13).Input("x", ob.Float, 2).Output("x", ob.Float, 2)
+			m.Node("a", "Relu", strs("x"), strs("x"))
+			return m
+		}, "tensor x is produced by both graph input x and node a (Relu)"},
+		{"node and initializer", func() *ob.Model {
+			m := ob.New("g", 13).Input("x", ob.Float, 2).Output("y", ob.Float, 2)
+			m.Init(ob.Float32s("w", []int64{2}, []float32{1, 2}))
+			m.Node("a", "Relu", strs("x"), strs("w"))
+			m.Node("b", "Add", strs("x", "w"), strs("y"))
+			return m
+		}, "tensor w is produced by both initializer w and node a (Relu)"},
+		{"same node twice", func() *ob.Model {
+			m := ob.New("g", 13).Input("x", ob.Float, 4).Output("y", ob.Float, 2)
+			m.Node("s", "Split", strs("x"), strs("y", "y"), ob.Int("axis", 0))
+			return m
+		}, "tensor y is produced twice by node s (Split)"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := parseModel(t, c.m(), Options{Name: "m.onnx"})
+			if err == nil || !contains(err.Error(), c.want) {
+				t.Errorf("err = %v, want %q", err, c.want)
+			}
+		})
+	}
+	// An initializer listed as a graph input too (old exporters) is fine.
+	m := ob.New("g", 13).Input("x", ob.Float, 2).Input("w", ob.Float, 2).Output("y", ob.Float, 2)
+	m.Init(ob.Float32s("w", []int64{2}, []float32{1, 2}))
+	m.Node("b", "Add", strs("x", "w"), strs("y"))
+	if _, err := parseModel(t, m, Options{Name: "m.onnx"}); err != nil {
+		t.Errorf("initializer also listed as input: %v", err)
+	}
+}
+
+func TestNegativeDimValue(t *testing.T) {
+	setNeg := func(vi *onnxpb.ValueInfoProto) {
+		vi.GetType().GetTensorType().GetShape().Dim[1].Value = &onnxpb.TensorShapeProto_Dimension_DimValue{DimValue: -2}
+	}
+	build := func() *ob.Model {
+		m := ob.New("g", 13).Input("x", ob.Float, 1, 4).Output("y", ob.Float, 1, 4)
+		m.Node("a", "Relu", strs("x"), strs("t"))
+		m.Node("b", "Relu", strs("t"), strs("y"))
+		m.Graph().ValueInfo = append(m.Graph().ValueInfo, ob.ValueInfo("t", ob.Float, 1, 4))
+		return m
+	}
+	cases := []struct {
+		name string
+		set  func(g *onnxpb.GraphProto)
+		want string
+	}{
+		{"input", func(g *onnxpb.GraphProto) { setNeg(g.Input[0]) }, `graph input "x": dim 1 has dim_value -2`},
+		{"output", func(g *onnxpb.GraphProto) { setNeg(g.Output[0]) }, `graph output "y": dim 1 has dim_value -2`},
+		{"value_info", func(g *onnxpb.GraphProto) { setNeg(g.ValueInfo[0]) }, `value_info "t": dim 1 has dim_value -2`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m := build()
+			c.set(m.Graph())
+			_, err := parseModel(t, m, Options{Name: "m.onnx"})
+			if err == nil || !contains(err.Error(), "m.onnx", c.want) {
+				t.Errorf("err = %v, want %q", err, c.want)
+			}
+		})
+	}
+	if _, err := parseModel(t, build(), Options{Name: "m.onnx"}); err != nil {
+		t.Errorf("valid model: %v", err)
+	}
+}

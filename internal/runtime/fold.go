@@ -101,7 +101,7 @@ func runFold(ctx *opkernel.Ctx, n *ir.Node, in []*ir.Tensor) ([]*ir.Tensor, bool
 		if _, unsup := err.(*opkernel.Unsupported); unsup {
 			return nil, false, nil
 		}
-		return nil, false, fmt.Errorf("constant folding node %s (%s): %w", n.Name, n.Op, err)
+		return nil, false, fmt.Errorf("constant folding: %w", nodeErr(n, err))
 	}
 	return out, true, nil
 }

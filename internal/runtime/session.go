@@ -89,7 +89,7 @@ func NewSession(g *ir.Graph, opts Options) (*Session, error) {
 			missing = append(missing, fmt.Sprintf("%s: %s", n.Name, n.Op))
 		}
 		if err != nil {
-			refused = append(refused, fmt.Errorf("node %s (%s): %w", n.Name, n.Op, err))
+			refused = append(refused, nodeErr(n, err))
 		}
 		s.funcs = append(s.funcs, f)
 	}
@@ -238,7 +238,7 @@ func (s *Session) Run(inputs []*ir.Tensor) ([]*ir.Tensor, error) {
 			start = time.Now()
 		}
 		if err := s.funcs[ni](s.ctx, n, in, out); err != nil {
-			return nil, fmt.Errorf("node %s (%s): %w", n.Name, n.Op, err)
+			return nil, nodeErr(n, err)
 		}
 		if s.prof {
 			s.times[ni] += time.Since(start)
@@ -297,6 +297,17 @@ type typeShape struct {
 	DType ir.DType
 	Shape []int64
 }
+
+// nodeErr prefixes err with "node NAME (OP): " unless the kernel already did
+// (the kernel packages' errorf helpers do), so the prefix appears once.
+func nodeErr(n *ir.Node, err error) error {
+	if strings.HasPrefix(err.Error(), nodePrefix(n)) {
+		return err
+	}
+	return fmt.Errorf("%s%w", nodePrefix(n), err)
+}
+
+func nodePrefix(n *ir.Node) string { return fmt.Sprintf("node %s (%s): ", n.Name, n.Op) }
 
 // inferRuntime computes output types from the actual input tensors.
 func inferRuntime(n *ir.Node, ins []*ir.Value) ([]typeShape, error) {
