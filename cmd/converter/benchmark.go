@@ -26,6 +26,7 @@ type benchFlags struct {
 	accuracyThreshold, atol, rtol                                     float64
 	loopCount, warmUpLoopCount, numThreads                            int
 	timeProfiling                                                     bool
+	maxMemory                                                         string
 	seed                                                              uint64
 	kernelCacheDir                                                    string
 	trust                                                             trustFlags
@@ -71,6 +72,7 @@ The last line is "Run Benchmark <model> Success." or "Run Benchmark <model> Fail
 	fl.Float64Var(&f.atol, "atol", 1e-4, "absolute tolerance of the element-wise check")
 	fl.Float64Var(&f.rtol, "rtol", 1e-3, "relative tolerance of the element-wise check")
 	fl.IntVar(&f.loopCount, "loopCount", 10, "timed runs")
+	fl.StringVar(&f.maxMemory, "maxMemory", "", "refuse runs whose inputs or any tensor need more than this (8G, 512M, bytes; default: the memory available)")
 	fl.IntVar(&f.warmUpLoopCount, "warmUpLoopCount", 3, "untimed warm-up runs")
 	fl.IntVar(&f.numThreads, "numThreads", 2, "worker threads")
 	fl.BoolVar(&f.timeProfiling, "timeProfiling", false, "print per-node times, slowest first")
@@ -158,6 +160,15 @@ func benchmark(cmd *cobra.Command, f *benchFlags) (err error) {
 		if err := g.FixInputShapes(shapes); err != nil {
 			return fmt.Errorf("%s: %w", f.modelFile, err)
 		}
+	}
+	var limit int64
+	if f.maxMemory != "" {
+		if limit, err = parseBytes(f.maxMemory); err != nil {
+			return err
+		}
+	}
+	if err := checkMemory(g, limit); err != nil {
+		return fmt.Errorf("%s: %w", f.modelFile, err)
 	}
 	policy := runtime.KernelPolicy{
 		TrustEmbedded: kt.trusted,

@@ -185,3 +185,32 @@ func TestVersion(t *testing.T) {
 		t.Errorf("--version: exit %d\n%s", r.code, r.stdout)
 	}
 }
+
+// TestBenchmarkMemoryLimit: --inputShapes that would need more memory than
+// --maxMemory (or than the machine has) fail with the normal Failed line
+// before anything is allocated.
+func TestBenchmarkMemoryLimit(t *testing.T) {
+	tmp := t.TempDir()
+	d := onnxbuild.New("dynamic", 13)
+	d.Input("x", 1, "n", "m")
+	d.Node("r", "Relu", []string{"x"}, []string{"y"})
+	d.Output("y", 1, "n", "m")
+	model := filepath.Join(tmp, "dynamic.onnx")
+	if err := d.WriteFile(model); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(tmp, "m")
+	if r := runCLI(t, nil, "--fmk=ONNX", "--modelFile="+model, "--outputFile="+out, "--optimize=none"); r.code != 0 {
+		t.Fatalf("convert: %s", r.stderr)
+	}
+	mindirFile := out + ".mindir"
+	expectCommandFailure(t, "Run Benchmark m.mindir Failed.", "more than --maxMemory",
+		"benchmark", "--modelFile="+mindirFile, "--inputShapes=x:1000,1000", "--maxMemory=1M", "--loopCount=1")
+	expectCommandFailure(t, "Run Benchmark m.mindir Failed.", "more than the memory available",
+		"benchmark", "--modelFile="+mindirFile, "--inputShapes=x:400000,400000", "--loopCount=1")
+	expectCommandFailure(t, "Run Benchmark m.mindir Failed.", "--maxMemory=LOTS",
+		"benchmark", "--modelFile="+mindirFile, "--inputShapes=x:2,2", "--maxMemory=lots", "--loopCount=1")
+	if r := runCLI(t, nil, "benchmark", "--modelFile="+mindirFile, "--inputShapes=x:100,100", "--maxMemory=64M", "--loopCount=1"); r.code != 0 {
+		t.Errorf("a run within the limit failed: %s%s", r.stdout, r.stderr)
+	}
+}
