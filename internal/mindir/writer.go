@@ -360,6 +360,23 @@ func Write(w io.Writer, g *ir.Graph, opts WriteOptions) error {
 	return e.w.Flush()
 }
 
+// primRef claims the name of a new primitive instance, "<op>:<uid>" (the
+// REF:: target of its node).
+func (wr *writer) primRef(op string) string {
+	wr.uid++
+	return wr.uniq(fmt.Sprintf("%s:%d", op, wr.uid))
+}
+
+// addPrim appends a primitive to ModelProto.primitives.
+func (wr *writer) addPrim(p *pb.PrimitiveProto) error {
+	var pp parts
+	if err := pp.addMsg(p); err != nil {
+		return err
+	}
+	wr.prims = append(wr.prims, &pp)
+	return nil
+}
+
 // uniq claims a name in the file-wide name map.
 func (wr *writer) uniq(base string) string {
 	if base == "" {
@@ -541,8 +558,7 @@ func (gw *graphWriter) node(n *ir.Node, defined map[*ir.Value]bool) error {
 	}
 	tupled := m.tuple || len(outs) != 1
 	wr := gw.wr
-	wr.uid++
-	ref := wr.uniq(fmt.Sprintf("%s:%d", m.prim, wr.uid))
+	ref := wr.primRef(m.prim)
 	np := &pb.NodeProto{Name: ptr(gw.prefix + n.Name), OpType: ptr("REF::" + ref)}
 	for i := 0; i < len(m.inputs); i++ {
 		in := m.inputs[i]
@@ -583,11 +599,9 @@ func (gw *graphWriter) node(n *ir.Node, defined map[*ir.Value]bool) error {
 	if m.core {
 		prim.InstanceName = ptr("")
 	}
-	var pp parts
-	if err := pp.addMsg(prim); err != nil {
+	if err := wr.addPrim(prim); err != nil {
 		return err
 	}
-	wr.prims = append(wr.prims, &pp)
 	gw.gp.Node = append(gw.gp.Node, np)
 	if tupled {
 		for i, o := range outs {
@@ -616,14 +630,10 @@ func outProto(o msOut) *pb.TensorProto {
 // returns its output name.
 func (gw *graphWriter) makeTuple(n *ir.Node, vs []*ir.Value) (string, error) {
 	wr := gw.wr
-	wr.uid++
-	ref := wr.uniq(fmt.Sprintf("MakeTuple:%d", wr.uid))
-	prim := &pb.PrimitiveProto{Name: ptr(ref), OpType: ptr("MakeTuple"), PrimType: pb.PrimitiveProto_PRIMITIVE.Enum()}
-	var pp parts
-	if err := pp.addMsg(prim); err != nil {
+	ref := wr.primRef("MakeTuple")
+	if err := wr.addPrim(&pb.PrimitiveProto{Name: ptr(ref), OpType: ptr("MakeTuple"), PrimType: pb.PrimitiveProto_PRIMITIVE.Enum()}); err != nil {
 		return "", err
 	}
-	wr.prims = append(wr.prims, &pp)
 	out := wr.uniq(gw.prefix + n.Name + ":tensors")
 	np := &pb.NodeProto{Name: ptr(out), OpType: ptr("REF::" + ref), Output: []string{out}}
 	shape := &pb.AttributeProto{Name: ptr("shape"), Type: pb.AttributeProto_TUPLE.Enum()}
@@ -660,14 +670,10 @@ func (gw *graphWriter) tupleGetItem(n *ir.Node, tuple string, i int, v *ir.Value
 			Attribute: []*pb.AttributeProto{aInt("value", int64(i))}})
 	}
 	wr := gw.wr
-	wr.uid++
-	ref := wr.uniq(fmt.Sprintf("TupleGetItem:%d", wr.uid))
-	prim := &pb.PrimitiveProto{Name: ptr(ref), OpType: ptr("TupleGetItem"), PrimType: pb.PrimitiveProto_PRIMITIVE.Enum()}
-	var pp parts
-	if err := pp.addMsg(prim); err != nil {
+	ref := wr.primRef("TupleGetItem")
+	if err := wr.addPrim(&pb.PrimitiveProto{Name: ptr(ref), OpType: ptr("TupleGetItem"), PrimType: pb.PrimitiveProto_PRIMITIVE.Enum()}); err != nil {
 		return err
 	}
-	wr.prims = append(wr.prims, &pp)
 	gw.gp.Node = append(gw.gp.Node, &pb.NodeProto{
 		Name: ptr(fmt.Sprintf("%s%s:%d", gw.prefix, n.Name, i)), OpType: ptr("REF::" + ref),
 		Input: []string{tuple, idx}, Output: []string{gw.name(v)},
