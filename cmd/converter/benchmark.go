@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"gkconv/internal/trust"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -424,12 +425,8 @@ func randomTensor(rng *rand.Rand, v *ir.Value) *ir.Tensor {
 // openModelFile opens a model for reading, refusing what is not a regular
 // file before opening it (a FIFO would block).
 func openModelFile(path string) (*os.File, error) {
-	if st, err := os.Stat(path); err != nil {
-		return nil, err
-	} else if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file (%s)", path, st.Mode().Type())
-	}
-	return os.Open(path)
+	f, _, err := trust.OpenRegular(path)
+	return f, err
 }
 
 func hasGraphKernels(g *ir.Graph) bool {

@@ -67,7 +67,7 @@ func (t *trustFlags) decide(f *os.File, modelPath string) (kernelTrust, error) {
 		keys = os.Getenv(TrustedKeysEnv)
 	}
 	sigPath := modelPath + convert.SignatureSuffix
-	sig, sigErr := readSmallRegular(sigPath, 16<<10)
+	sig, sigErr := trust.ReadRegular(sigPath, 16<<10)
 	switch {
 	case keys == "" && optIn == "":
 		if sigErr == nil {
@@ -79,7 +79,7 @@ func (t *trustFlags) decide(f *os.File, modelPath string) (kernelTrust, error) {
 		if sigErr != nil {
 			return kt, fmt.Errorf("model signature %s: %v", sigPath, sigErr)
 		}
-		allowed, err := readSmallRegular(keys, 4<<20)
+		allowed, err := trust.ReadRegular(keys, 4<<20)
 		if err != nil {
 			return kt, fmt.Errorf("--trustedKeys=%s: %v", keys, err)
 		}
@@ -105,21 +105,6 @@ func (t *trustFlags) decide(f *os.File, modelPath string) (kernelTrust, error) {
 		}
 	}
 	return kt, nil
-}
-
-// readSmallRegular reads a regular file of at most max bytes.
-func readSmallRegular(path string, max int64) ([]byte, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file (%s)", path, st.Mode().Type())
-	}
-	if st.Size() > max {
-		return nil, fmt.Errorf("%s: %d bytes, more than %d", path, st.Size(), max)
-	}
-	return os.ReadFile(path)
 }
 
 // describeKernel is inspect's and benchmark's words for how a fused kernel

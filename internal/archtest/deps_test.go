@@ -29,7 +29,7 @@ const module = "gkconv"
 var allowed = map[string][]string{
 	"cmd/converter":                    {"internal/convert", "internal/ir", "internal/mindir", "internal/onnx", "internal/runtime", "internal/runtime/native", "internal/trust"},
 	"internal/convert":                 {"internal/akgcfg", "internal/fusion", "internal/ir", "internal/kernels", "internal/kernels/ascend", "internal/kernels/cpu", "internal/kernels/cuda", "internal/mindir", "internal/onnx", "internal/runtime", "internal/trust"},
-	"internal/onnx":                    {"internal/ir", "internal/onnx/onnxpb"},
+	"internal/onnx":                    {"internal/ir", "internal/onnx/onnxpb", "internal/trust"},
 	"internal/onnx/onnxpb":             {},
 	"internal/mindir":                  {"internal/ir", "internal/mindir/mindirpb", "internal/trust"},
 	"internal/mindir/mindirpb":         {},

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"gkconv/internal/trust"
 	"os"
 	"strings"
 	"syscall"
@@ -55,14 +56,7 @@ type Model struct {
 
 // Open maps path read-only and converts it.
 func Open(path string) (*Model, error) {
-	// Stat before open: opening a FIFO for reading blocks until a writer
-	// comes, so a FIFO or device given as a model would hang forever.
-	if st, err := os.Stat(path); err != nil {
-		return nil, err
-	} else if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file (%s)", path, st.Mode().Type())
-	}
-	f, err := os.Open(path)
+	f, _, err := trust.OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}

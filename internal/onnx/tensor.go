@@ -3,8 +3,8 @@ package onnx
 import (
 	"encoding/binary"
 	"fmt"
+	"gkconv/internal/trust"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -263,25 +263,11 @@ func (l *loader) mapSide(location string) ([]byte, error) {
 
 // mmapFile maps a whole file read-only; an empty file gives an empty slice.
 func mmapFile(path string) ([]byte, error) {
-	// Stat before open: opening a FIFO for reading blocks until a writer
-	// comes, so a FIFO or device given as a model would hang forever.
-	if st, err := os.Stat(path); err != nil {
-		return nil, err
-	} else if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file (%s)", path, st.Mode().Type())
-	}
-	f, err := os.Open(path)
+	f, st, err := trust.OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", path)
-	}
 	size := st.Size()
 	if size == 0 {
 		return []byte{}, nil
