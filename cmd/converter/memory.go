@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"gkconv/internal/ir"
+	"gkconv/internal/runtime"
 )
 
 // parseBytes reads a size such as 8G, 512M, 1048576 (binary units).
@@ -52,10 +53,7 @@ func memAvailable() int64 {
 // --inputShapes fails with the normal Failed line instead of a Go runtime
 // out-of-memory crash.
 func checkMemory(g *ir.Graph, limit int64) error {
-	what := "--maxMemory"
-	if limit <= 0 {
-		limit, what = memAvailable(), "the memory available (MemAvailable)"
-	}
+	limit, what := memoryLimit(limit)
 	if limit <= 0 {
 		return nil
 	}
@@ -84,6 +82,38 @@ func checkMemory(g *ir.Graph, limit int64) error {
 				return fmt.Errorf("node %s (%s): output %s %v needs more than %s (%d bytes)", n.Name, n.Op, o.Name, o.Shape, what, limit)
 			}
 		}
+	}
+	return nil
+}
+
+// memoryLimit is --maxMemory when given, else MemAvailable, with the words
+// that name it in messages.
+func memoryLimit(flag int64) (int64, string) {
+	if flag > 0 {
+		return flag, "--maxMemory"
+	}
+	return memAvailable(), "the memory available (MemAvailable)"
+}
+
+// checkPlan refuses a run whose memory plan (the session's replay of one
+// run's allocations on the static shapes, plus the inputs) needs more than
+// the limit: the sum of everything alive at the peak, not just the largest
+// tensor, is what decides whether the run fits.
+func checkPlan(plan runtime.MemoryPlan, g *ir.Graph, flag int64) error {
+	limit, what := memoryLimit(flag)
+	if limit <= 0 {
+		return nil
+	}
+	var inputs int64
+	for _, v := range g.Inputs {
+		if n := ir.NumElements(v.Shape); v.Shape != nil && n > 0 {
+			inputs = min(inputs+min(n, (1<<62)/int64(max(v.DType.Size(), 1)))*int64(max(v.DType.Size(), 1)), 1<<62)
+		}
+	}
+	total := min(plan.Total(), 1<<62) + inputs
+	if total > limit {
+		return fmt.Errorf("the memory plan needs %d bytes (intermediates at their peak %d, graph outputs %d, prepared weights %d, inputs %d), more than %s (%d bytes)",
+			total, plan.PoolPeak, plan.OutputBytes, plan.PreparedBytes, inputs, what, limit)
 	}
 	return nil
 }

@@ -98,9 +98,14 @@ func runMindIR(t *testing.T, path string, inputs []*ir.Tensor) []*ir.Tensor {
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
+	plan := sess.MemoryPlan()
 	outs, err := sess.Run(inputs)
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
+	}
+	// The plan benchmark checks against --maxMemory is what the run used.
+	if plan.Unknown == 0 && plan.PoolPeak != sess.ArenaBytes() {
+		t.Errorf("%s: memory plan says a pool peak of %d bytes, the run used %d", path, plan.PoolPeak, sess.ArenaBytes())
 	}
 	return outs
 }

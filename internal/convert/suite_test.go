@@ -95,6 +95,7 @@ func runONNXTest(dir string) error {
 	if err != nil {
 		return err
 	}
+	plan := sess.MemoryPlan()
 	for _, set := range sets {
 		ins, err := readPBs(set, "input", len(g.Inputs))
 		if err != nil {
@@ -107,6 +108,10 @@ func runONNXTest(dir string) error {
 		got, err := sess.Run(ins)
 		if err != nil {
 			return err
+		}
+		// The plan benchmark checks against --maxMemory is what the run used.
+		if plan.Unknown == 0 && plan.PoolPeak < sess.ArenaBytes() {
+			return fmt.Errorf("memory plan: pool peak %d bytes, the run used %d", plan.PoolPeak, sess.ArenaBytes())
 		}
 		for i := range got {
 			atol, rtol := 1e-4, 1e-3
