@@ -182,6 +182,9 @@ func benchmark(cmd *cobra.Command, f *benchFlags) (err error) {
 	if err != nil {
 		return fmt.Errorf("%s: %w", f.modelFile, err)
 	}
+	if err := checkPlan(sess.MemoryPlan(), g, limit); err != nil {
+		return fmt.Errorf("%s: %w", f.modelFile, err)
+	}
 	printKernelSummary(sess.Kernels(), kt)
 	inputs, err := loadInputs(g, f)
 	if err != nil {
@@ -352,11 +355,19 @@ func loadTensors(vals []*ir.Value, files []string, what string) ([]*ir.Tensor, e
 			if !v.ShapeKnown() {
 				return nil, fmt.Errorf("%s: raw .bin needs a static shape, %s has %v", file, v.Name, v.Shape)
 			}
-			data, err := os.ReadFile(file)
+			want, err := byteCount(v)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %s %s: %w", file, what, v.Name, err)
+			}
+			// The shape declares the size: a larger file is refused before
+			// anything is read, a FIFO before it is opened.
+			if st, err := os.Stat(file); err == nil && st.Mode().IsRegular() && st.Size() != want {
+				return nil, fmt.Errorf("%s: %d bytes, %s %s%v needs %d", file, st.Size(), what, v.DType, v.Shape, want)
+			}
+			data, err := trust.ReadRegular(file, want)
 			if err != nil {
 				return nil, err
 			}
-			want := ir.NumElements(v.Shape) * int64(v.DType.Size())
 			if int64(len(data)) != want {
 				return nil, fmt.Errorf("%s: %d bytes, %s %s%v needs %d", file, len(data), what, v.DType, v.Shape, want)
 			}
@@ -455,4 +466,12 @@ func printKernelSummary(ks []runtime.KernelBinding, kt kernelTrust) {
 	for _, d := range order {
 		fmt.Printf("Fused kernels (%d): %s\n", count[d], d)
 	}
+}
+
+// byteCount is the bytes of a value's static shape, refusing overflow.
+func byteCount(v *ir.Value) (int64, error) {
+	if err := ir.CheckSize(v.Shape, v.DType); err != nil {
+		return 0, err
+	}
+	return ir.NumElements(v.Shape) * int64(max(v.DType.Size(), 1)), nil
 }

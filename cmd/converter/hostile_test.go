@@ -1,12 +1,15 @@
 package main
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"gkconv/internal/onnx/onnxbuild"
 	"gkconv/internal/onnx/onnxpb"
@@ -191,18 +194,7 @@ func TestVersion(t *testing.T) {
 // before anything is allocated.
 func TestBenchmarkMemoryLimit(t *testing.T) {
 	tmp := t.TempDir()
-	d := onnxbuild.New("dynamic", 13)
-	d.Input("x", 1, "n", "m")
-	d.Node("r", "Relu", []string{"x"}, []string{"y"})
-	d.Output("y", 1, "n", "m")
-	model := filepath.Join(tmp, "dynamic.onnx")
-	if err := d.WriteFile(model); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(tmp, "m")
-	if r := runCLI(t, nil, "--fmk=ONNX", "--modelFile="+model, "--outputFile="+out, "--optimize=none"); r.code != 0 {
-		t.Fatalf("convert: %s", r.stderr)
-	}
+	out := convertWithoutFusion(t, dynamicRelu(), filepath.Join(tmp, "m"))
 	mindirFile := out + ".mindir"
 	expectCommandFailure(t, "Run Benchmark m.mindir Failed.", "more than --maxMemory",
 		"benchmark", "--modelFile="+mindirFile, "--inputShapes=x:1000,1000", "--maxMemory=1M", "--loopCount=1")
@@ -213,4 +205,148 @@ func TestBenchmarkMemoryLimit(t *testing.T) {
 	if r := runCLI(t, nil, "benchmark", "--modelFile="+mindirFile, "--inputShapes=x:100,100", "--maxMemory=64M", "--loopCount=1"); r.code != 0 {
 		t.Errorf("a run within the limit failed: %s%s", r.stdout, r.stderr)
 	}
+
+	// Eight branches alive at once: every tensor (4 MiB) is under the limit,
+	// their sum at the peak is not, and the memory plan says so.
+	w := onnxbuild.New("branches", 13)
+	w.Input("x", 1, "n", "m")
+	var outs []string
+	for i := range 8 {
+		name := fmt.Sprintf("b%d", i)
+		w.Node(name, "Relu", []string{"x"}, []string{name})
+		outs = append(outs, name)
+	}
+	w.Node("sum", "Sum", outs, []string{"y"})
+	w.Output("y", 1, "n", "m")
+	out = convertWithoutFusion(t, w, filepath.Join(tmp, "b"))
+	expectCommandFailure(t, "Run Benchmark b.mindir Failed.", "the memory plan needs",
+		"benchmark", "--modelFile="+out+".mindir", "--inputShapes=x:1024,1024", "--maxMemory=20M", "--loopCount=1")
+	if r := runCLI(t, nil, "benchmark", "--modelFile="+out+".mindir", "--inputShapes=x:1024,1024", "--maxMemory=64M", "--loopCount=1"); r.code != 0 {
+		t.Errorf("a run within the limit failed: %s%s", r.stdout, r.stderr)
+	} else if !strings.Contains(r.stdout, "ArenaBytes = 33554432") {
+		t.Errorf("eight live 4 MiB branches: want ArenaBytes = 33554432 (the plan's peak):\n%s", r.stdout)
+	}
+}
+
+// TestKilledCompileLeavesNoOrphan: a conversion killed with SIGKILL while the
+// C compiler runs leaves its work folder (no deferred cleanup runs); the next
+// run removes it once it is older than any compile, and the conversion still
+// succeeds.
+func TestKilledCompileLeavesNoOrphan(t *testing.T) {
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		t.Skip("no gcc:", err)
+	}
+	tmp := t.TempDir()
+	work := filepath.Join(tmp, "tmp")
+	if err := os.Mkdir(work, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	// A compiler that stalls on kernel sources (not on the feature probe),
+	// so the kill lands while the work folder exists.
+	slowCC := filepath.Join(tmp, "slowcc.sh")
+	script := "#!/bin/sh\ncase \"$*\" in *kernel.c*) sleep 30;; esac\nexec " + gcc + " \"$@\"\n"
+	if err := os.WriteFile(slowCC, []byte(script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	model, _ := filepath.Abs("../../testdata/mlp/model.onnx")
+	out := filepath.Join(tmp, "m")
+	cfg := filepath.Join(tmp, "akg.cfg")
+	if err := os.WriteFile(cfg, []byte("[graph_kernel_param]\nopt_level=2\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--fmk=ONNX", "--modelFile=" + model, "--outputFile=" + out, "--configFile=" + cfg}
+	env := []string{"TMPDIR=" + work, "GKCONV_KERNEL_CACHE=" + filepath.Join(tmp, "cache")}
+	cmd := exec.Command(converterBin, args...)
+	cmd.Env = append(append(os.Environ(), env...), "CC="+slowCC)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var orphans []string
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline) && len(orphans) == 0; time.Sleep(20 * time.Millisecond) {
+		orphans, _ = filepath.Glob(filepath.Join(work, "gkconv-cc-*"))
+	}
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // the converter and its compiler
+	_ = cmd.Wait()
+	if len(orphans) == 0 {
+		t.Fatal("the conversion never started compiling a kernel")
+	}
+	if _, err := os.Stat(out + ".mindir"); err == nil {
+		t.Fatal("a killed conversion left an output file")
+	}
+	if _, err := os.Stat(orphans[0]); err != nil {
+		t.Fatalf("the killed run's work folder is already gone (%v): the test proves nothing", err)
+	}
+	// A young orphan is kept (its writer may live in another PID
+	// namespace); one older than any compile goes.
+	old := time.Now().Add(-time.Hour)
+	orphans, _ = filepath.Glob(filepath.Join(work, "gkconv-*")) // kernels compile in parallel
+	for _, o := range orphans {
+		if err := os.Chtimes(o, old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r := runCLI(t, env, args...); r.code != 0 {
+		t.Fatalf("the next conversion failed: %s%s", r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(orphans[0]); !os.IsNotExist(err) {
+		t.Errorf("the orphaned work folder %s survived the next run (%v)", orphans[0], err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(work, "gkconv-*")); len(left) != 0 {
+		t.Errorf("the next run left work folders: %v", left)
+	}
+}
+
+// TestBenchmarkInputFilesBounded: benchmark's input and reference files are
+// refused before they are opened when they are FIFOs, and a raw .bin whose
+// size differs from what the input's shape declares is refused before it is
+// read.
+func TestBenchmarkInputFilesBounded(t *testing.T) {
+	tmp := t.TempDir()
+	out := convertWithoutFusion(t, dynamicRelu(), filepath.Join(tmp, "m"))
+	fifo := func(name string) string {
+		p := filepath.Join(tmp, name)
+		if err := syscall.Mkfifo(p, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	big := filepath.Join(tmp, "big.bin")
+	if err := os.WriteFile(big, make([]byte, 1000), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bench := []string{"benchmark", "--modelFile=" + out + ".mindir", "--inputShapes=x:2,2", "--loopCount=1"}
+	for _, c := range []struct{ name, want, arg string }{
+		{"fifo .pb input", "not a regular file", "--inDataFile=" + fifo("in.pb")},
+		{"fifo .bin input", "not a regular file", "--inDataFile=" + fifo("in.bin")},
+		{"oversized .bin input", "1000 bytes, input float32[2 2] needs 16", "--inDataFile=" + big},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			expectCommandFailure(t, "Run Benchmark m.mindir Failed.", c.want, append(bench, c.arg)...)
+		})
+	}
+}
+
+// dynamicRelu is y = Relu(x) with x of symbolic shape [n, m].
+func dynamicRelu() *onnxbuild.Model {
+	d := onnxbuild.New("dynamic", 13)
+	d.Input("x", 1, "n", "m")
+	d.Node("r", "Relu", []string{"x"}, []string{"y"})
+	d.Output("y", 1, "n", "m")
+	return d
+}
+
+// convertWithoutFusion writes m as out.onnx and converts it to out.mindir
+// with --optimize=none; it returns out.
+func convertWithoutFusion(t *testing.T, m *onnxbuild.Model, out string) string {
+	t.Helper()
+	model := out + ".onnx"
+	if err := m.WriteFile(model); err != nil {
+		t.Fatal(err)
+	}
+	if r := runCLI(t, nil, "--fmk=ONNX", "--modelFile="+model, "--outputFile="+out, "--optimize=none"); r.code != 0 {
+		t.Fatalf("convert: %s", r.stderr)
+	}
+	return out
 }

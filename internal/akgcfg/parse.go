@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"gkconv/internal/trust"
 )
 
 // EnvVar is the environment variable that carries a flags string.
@@ -242,22 +244,12 @@ func readFlagsJSON(path string, from Origin) ([]rawFlag, []Warning, []error) {
 	if path == "" {
 		return fail("missing JSON file name")
 	}
-	st, err := os.Stat(path)
-	if err != nil {
-		return fail("%v", err)
-	}
-	if !st.Mode().IsRegular() {
-		return fail("%s is not a regular file", path)
-	}
-	if st.Size() > maxJSONSize {
+	// A FIFO is refused before it is opened, and the read is bounded by
+	// the size stat declared (never more than a flags file can be).
+	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() && st.Size() > maxJSONSize {
 		return fail("%s is %d bytes, more than a flags file can be (%d)", path, st.Size(), maxJSONSize)
 	}
-	fh, err := os.Open(path)
-	if err != nil {
-		return fail("%v", err)
-	}
-	data, err := io.ReadAll(io.LimitReader(fh, maxJSONSize+1))
-	fh.Close()
+	data, err := trust.ReadRegular(path, maxJSONSize)
 	if err != nil {
 		return fail("%v", err)
 	}

@@ -24,7 +24,7 @@ func readSignKey(path string) ([]byte, error) {
 	if st.Size() > 64<<10 {
 		return nil, fmt.Errorf("%d bytes is too large for a key file", st.Size())
 	}
-	b, err := os.ReadFile(path)
+	b, err := trust.ReadRegular(path, 64<<10)
 	if err != nil {
 		return nil, err
 	}

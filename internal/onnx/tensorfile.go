@@ -2,23 +2,20 @@ package onnx
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"gkconv/internal/ir"
+	"gkconv/internal/trust"
 )
 
 // ReadTensorFile reads one ONNX TensorProto file, as in the backend tests'
 // test_data_set_N/input_K.pb, and returns the tensor and its name ("" when
 // the file has none). The data is owned by the caller.
 func ReadTensorFile(path string) (*ir.Tensor, string, error) {
-	// Stat first: a FIFO or device would block or never end.
-	if st, err := os.Stat(path); err != nil {
-		return nil, "", err
-	} else if !st.Mode().IsRegular() {
-		return nil, "", fmt.Errorf("%s: not a regular file (%s)", path, st.Mode().Type())
-	}
-	data, err := os.ReadFile(path)
+	// A FIFO or device is refused before it is opened (it would block or
+	// never end); the read is bounded by the size stat declared, and a
+	// tensor file holds at most one tensor of the largest size allowed.
+	data, err := trust.ReadRegular(path, ir.MaxTensorBytes+1<<20)
 	if err != nil {
 		return nil, "", err
 	}

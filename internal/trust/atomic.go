@@ -158,14 +158,19 @@ func stringsCutPrefix(s, p string) (string, bool) {
 var cleaned sync.Map // folder -> struct{}: stale temporary files removed
 
 func cleanOnce(dir string) {
+	onceper(&cleaned, dir, func(abs string) { _, _ = RemoveStaleTemps(abs, StaleAge) })
+}
+
+// onceper runs f on dir's absolute path the first time this process asks
+// for that folder in done.
+func onceper(done *sync.Map, dir string, f func(abs string)) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return
 	}
-	if _, done := cleaned.LoadOrStore(abs, struct{}{}); done {
-		return
+	if _, seen := done.LoadOrStore(abs, struct{}{}); !seen {
+		f(abs)
 	}
-	_, _ = RemoveStaleTemps(abs, StaleAge)
 }
 
 // RemoveStaleTemps removes from dir the named temporary files this package

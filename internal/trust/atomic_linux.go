@@ -149,3 +149,10 @@ func removeIfUnused(path string, info fs.FileInfo) (ok bool, err error) {
 	}
 	return true, nil
 }
+
+// processAlive reports whether pid names a process (EPERM: one of another
+// user's, alive all the same).
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}

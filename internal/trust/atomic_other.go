@@ -29,3 +29,7 @@ func removeIfUnused(path string, _ fs.FileInfo) (bool, error) {
 	}
 	return true, nil
 }
+
+// processAlive: without a way to ask, every writer counts as alive, so no
+// work folder is removed.
+func processAlive(int) bool { return true }

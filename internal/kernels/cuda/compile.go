@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 
 	"gkconv/internal/kernels"
+	"gkconv/internal/trust"
 )
 
 // clang is a resolved clang binary with its version line.
@@ -85,7 +86,7 @@ func ptxCache(dir string) *kernels.Cache {
 // compile returns the PTX of src, from the cache or by running clang.
 func (c *clang) compile(src, arch, cacheDir, what string) ([]byte, bool, error) {
 	return ptxCache(cacheDir).Fetch(c.cacheKey(src, arch), func() ([]byte, error) {
-		work, err := os.MkdirTemp("", "gkconv-ptx-")
+		work, err := trust.MkdirTemp("", "gkconv-ptx-")
 		if err != nil {
 			return nil, err
 		}
@@ -148,7 +149,7 @@ func Assemble(ptx []byte, arch string) (ok bool, err error) {
 	if err != nil {
 		return false, nil
 	}
-	dir, err := os.MkdirTemp("", "gkconv-ptxas-")
+	dir, err := trust.MkdirTemp("", "gkconv-ptxas-")
 	if err != nil {
 		return true, err
 	}

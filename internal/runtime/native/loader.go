@@ -46,6 +46,8 @@ import (
 	"runtime"
 	"sync"
 	"unsafe"
+
+	"gkconv/internal/trust"
 )
 
 // Kernel is one loaded kernel function.
@@ -112,7 +114,7 @@ func open(so []byte, sha string) (unsafe.Pointer, error) {
 			lastErr = err
 			continue
 		}
-		dir, err := os.MkdirTemp(base, "gkconv-kernel-")
+		dir, err := trust.MkdirTemp(base, "gkconv-kernel-")
 		if err != nil {
 			lastErr = err
 			continue
