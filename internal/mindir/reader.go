@@ -197,14 +197,15 @@ type graphState struct {
 	registered   map[*ir.Value]bool
 	names        *ir.Names
 	getitemNamed map[*ir.Value]bool
+	depth        int
 }
 
 func (c *conv) saveState() graphState {
-	return graphState{c.g, c.syms, c.registered, c.names, c.getitemNamed}
+	return graphState{c.g, c.syms, c.registered, c.names, c.getitemNamed, c.depth}
 }
 
 func (c *conv) restoreState(s graphState) {
-	c.g, c.syms, c.registered, c.names, c.getitemNamed = s.g, s.syms, s.registered, s.names, s.getitemNamed
+	c.g, c.syms, c.registered, c.names, c.getitemNamed, c.depth = s.g, s.syms, s.registered, s.names, s.getitemNamed, s.depth
 }
 
 // body converts a kernel body function once; nodes that name the same
