@@ -1,11 +1,14 @@
 package nn
 
-// Benchmarks of the float32 hot paths at one thread. Run with
+// Benchmarks of the float32 hot paths at one thread ($GKCONV_BENCH_THREADS
+// for more). Run with
 // OPENBLAS_CORETYPE=SkylakeX in the environment on AMD CPUs (see blas.go).
 
 import (
 	"fmt"
 	"math/rand"
+	"os"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -23,7 +26,7 @@ func randTensor(rng *rand.Rand, shape ...int64) *ir.Tensor {
 }
 
 func benchOp(b *testing.B, f opkernel.Func, n *ir.Node, in []*ir.Tensor, out *ir.Tensor, flops float64) {
-	ctx := &opkernel.Ctx{Threads: 1}
+	ctx := &opkernel.Ctx{Threads: benchThreads()}
 	if err := f(ctx, n, in, []*ir.Tensor{out}); err != nil {
 		b.Fatal(err)
 	}
@@ -36,6 +39,15 @@ func benchOp(b *testing.B, f opkernel.Func, n *ir.Node, in []*ir.Tensor, out *ir
 	b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 	// on a shared, loaded machine the process CPU time is the steadier measure
 	b.ReportMetric(flops*float64(b.N)/cpu.Seconds()/1e9, "GFLOP/s-cpu")
+}
+
+// benchThreads is $GKCONV_BENCH_THREADS, else 1: the benchmarks measure one
+// thread unless asked for the split paths.
+func benchThreads() int {
+	if n, err := strconv.Atoi(os.Getenv("GKCONV_BENCH_THREADS")); err == nil && n > 0 {
+		return n
+	}
+	return 1
 }
 
 func cpuTime() time.Duration {

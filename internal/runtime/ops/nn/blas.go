@@ -15,27 +15,62 @@ package nn
 import "C"
 
 import (
-	"sync"
 	"unsafe"
+
+	"gkconv/internal/runtime/opkernel"
 )
 
-var (
-	blasMu      sync.Mutex
-	blasThreads int
-)
+// One pool of workers runs the op library: the goroutines of
+// opkernel.ParallelFor, on the Go scheduler's GOMAXPROCS threads. OpenBLAS
+// is kept single-threaded: its own threads busy-wait (sched_yield) for a
+// long while after each call and fight that pool for the cores; on 2 cores
+// a 2-thread run was no faster than 1 thread and swung by 2x between runs.
+// A GEMM is split over ctx.Threads instead (gemmOn), each part one
+// single-threaded OpenBLAS call on the worker that runs it.
+func init() { C.openblas_set_num_threads(1) }
 
-// setBLASThreads tells OpenBLAS how many threads to use, calling into the
-// library only when the number changes (the call is not free).
-func setBLASThreads(n int) {
-	if n < 1 {
-		n = 1
+// gemmOn returns serial split over ctx.Threads workers: by blocks of rows
+// of C, or by blocks of columns when C has too few rows; small products run
+// on the caller.
+func gemmOn[T any](ctx *opkernel.Ctx, serial gemmFunc[T]) gemmFunc[T] {
+	threads := 1
+	if ctx != nil {
+		threads = ctx.Threads
 	}
-	blasMu.Lock()
-	if n != blasThreads {
-		C.openblas_set_num_threads(C.int(n))
-		blasThreads = n
+	if threads <= 1 {
+		return serial
 	}
-	blasMu.Unlock()
+	return func(transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+		work := int64(m) * int64(n) * int64(max(k, 1))
+		if work < 2*minParallelFMAs {
+			serial(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+			return
+		}
+		const rowBlock, colBlock = 16, 64 // multiples of OpenBLAS's micro-kernel tiles
+		if m >= rowBlock*threads || m >= n {
+			blocks := (m + rowBlock - 1) / rowBlock
+			grain := max(1, int(minParallelFMAs/max(int64(rowBlock)*int64(n)*int64(max(k, 1)), 1)))
+			opkernel.ParallelFor(ctx, blocks, grain, func(b0, b1 int) {
+				i0, i1 := b0*rowBlock, min(b1*rowBlock, m)
+				ao := i0 * lda
+				if transA {
+					ao = i0
+				}
+				serial(transA, transB, i1-i0, n, k, alpha, a[ao:], lda, b, ldb, beta, c[i0*ldc:], ldc)
+			})
+			return
+		}
+		blocks := (n + colBlock - 1) / colBlock
+		grain := max(1, int(minParallelFMAs/max(int64(colBlock)*int64(m)*int64(max(k, 1)), 1)))
+		opkernel.ParallelFor(ctx, blocks, grain, func(b0, b1 int) {
+			j0, j1 := b0*colBlock, min(b1*colBlock, n)
+			bo := j0
+			if transB {
+				bo = j0 * ldb
+			}
+			serial(transA, transB, m, j1-j0, k, alpha, a, lda, b[bo:], ldb, beta, c[j0:], ldc)
+		})
+	}
 }
 
 func trans(t bool) C.enum_CBLAS_TRANSPOSE {

@@ -96,7 +96,7 @@ func convF32(ctx *opkernel.Ctx, g *geom, nb, c, m, group int, x, w, b, y []float
 		})
 		return
 	}
-	setBLASThreads(ctx.Threads)
+	sgemm := gemmOn(ctx, sgemm)
 	pointwise := kVol == 1 && g.s == [3]int{1, 1, 1} && g.pb == [3]int{} && g.pe == [3]int{}
 	kk := cg * kVol
 	var col []float32

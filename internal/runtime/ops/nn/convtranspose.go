@@ -130,11 +130,9 @@ func convTranspose(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	}
 	switch x.DType {
 	case ir.Float32:
-		setBLASThreads(ctx.Threads)
-		convTransposeGEMM(g, nb, c, m, group, x.F32(), w.F32(), slice[float32](b), y.F32(), sgemm, col2imF32)
+		convTransposeGEMM(g, nb, c, m, group, x.F32(), w.F32(), slice[float32](b), y.F32(), gemmOn(ctx, sgemm), col2imF32)
 	case ir.Float64:
-		setBLASThreads(ctx.Threads)
-		convTransposeGEMM(g, nb, c, m, group, x.F64(), w.F64(), slice[float64](b), y.F64(), dgemm, col2imGeneric[float64])
+		convTransposeGEMM(g, nb, c, m, group, x.F64(), w.F64(), slice[float64](b), y.F64(), gemmOn(ctx, dgemm), col2imGeneric[float64])
 	default:
 		return opkernel.Unsupportedf(n, "dtype %s", x.DType)
 	}

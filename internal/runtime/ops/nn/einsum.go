@@ -360,7 +360,7 @@ func einsumGEMM[T number](ctx *opkernel.Ctx, sp *einsumSpec, in []*ir.Tensor, op
 		res = make([]T, nb*m*nn)
 	}
 	if m*nn > 0 {
-		setBLASThreads(ctx.Threads)
+		gemm := gemmOn(ctx, gemm)
 		for t := 0; t < nb; t++ {
 			if k == 0 {
 				clear(res[t*m*nn : (t+1)*m*nn])

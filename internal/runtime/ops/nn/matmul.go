@@ -40,27 +40,25 @@ func matMul(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	}
 	switch a.DType {
 	case ir.Float32:
-		setBLASThreads(ctx.Threads)
-		runMatMul(p, a.F32(), b.F32(), y.F32(), sgemm)
+		runMatMul(ctx, p, a.F32(), b.F32(), y.F32(), sgemm)
 	case ir.Float64:
-		setBLASThreads(ctx.Threads)
-		runMatMul(p, a.F64(), b.F64(), y.F64(), dgemm)
+		runMatMul(ctx, p, a.F64(), b.F64(), y.F64(), dgemm)
 	case ir.Int32:
-		runMatMul(p, a.I32(), b.I32(), y.I32(), gemmNaive[int32])
+		runMatMul(ctx, p, a.I32(), b.I32(), y.I32(), gemmNaive[int32])
 	case ir.Int64:
-		runMatMul(p, a.I64(), b.I64(), y.I64(), gemmNaive[int64])
+		runMatMul(ctx, p, a.I64(), b.I64(), y.I64(), gemmNaive[int64])
 	case ir.Uint32:
-		runMatMul(p, a.U32(), b.U32(), y.U32(), gemmNaive[uint32])
+		runMatMul(ctx, p, a.U32(), b.U32(), y.U32(), gemmNaive[uint32])
 	case ir.Uint64:
-		runMatMul(p, a.U64(), b.U64(), y.U64(), gemmNaive[uint64])
+		runMatMul(ctx, p, a.U64(), b.U64(), y.U64(), gemmNaive[uint64])
 	case ir.Int8:
-		runMatMul(p, a.I8(), b.I8(), y.I8(), gemmNaive[int8])
+		runMatMul(ctx, p, a.I8(), b.I8(), y.I8(), gemmNaive[int8])
 	case ir.Uint8:
-		runMatMul(p, a.U8(), b.U8(), y.U8(), gemmNaive[uint8])
+		runMatMul(ctx, p, a.U8(), b.U8(), y.U8(), gemmNaive[uint8])
 	case ir.Int16:
-		runMatMul(p, a.I16(), b.I16(), y.I16(), gemmNaive[int16])
+		runMatMul(ctx, p, a.I16(), b.I16(), y.I16(), gemmNaive[int16])
 	case ir.Uint16:
-		runMatMul(p, a.U16(), b.U16(), y.U16(), gemmNaive[uint16])
+		runMatMul(ctx, p, a.U16(), b.U16(), y.U16(), gemmNaive[uint16])
 	default:
 		return opkernel.Unsupportedf(n, "dtype %s", a.DType)
 	}
@@ -209,14 +207,30 @@ func broadcastOffsets(src, batchShape []int64, matSize int) []int {
 	return offs
 }
 
-func runMatMul[T number](p *matMulPlan, a, b, c []T, gemm gemmFunc[T]) {
+// runMatMul runs the plan's GEMMs on ctx.Threads workers: whole GEMMs per
+// worker when there are at least as many as workers (attention's per-head
+// products), else each GEMM split (gemmOn).
+func runMatMul[T number](ctx *opkernel.Ctx, p *matMulPlan, a, b, c []T, serial gemmFunc[T]) {
 	mn := p.m * p.n
-	for t := 0; t < p.batch; t++ {
+	one := func(t int, gemm gemmFunc[T]) {
 		ao, bo := t*p.aSize, t*p.bSize
 		if p.aOff != nil {
 			ao, bo = p.aOff[t], p.bOff[t]
 		}
 		gemm(p.transA, p.transB, p.m, p.n, p.k, 1, a[ao:], p.lda, b[bo:], p.ldb, 0, c[t*mn:], p.n)
+	}
+	if ctx != nil && ctx.Threads > 1 && p.batch >= ctx.Threads {
+		grain := max(1, int(minParallelFMAs/max(int64(p.m)*int64(p.n)*int64(max(p.k, 1)), 1)))
+		opkernel.ParallelFor(ctx, p.batch, grain, func(t0, t1 int) {
+			for t := t0; t < t1; t++ {
+				one(t, serial)
+			}
+		})
+		return
+	}
+	gemm := gemmOn(ctx, serial)
+	for t := 0; t < p.batch; t++ {
+		one(t, gemm)
 	}
 }
 
