@@ -1,7 +1,16 @@
 #!/usr/bin/env bash
 # make bench: regenerate the big models, convert them, and time ours against
-# onnxruntime 1.30 on 1 thread, alternating the two programs in one run.
-# Writes bench/results.md (a markdown table of medians and ratios).
+# onnxruntime 1.30 on 1 thread and on 2 threads, alternating the programs
+# round by round. Writes bench/results.md: the machine (CPU model, ISA flags,
+# the ISA path our benchmark reported, date, git commit), then tables of
+# medians with every ratio as the median of the per-round ratios and their
+# range (min-max). BENCH_APPEND=1 also appends it to docs/performance.md.
+#
+# Variables: MODELS (onnxruntime tables), FUSION_MODELS (fusion table),
+# ROUNDS (>= 5 for a recorded run), LOOPS, FUSION_ROUNDS, THREADS2_MODELS
+# (2-thread table; default MODELS), BENCH_ISA=avx2|avx512|portable (run
+# everything with GKCONV_CPU_ISA forced), BENCH_APPEND=1, BENCH_EXTRAS=0
+# (skip STREAM, the kernel bandwidth table and the conversion time).
 #
 # Needs ../shared (export_models.py, run_ort.js), Debian python3-torch,
 # python3-torchvision, python3-onnx, and node with onnxruntime-node 1.30
@@ -13,11 +22,17 @@ MODELS_DIR=${MODELS_DIR:-bench/models}
 ORT_DIR=${ORT_DIR:-/tmp/ort}
 ROUNDS=${ROUNDS:-5}          # alternations
 LOOPS=${LOOPS:-10}           # timed runs per program per round
-MODELS=${MODELS-"resnet50 mobilenet_v2 bert_base gpt_small"}   # "" skips the onnxruntime table
-FUSION_MODELS=${FUSION_MODELS-"bert_base gpt_small"}
+MODELS=${MODELS-"resnet50 mobilenet_v2 efficientnet_b0 bert_base gpt_small"}   # "" skips the onnxruntime tables
+FUSION_MODELS=${FUSION_MODELS-"bert_base gpt_small efficientnet_b0"}
+THREADS2_MODELS=${THREADS2_MODELS-$MODELS}
 FUSION_ROUNDS=${FUSION_ROUNDS:-9}
 OUT=bench/results.md
 mkdir -p "$MODELS_DIR" bench/out
+if [ -n "${BENCH_ISA:-}" ]; then
+  export GKCONV_CPU_ISA=$BENCH_ISA   # the converter refuses a level this CPU lacks
+else
+  unset GKCONV_CPU_ISA
+fi
 
 if ! /usr/bin/python3 -c 'import torch, torchvision, onnx' 2>/dev/null; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-torch python3-torchvision python3-onnx >/dev/null
@@ -29,18 +44,63 @@ fi
 cp "$SHARED/tools/ort/run_ort.js" "$ORT_DIR/run_ort.js"
 
 # resnet50 is always needed: the conversion-time line uses it.
-for m in $(printf '%s\n' $MODELS $FUSION_MODELS resnet50 | sort -u); do
+for m in $(printf '%s\n' $MODELS $FUSION_MODELS $THREADS2_MODELS resnet50 | sort -u); do
   [ -f "$MODELS_DIR/$m/model.onnx" ] || /usr/bin/python3 "$SHARED/tools/export_models.py" "$MODELS_DIR" "$m"
 done
 
 median() { python3 -c 'import sys,statistics; print("%.3f" % statistics.median(float(x) for x in sys.argv[1:]))' "$@"; }
+# ratios A B: the per-round ratios A[i]/B[i] of two equal-length lists given
+# as two quoted strings: "median (min-max)".
+ratios() {
+  python3 -c '
+import sys, statistics
+a, b = sys.argv[1].split(), sys.argv[2].split()
+r = [float(x) / float(y) for x, y in zip(a, b)]
+print("%.2f (%.2f-%.2f)" % (statistics.median(r), min(r), max(r)))' "$1" "$2"
+}
+jget() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))
+for k in sys.argv[2:]: d = d[k]
+print(d)' "$@"; }
+# ours MINDIR THREADS: one timed benchmark run, its median ms.
+ours() {
+  ./converter benchmark --modelFile="$1" --numThreads="$2" --loopCount="$LOOPS" --warmUpLoopCount=2 \
+    --resultFile=bench/out/r.json >/dev/null
+  jget bench/out/r.json median_ms
+}
+# ort MODEL THREADS: one timed onnxruntime run, its median ms.
+ort() {
+  node "$ORT_DIR/run_ort.js" "$1" --random --threads "$2" --opt all --runs "$LOOPS" --warmup 2 --json |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["timing"]["median_ms"])'
+}
 
+# The machine and the code paths, recorded with every result.
+[ -x ./converter ] || go build -o converter ./cmd/converter
+cpu=$(awk -F': *' '/^model name/ {print $2; exit}' /proc/cpuinfo)
+flags=$(for f in avx2 fma avx512f avx512bw avx512vl avx512_vnni; do grep -qw "$f" /proc/cpuinfo && printf '%s ' "$f"; done)
+flags=${flags% }
+./converter --fmk=ONNX --modelFile=testdata/mlp/model.onnx --outputFile=bench/out/isa_probe --configFile=configs/akg.cfg >/dev/null
+./converter benchmark --modelFile=bench/out/isa_probe.mindir --numThreads=1 --loopCount=1 --warmUpLoopCount=0 \
+  --resultFile=bench/out/r.json >/dev/null
+isa=$(jget bench/out/r.json isa)
+commit=$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+git diff --quiet HEAD 2>/dev/null || commit="$commit (modified)"
+{
+  echo "## make bench, $(date -u '+%Y-%m-%d %H:%M UTC'), commit $commit"
+  echo
+  echo "CPU: ${cpu:-unknown}, $(nproc) cores; ISA flags: ${flags:-none}"
+  echo "ISA path (converter benchmark): $isa${BENCH_ISA:+ (BENCH_ISA=$BENCH_ISA)}"
+  echo "Method: medians over $ROUNDS alternating rounds (fusion: $FUSION_ROUNDS) of $LOOPS timed runs each;"
+  echo "a ratio is the median of the per-round ratios, (min-max) their range."
+  echo
+} > "$OUT"
+
+# 1 thread, unfused (and VARIANTS) against onnxruntime.
 # Variants: name|config file ("" = --optimize=none)
 VARIANTS=${VARIANTS:-"none|"}
 {
-  echo "| model | variant | ours median ms | ORT median ms | ours/ORT |"
+  echo "| model (1 thread) | variant | ours median ms | ORT median ms | ours/ORT: median of rounds (range) |"
   echo "|---|---|---|---|---|"
-} > "$OUT"
+} >> "$OUT"
 for m in $MODELS; do
   src="$MODELS_DIR/$m/model.onnx"
   for v in $VARIANTS; do
@@ -49,18 +109,36 @@ for m in $MODELS; do
     args=(--fmk=ONNX --modelFile="$src" --outputFile="$mindir")
     if [ -n "$cfg" ]; then args+=(--configFile="$cfg"); else args+=(--optimize=none); fi
     ./converter "${args[@]}" >/dev/null
-    ours=(); ort=()
+    o=(); x=()
     for ((r = 0; r < ROUNDS; r++)); do
-      ./converter benchmark --modelFile="$mindir.mindir" --numThreads=1 --loopCount="$LOOPS" --warmUpLoopCount=2 \
-        --resultFile=bench/out/r.json >/dev/null
-      ours+=("$(python3 -c 'import json;print(json.load(open("bench/out/r.json"))["median_ms"])')")
-      o=$(node "$ORT_DIR/run_ort.js" "$src" --random --threads 1 --opt all --runs "$LOOPS" --warmup 2 --json)
-      ort+=("$(python3 -c 'import json,sys;print(json.loads(sys.argv[1])["timing"]["median_ms"])' "$o")")
+      o+=("$(ours "$mindir.mindir" 1)")
+      x+=("$(ort "$src" 1)")
     done
-    a=$(median "${ours[@]}"); b=$(median "${ort[@]}")
-    ratio=$(python3 -c "print('%.2f' % ($a/$b))")
-    echo "| $m | $vname | $a | $b | $ratio |" | tee -a "$OUT"
+    echo "| $m | $vname | $(median "${o[@]}") | $(median "${x[@]}") | $(ratios "${o[*]}" "${x[*]}") |" | tee -a "$OUT"
   done
+done
+
+# 2 threads: ours at opt_level 2 against onnxruntime --threads 2, and each
+# program's 2-thread speedup over its own 1-thread time. A round runs ours
+# 1T, ours 2T, ORT 1T, ORT 2T back to back.
+if [ -n "$THREADS2_MODELS" ]; then
+  {
+    echo
+    echo "| model (2 threads) | ours O2 median ms | ORT median ms | ours/ORT | ours 2T speedup over 1T | ORT 2T speedup over 1T |"
+    echo "|---|---|---|---|---|---|"
+  } >> "$OUT"
+fi
+for m in $THREADS2_MODELS; do
+  src="$MODELS_DIR/$m/model.onnx"
+  ./converter --fmk=ONNX --modelFile="$src" --outputFile="bench/out/${m}_o2" --configFile=configs/akg.cfg >/dev/null
+  o1=(); o2=(); x1=(); x2=()
+  for ((r = 0; r < ROUNDS; r++)); do
+    o1+=("$(ours "bench/out/${m}_o2.mindir" 1)")
+    o2+=("$(ours "bench/out/${m}_o2.mindir" 2)")
+    x1+=("$(ort "$src" 1)")
+    x2+=("$(ort "$src" 2)")
+  done
+  echo "| $m | $(median "${o2[@]}") | $(median "${x2[@]}") | $(ratios "${o2[*]}" "${x2[*]}") | $(ratios "${o1[*]}" "${o2[*]}") | $(ratios "${x1[*]}" "${x2[*]}") |" | tee -a "$OUT"
 done
 
 # Fusion: the same runtime at opt_level 2 vs --optimize=none (issue target >= 1.25x).
@@ -69,8 +147,8 @@ done
 # missing), benchmark --atol=1e-4 --rtol=1e-3; the script stops on failure.
 {
   echo
-  echo "| model | opt_level 0 median ms | opt_level 2 median ms | speedup: median of rounds (range) | kernels | max abs error vs reference (O0 / O2) |"
-  echo "|---|---|---|---|---|---|"
+  echo "| model (1 thread) | opt_level 0 median ms | opt_level 2 median ms | speedup: median of rounds (range) | nodes after / before | kernels | max abs error vs reference (O0 / O2) |"
+  echo "|---|---|---|---|---|---|---|"
 } >> "$OUT"
 for m in $FUSION_MODELS; do
   src="$MODELS_DIR/$m/model.onnx"
@@ -92,25 +170,28 @@ for m in $FUSION_MODELS; do
   done
   o0=(); o2=()
   for ((r = 0; r < FUSION_ROUNDS; r++)); do
-    for v in none o2; do
-      ./converter benchmark --modelFile="bench/out/${m}_${v}.mindir" --numThreads=1 --loopCount="$LOOPS" \
-        --warmUpLoopCount=2 --resultFile=bench/out/r.json >/dev/null
-      t=$(python3 -c 'import json;print(json.load(open("bench/out/r.json"))["median_ms"])')
-      if [ $v = none ]; then o0+=("$t"); else o2+=("$t"); fi
-    done
+    o0+=("$(ours "bench/out/${m}_none.mindir" 1)")
+    o2+=("$(ours "bench/out/${m}_o2.mindir" 1)")
   done
-  a=$(median "${o0[@]}"); b=$(median "${o2[@]}")
-  k=$(python3 -c "import json;print(len(json.load(open('bench/out/${m}_o2.report.json'))['kernels']))")
+  rep="bench/out/${m}_o2.report.json"
+  k=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["kernels"]))' "$rep")
+  nodes="$(jget "$rep" graph nodes_after) / $(jget "$rep" graph nodes_before)"
   # The speedup is the median of the per-round ratios: both variants of a
   # round ran back to back, so a slow stretch of the shared machine cancels.
-  sp=$(python3 -c '
-import sys, statistics
-n = len(sys.argv) // 2
-a, b = sys.argv[1:n + 1], sys.argv[n + 1:]
-r = [float(x) / float(y) for x, y in zip(a, b)]
-print("%.2f (%.2f-%.2f)" % (statistics.median(r), min(r), max(r)))' "${o0[@]}" "${o2[@]}")
-  echo "| $m | $a | $b | $sp | $k | ${errs[0]} / ${errs[1]} |" | tee -a "$OUT"
+  echo "| $m | $(median "${o0[@]}") | $(median "${o2[@]}") | $(ratios "${o0[*]}" "${o2[*]}") | $nodes | $k | ${errs[0]} / ${errs[1]} |" | tee -a "$OUT"
 done
+
+finish() {
+  echo "wrote $OUT"
+  if [ "${BENCH_APPEND:-}" = 1 ]; then
+    { echo; cat "$OUT"; } >> docs/performance.md
+    echo "appended to docs/performance.md"
+  fi
+}
+if [ "${BENCH_EXTRAS:-1}" = 0 ]; then # smoke runs: no STREAM, kernel bandwidth or conversion time
+  finish
+  exit 0
+fi
 
 # Fused kernel bandwidth against STREAM triad (1 thread).
 gcc -O3 -march=native -fopenmp -o bench/out/stream "$SHARED/tools/bench/stream.c"
@@ -146,4 +227,4 @@ warm=$( { /usr/bin/time -f %e ./converter --fmk=ONNX --modelFile="$MODELS_DIR/re
   --configFile=configs/akg.cfg --kernelCacheDir="$cache" >/dev/null; } 2>&1 | tail -1)
 rm -rf "$cache"
 printf '\nresnet50 conversion at opt_level 2: cold kernel cache %s s, warm %s s\n' "$cold" "$warm" | tee -a "$OUT"
-echo "wrote $OUT"
+finish

@@ -101,6 +101,7 @@ type benchResult struct {
 	MinMs      float64            `json:"min_ms"`
 	P90Ms      float64            `json:"p90_ms"`
 	ArenaBytes int64              `json:"arena_bytes"`
+	ISA        string             `json:"isa,omitempty"` // the code paths that ran (isaPath)
 	Accuracy   []runtime.Accuracy `json:"accuracy"`
 	Profile    []profileRow       `json:"profile,omitempty"`
 	Pass       bool               `json:"pass"`
@@ -186,6 +187,8 @@ func benchmark(cmd *cobra.Command, f *benchFlags) (err error) {
 		return fmt.Errorf("%s: %w", f.modelFile, err)
 	}
 	printKernelSummary(sess.Kernels(), kt)
+	res.ISA = isaPath(g, kt.trusted)
+	fmt.Printf("ISA path: %s\n", res.ISA)
 	inputs, err := loadInputs(g, f)
 	if err != nil {
 		return err

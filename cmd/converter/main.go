@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"gkconv/internal/convert"
+	"gkconv/internal/runtime/cpuisa"
 )
 
 var logLevel = new(slog.LevelVar)
@@ -28,6 +29,11 @@ func main() {
 // argument, a bad --logLevel) gets the ERROR line and the result line here,
 // so no failure is silent.
 func run(args []string) int {
+	if err := cpuisa.FromEnv(); err != nil {
+		fmt.Fprintln(os.Stderr, "ERROR:", err)
+		fmt.Println(failureLine(nil, convert.CodeParamInvalid, err))
+		return 1
+	}
 	root := newRootCmd()
 	root.SetArgs(args)
 	ran := false

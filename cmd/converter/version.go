@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"gkconv/internal/convert"
+	"gkconv/internal/runtime/cpuisa"
 	"gkconv/internal/runtime/native"
 )
 
@@ -67,6 +68,7 @@ func newVersionCmd() *cobra.Command {
 				}
 			}
 			fmt.Printf("CPU: %s\n", strings.Join(isa, " "))
+			fmt.Printf("runtime ISA level: detected %s, %s\n", cpuisa.Detected(), forcedLevel())
 			return nil
 		},
 	}

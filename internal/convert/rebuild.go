@@ -10,6 +10,7 @@ import (
 	"gkconv/internal/ir"
 	"gkconv/internal/kernels"
 	"gkconv/internal/kernels/cpu"
+	"gkconv/internal/runtime/cpuisa"
 )
 
 // ErrNoCompiler: no C compiler to rebuild fused kernels with (CC, else cc).
@@ -17,7 +18,8 @@ var ErrNoCompiler = errors.New("no C compiler")
 
 // RebuildKernels compiles the fused body of every CPU GraphKernel node of g
 // with this converter's code generator and the local C compiler, for this
-// host (-march=native, the conversion default), through the
+// host (-march=native, the conversion default, or the x86-64 level of a
+// GKCONV_CPU_ISA that forces one: cpuisa.MArch), through the
 // content-addressed kernel cache in cacheDir ("" for $GKCONV_KERNEL_CACHE,
 // else the user cache dir, as conversion uses it). All bodies are built in
 // one cpu.Builder.BuildKernels call on copies of the nodes (g is not
@@ -65,7 +67,7 @@ func RebuildKernels(g *ir.Graph, cacheDir string) (func(*ir.Node) ([]byte, strin
 	}
 	b := cpu.NewBuilder(cpu.Options{
 		CC:               os.Getenv("CC"),
-		MArch:            cpu.MArchFor("", "", ""), // this host
+		MArch:            cpuisa.MArch(), // this host: native, or GKCONV_CPU_ISA's level
 		CacheDir:         cacheDir,
 		AllowInterpreted: true, // one body the generator rejects does not stop the others
 	})

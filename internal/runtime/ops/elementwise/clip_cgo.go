@@ -3,14 +3,16 @@
 package elementwise
 
 /*
-#cgo CFLAGS: -O3
+#cgo CFLAGS: -O3 -I${SRCDIR}/../../cpuisa
+#include "gk_isa.h"
+
+int gk_ew_isa(void); // fast_cgo.go
 
 // gk_clip_f32: d[i] = min(max(s[i], lo), hi) with NaN passing through (as the
 // Go loop: NaN < lo and NaN > hi are both false). The ternaries are the
 // operand order of x86 max/min, so gcc vectorises them without -ffast-math.
 // d == s (in place) is allowed; partial overlap is not.
-__attribute__((target_clones("avx512f","avx2","default")))
-void gk_clip_f32(float *d, const float *s, long n, float lo, float hi) {
+GK_ISA_BODY void gk_clip_f32_body(float *d, const float *s, long n, float lo, float hi) {
 	if (d == s) {
 		for (long i = 0; i < n; i++) {
 			float x = d[i];
@@ -27,6 +29,8 @@ void gk_clip_f32(float *d, const float *s, long n, float lo, float hi) {
 		dd[i] = hi < x ? hi : x;
 	}
 }
+GK_ISA_VARIANTS(gk_ew_isa(), gk_clip_f32, (float *d, const float *s, long n, float lo, float hi),
+	(d, s, n, lo, hi))
 */
 import "C"
 

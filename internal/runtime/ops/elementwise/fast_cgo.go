@@ -3,14 +3,16 @@
 package elementwise
 
 /*
-#cgo CFLAGS: -O3
+#cgo CFLAGS: -O3 -I${SRCDIR}/../../cpuisa
 #cgo LDFLAGS: -lm
 #include <math.h>
 #include <stdint.h>
+#include "gk_isa.h"
 
-// The kernels are compiled three times and picked at load time, so the
-// binary runs on CPUs without AVX-512.
-#define TC __attribute__((target_clones("avx512f","avx2","default")))
+// The kernels are compiled three times (GK_ISA_VARIANTS) and run at the
+// package's level, gk_ew_isa: the CPU's best unless GKCONV_CPU_ISA forces a
+// lower one. The binary runs on CPUs without AVX-512.
+GK_ISA_LEVEL(gk_ew)
 
 enum { B_ADD, B_SUB, B_MUL, B_DIV, B_MAX, B_MIN, B_SQDIFF };
 
@@ -21,7 +23,7 @@ enum { B_ADD, B_SUB, B_MUL, B_DIV, B_MAX, B_MIN, B_SQDIFF };
 	else { float x = a[0], y = b[0]; float v = (EXPR); for (long i = 0; i < n; i++) d[i] = v; }
 
 // sa, sb: 1 when the operand advances with i, 0 when it is a broadcast scalar.
-TC void gk_binary_f32(int op, float *d, const float *a, int sa, const float *b, int sb, long n) {
+GK_ISA_BODY void gk_binary_f32_body(int op, float *d, const float *a, int sa, const float *b, int sb, long n) {
 	switch (op) {
 	case B_ADD: BIN_LOOPS(x + y) break;
 	case B_SUB: BIN_LOOPS(x - y) break;
@@ -33,6 +35,9 @@ TC void gk_binary_f32(int op, float *d, const float *a, int sa, const float *b, 
 	case B_SQDIFF: BIN_LOOPS((x - y) * (x - y)) break;
 	}
 }
+GK_ISA_VARIANTS(gk_ew_isa(), gk_binary_f32, (int op, float *d, const float *a, int sa,
+	const float *b, int sb, long n),
+	(op, d, a, sa, b, sb, n))
 
 // gk_exp: Cephes-style expf, branch-free so it vectorises; about 1 ulp.
 static inline float gk_exp(float x) {
@@ -111,7 +116,7 @@ static inline float gk_gelu(float x) {
 
 enum { U_RELU, U_SIGMOID, U_TANH, U_EXP, U_ERF, U_GELU, U_GELU_TANH };
 
-TC void gk_unary_f32(int op, float *d, const float *s, long n) {
+GK_ISA_BODY void gk_unary_f32_body(int op, float *d, const float *s, long n) {
 	switch (op) {
 	case U_RELU: for (long i = 0; i < n; i++) { float x = s[i]; d[i] = x > 0 ? x : (x != x ? x : 0.0f); } break;
 	case U_SIGMOID: for (long i = 0; i < n; i++) d[i] = 1.0f / (1.0f + gk_exp(-s[i])); break;
@@ -123,10 +128,12 @@ TC void gk_unary_f32(int op, float *d, const float *s, long n) {
 		d[i] = 0.5f * x * (1.0f + gk_tanh(0.79788456080286536f * (x + 0.044715f * x * x * x))); } break;
 	}
 }
+GK_ISA_VARIANTS(gk_ew_isa(), gk_unary_f32, (int op, float *d, const float *s, long n),
+	(op, d, s, n))
 
 // Row sums with 16 float lanes per block of 1024 and a double total per row,
 // so long rows stay accurate.
-TC void gk_sum_rows_f32(float *d, const float *s, long rows, long n, float scale) {
+GK_ISA_BODY void gk_sum_rows_f32_body(float *d, const float *s, long rows, long n, float scale) {
 	for (long r = 0; r < rows; r++) {
 		const float *x = s + r * n;
 		double total = 0;
@@ -144,9 +151,12 @@ TC void gk_sum_rows_f32(float *d, const float *s, long rows, long n, float scale
 		d[r] = (float)(total * scale);
 	}
 }
+GK_ISA_VARIANTS(gk_ew_isa(), gk_sum_rows_f32, (float *d, const float *s, long rows, long n,
+	float scale),
+	(d, s, rows, n, scale))
 
 // Sums over the middle dim of [outer, k, inner], accumulating in double.
-TC void gk_sum_mid_f32(float *d, const float *s, long outer, long k, long inner, double *acc, float scale) {
+GK_ISA_BODY void gk_sum_mid_f32_body(float *d, const float *s, long outer, long k, long inner, double *acc, float scale) {
 	for (long o = 0; o < outer; o++) {
 		for (long j = 0; j < inner; j++) acc[j] = 0;
 		const float *x = s + o * k * inner;
@@ -155,8 +165,11 @@ TC void gk_sum_mid_f32(float *d, const float *s, long outer, long k, long inner,
 		for (long j = 0; j < inner; j++) d[o * inner + j] = (float)(acc[j] * scale);
 	}
 }
+GK_ISA_VARIANTS(gk_ew_isa(), gk_sum_mid_f32, (float *d, const float *s, long outer, long k,
+	long inner, double *acc, float scale),
+	(d, s, outer, k, inner, acc, scale))
 
-TC void gk_softmax_rows_f32(float *d, const float *s, long rows, long n, int logsm) {
+GK_ISA_BODY void gk_softmax_rows_f32_body(float *d, const float *s, long rows, long n, int logsm) {
 	for (long r = 0; r < rows; r++) {
 		const float *x = s + r * n;
 		float *y = d + r * n;
@@ -191,10 +204,19 @@ TC void gk_softmax_rows_f32(float *d, const float *s, long rows, long n, int log
 		}
 	}
 }
+GK_ISA_VARIANTS(gk_ew_isa(), gk_softmax_rows_f32, (float *d, const float *s, long rows, long n,
+	int logsm),
+	(d, s, rows, n, logsm))
 */
 import "C"
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"gkconv/internal/runtime/cpuisa"
+)
+
+func init() { cpuisa.Register(func(l cpuisa.Level) { C.gk_ew_set_isa(C.int(l)) }) }
 
 // cMin is the length below which the cgo call overhead outweighs C's speed.
 const cMin = 64

@@ -45,7 +45,9 @@ const (
 // disables both.
 var packedConvMode atomic.Int32
 
-var convGEMMAvailable = C.conv_gemm_available() != 0
+// convGEMMAvailable: conv_gemm_f32 runs at the current ISA level (AVX-512;
+// set by isa.go whenever the level changes).
+var convGEMMAvailable atomic.Bool
 
 type packedConvEntry struct {
 	src        *float32 // data the packing was made from (a tensor's Data may be replaced)
@@ -124,7 +126,7 @@ func usePackedConv(n *ir.Node, w *ir.Tensor, g *geom, group, c, m int) int {
 	if len(n.Inputs) < 2 || n.Inputs[1] == nil || n.Inputs[1].Const != w {
 		return packNone
 	}
-	if mode == packSlivers && !convGEMMAvailable {
+	if mode == packSlivers && !convGEMMAvailable.Load() {
 		return packNone
 	}
 	if mode > 0 {
@@ -149,7 +151,7 @@ func packedConvFaster(g *geom, c, m int) int {
 	switch {
 	case outVol <= 64 || (outVol <= 256 && kk*m >= 1<<17):
 		return packTransposed
-	case !convGEMMAvailable:
+	case !convGEMMAvailable.Load():
 		return packNone
 	case outVol >= 784 && g.s[1] == 1 && g.s[2] == 1, g.kVol() >= 25:
 		return packSlivers

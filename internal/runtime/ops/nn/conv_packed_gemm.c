@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "conv_packed_gemm.h"
+#include "isa.h"
 
 #define MR 12
 #define NR 32
@@ -103,16 +104,7 @@ static AVX512 void gemm(int m, int n, int k, const float *ap, const float *b, lo
     }
 }
 
-int conv_gemm_available(void) {
-    static int avail = -1; // benign race: every thread computes the same value
-    int v = __atomic_load_n(&avail, __ATOMIC_RELAXED);
-    if (v < 0) {
-        __builtin_cpu_init();
-        v = __builtin_cpu_supports("avx512f") ? 1 : 0;
-        __atomic_store_n(&avail, v, __ATOMIC_RELAXED);
-    }
-    return v;
-}
+int conv_gemm_available(void) { return gk_nn_isa() >= GK_ISA_AVX512; }
 
 int conv_gemm_f32(int m, int n, int k, const float *ap, const float *b, long ldb, float *c, long ldc,
                   const float *bias) {

@@ -5,7 +5,7 @@
 void conv_pack_w(const float *w, float *ap, int m, int k);
 // conv_gemm_f32: c[m][n] (row stride ldc) = A[m][k] x b[k][n] (row stride
 // ldb) + bias[m] (bias may be NULL), A packed by conv_pack_w. AVX-512 only:
-// returns -1 without touching c on other CPUs, else 0.
+// returns -1 without touching c below the AVX-512 level (isa.h), else 0.
 int conv_gemm_f32(int m, int n, int k, const float *ap, const float *b, long ldb, float *c, long ldc,
                   const float *bias);
 int conv_gemm_available(void);

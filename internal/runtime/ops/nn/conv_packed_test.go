@@ -23,7 +23,7 @@ func constConvNode(attrs ir.Attrs, w *ir.Tensor) *ir.Node {
 // threads.
 func TestConvPackedRandom(t *testing.T) {
 	for _, form := range []int{packTransposed, packSlivers} {
-		if form == packSlivers && !convGEMMAvailable {
+		if form == packSlivers && !convGEMMAvailable.Load() {
 			t.Log("no AVX-512: sliver path not tested")
 			continue
 		}

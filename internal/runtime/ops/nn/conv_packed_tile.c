@@ -3,11 +3,11 @@
 #include <string.h>
 
 #include "conv_packed_tile.h"
+#include "isa.h"
 
-#define CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 
-CLONES void im2col_tile_f32(const float *x, float *col, int C, int H, int W, int KH, int KW,
-                            int SH, int SW, int PH, int PW, int DH, int DW, int OW, int p0, int mt, int ld) {
+GK_ISA_BODY void im2col_tile_f32_body(const float *x, float *col, int C, int H, int W, int KH, int KW,
+                                      int SH, int SW, int PH, int PW, int DH, int DW, int OW, int p0, int mt, int ld) {
     for (int c = 0; c < C; c++) {
         const float *xc = x + (long)c * H * W;
         for (int kh = 0; kh < KH; kh++)
@@ -49,6 +49,9 @@ CLONES void im2col_tile_f32(const float *x, float *col, int C, int H, int W, int
             }
     }
 }
+GK_ISA_VARIANTS(gk_nn_isa(), im2col_tile_f32, (const float *x, float *col, int C, int H, int W, int KH, int KW,
+                int SH, int SW, int PH, int PW, int DH, int DW, int OW, int p0, int mt, int ld),
+                (x, col, C, H, W, KH, KW, SH, SW, PH, PW, DH, DW, OW, p0, mt, ld))
 
 #include <immintrin.h>
 
@@ -95,18 +98,11 @@ static void tile_scalar(const float *tile, float *y, const float *bias, int i0, 
     }
 }
 
-static int has_avx512 = -1;
-
 // Transposes in 16 x 16 blocks so both the tile rows and the output rows are
 // touched a cache line at a time.
 void tile_to_nchw_f32(const float *tile, float *y, const float *bias, int mt, int m, long ldy, long p0) {
     enum { B = 16 };
-    int avx512 = __atomic_load_n(&has_avx512, __ATOMIC_RELAXED);
-    if (avx512 < 0) {
-        __builtin_cpu_init();
-        avx512 = __builtin_cpu_supports("avx512f") ? 1 : 0;
-        __atomic_store_n(&has_avx512, avx512, __ATOMIC_RELAXED);
-    }
+    const int avx512 = gk_nn_isa() >= GK_ISA_AVX512;
     for (int c0 = 0; c0 < m; c0 += B) {
         int c1 = c0 + B < m ? c0 + B : m;
         for (int i0 = 0; i0 < mt; i0 += B) {

@@ -1,19 +1,19 @@
 // Float32 hot loops of the nn package: im2col/col2im for convolutions and the
-// direct depthwise convolution. Compiled with -O3; target_clones lets gcc
-// build AVX-512, AVX2 and baseline versions and pick one at load time, so
-// the binary still runs on CPUs without AVX-512.
+// direct depthwise convolution. Compiled with -O3; GK_ISA_VARIANTS (isa.h)
+// builds AVX-512, AVX2 and baseline versions and runs the one of the level
+// in use (the CPU's best unless GKCONV_CPU_ISA forces a lower one), so the
+// binary still runs on CPUs without AVX-512.
 #include <string.h>
 #include <immintrin.h>
 #include "kernels.h"
-
-#define CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#include "isa.h"
 
 // im2col_f32 fills col[(c*KD+kd)*KH+kh)*KW+kw][(od*OH+oh)*OW+ow] for the
 // channels [0, C) of x (C x D x H x W); taps in the padding read as zero.
-CLONES void im2col_f32(const float *x, float *col, int C, int D, int H, int W,
-                       int KD, int KH, int KW, int SD, int SH, int SW,
-                       int PD, int PH, int PW, int DD, int DH, int DW,
-                       int OD, int OH, int OW) {
+GK_ISA_BODY void im2col_f32_body(const float *x, float *col, int C, int D, int H, int W,
+                                 int KD, int KH, int KW, int SD, int SH, int SW,
+                                 int PD, int PH, int PW, int DD, int DH, int DW,
+                                 int OD, int OH, int OW) {
     const long ovol = (long)OD * OH * OW;
     for (int c = 0; c < C; c++) {
         const float *xc = x + (long)c * D * H * W;
@@ -50,13 +50,17 @@ CLONES void im2col_f32(const float *x, float *col, int C, int D, int H, int W,
         }
     }
 }
+GK_ISA_VARIANTS(gk_nn_isa(), im2col_f32, (const float *x, float *col, int C, int D, int H, int W, int KD, int KH,
+                int KW, int SD, int SH, int SW, int PD, int PH, int PW, int DD, int DH, int DW, int OD,
+                int OH, int OW),
+                (x, col, C, D, H, W, KD, KH, KW, SD, SH, SW, PD, PH, PW, DD, DH, DW, OD, OH, OW))
 
 // col2im_f32 is the adjoint of im2col_f32: it adds every column entry into
 // y (C x D x H x W), skipping taps that fall into the padding.
-CLONES void col2im_f32(const float *col, float *y, int C, int D, int H, int W,
-                       int KD, int KH, int KW, int SD, int SH, int SW,
-                       int PD, int PH, int PW, int DD, int DH, int DW,
-                       int OD, int OH, int OW) {
+GK_ISA_BODY void col2im_f32_body(const float *col, float *y, int C, int D, int H, int W,
+                                 int KD, int KH, int KW, int SD, int SH, int SW,
+                                 int PD, int PH, int PW, int DD, int DH, int DW,
+                                 int OD, int OH, int OW) {
     const long ovol = (long)OD * OH * OW;
     for (int c = 0; c < C; c++) {
         float *yc = y + (long)c * D * H * W;
@@ -86,6 +90,10 @@ CLONES void col2im_f32(const float *col, float *y, int C, int D, int H, int W,
         }
     }
 }
+GK_ISA_VARIANTS(gk_nn_isa(), col2im_f32, (const float *col, float *y, int C, int D, int H, int W, int KD, int KH,
+                int KW, int SD, int SH, int SW, int PD, int PH, int PW, int DD, int DH, int DW, int OD,
+                int OH, int OW),
+                (col, y, C, D, H, W, KD, KH, KW, SD, SH, SW, PD, PH, PW, DD, DH, DW, OD, OH, OW))
 
 // dw3x3_row computes one output row of a 3x3 depthwise kernel from three
 // zero-padded input rows (no bounds checks: the caller padded the plane).
@@ -299,18 +307,18 @@ AVX512 static void dw3s1_flat_avx512(const float *x, const float *w, const float
 // zero-padded scratch plane so the inner loops need no bounds checks; pad
 // is a caller-provided buffer of max(HP x WP, W + 48) floats (HP, WP: the
 // extent the taps reach, computed below). 3x3 kernels with dilation 1 and
-// stride 1 or 2 take the AVX-512 path where the CPU has it; it uses pad as
+// stride 1 or 2 take the AVX-512 path at that level; it uses pad as
 // the zero row (W + 48 floats) followed by the lane masks, for which pad
 // must hold dw_mask_floats(OH, OW) more floats.
-CLONES void dwconv_f32(const float *x, const float *w, const float *bias, float *y,
-                       int NC, int C, int H, int W, int KH, int KW, int SH, int SW,
-                       int PH, int PW, int DH, int DW, int OH, int OW, int c0, float *pad) {
+GK_ISA_BODY void dwconv_f32_body(const float *x, const float *w, const float *bias, float *y,
+                                 int NC, int C, int H, int W, int KH, int KW, int SH, int SW,
+                                 int PH, int PW, int DH, int DW, int OH, int OW, int c0, float *pad) {
     // padded plane: rows/cols reachable by any tap of any output
     const int HP = (OH - 1) * SH + (KH - 1) * DH + 1;
     const int WP = (OW - 1) * SW + (KW - 1) * DW + 1;
     const int direct = PH == 0 && PW == 0 && HP <= H && WP <= W;
     if (KH == 3 && KW == 3 && DH == 1 && DW == 1 && SH == SW && (SW == 1 || SW == 2) &&
-        __builtin_cpu_supports("avx512f")) {
+        gk_nn_isa() >= GK_ISA_AVX512) {
         __mmask16 *masks = (__mmask16 *)(pad + W + 48);
         if (SW == 1 && PH == 1 && PW == 1 && OH == H && OW == W) {
             dw3s1_flat_avx512(x, w, bias, y, NC, C, c0, H, W, masks);
@@ -367,6 +375,10 @@ CLONES void dwconv_f32(const float *x, const float *w, const float *bias, float 
         }
     }
 }
+GK_ISA_VARIANTS(gk_nn_isa(), dwconv_f32, (const float *x, const float *w, const float *bias, float *y, int NC, int C,
+                int H, int W, int KH, int KW, int SH, int SW, int PH, int PW, int DH, int DW, int OH,
+                int OW, int c0, float *pad),
+                (x, w, bias, y, NC, C, H, W, KH, KW, SH, SW, PH, PW, DH, DW, OH, OW, c0, pad))
 
 // mp_edge is one output column of mp_row whose window is clipped by the row ends.
 static inline float mp_edge(const float *tmp, const float *first, int j, int W, int KW, int DW) {
@@ -428,8 +440,8 @@ static inline void mp_row(float *restrict o, const float *restrict tmp, const fl
 // taps (-inf for an empty window). A vertical pass takes the NaN-ignoring
 // maximum over the window's rows into tmp (W floats, caller-provided), so
 // the horizontal pass reads one contiguous row.
-CLONES void maxpool2d_f32(const float *x, float *y, int NC, int H, int W, int KH, int KW,
-                          int SH, int SW, int PH, int PW, int DH, int DW, int OH, int OW, float *tmp) {
+GK_ISA_BODY void maxpool2d_f32_body(const float *x, float *y, int NC, int H, int W, int KH, int KW,
+                                    int SH, int SW, int PH, int PW, int DH, int DW, int OH, int OW, float *tmp) {
     int lo = 0, hi = OW;
     while (lo < OW && lo * SW - PW < 0) lo++;
     while (hi > lo && (hi - 1) * SW - PW + (KW - 1) * DW >= W) hi--;
@@ -456,6 +468,9 @@ CLONES void maxpool2d_f32(const float *x, float *y, int NC, int H, int W, int KH
         }
     }
 }
+GK_ISA_VARIANTS(gk_nn_isa(), maxpool2d_f32, (const float *x, float *y, int NC, int H, int W, int KH, int KW, int SH,
+                int SW, int PH, int PW, int DH, int DW, int OH, int OW, float *tmp),
+                (x, y, NC, H, W, KH, KW, SH, SW, PH, PW, DH, DW, OH, OW, tmp))
 
 // dw_mask_floats is how many floats of dwconv_f32's pad the AVX-512 lane
 // masks take after the zero row: 10 per 16 outputs of the flat stride-1
@@ -467,10 +482,12 @@ long dw_mask_floats(int OH, int OW) {
 
 // fill_rows_f32 sets the first n floats of row j (stride ld) of y to b[j]
 // for j in [0, m): the bias the convolution GEMM then accumulates onto (beta = 1).
-CLONES void fill_rows_f32(float *y, const float *b, int m, long n, long ld) {
+GK_ISA_BODY void fill_rows_f32_body(float *y, const float *b, int m, long n, long ld) {
     for (int j = 0; j < m; j++) {
         float *r = y + (long)j * ld;
         const float v = b[j];
         for (long i = 0; i < n; i++) r[i] = v;
     }
 }
+GK_ISA_VARIANTS(gk_nn_isa(), fill_rows_f32, (float *y, const float *b, int m, long n, long ld),
+                (y, b, m, n, ld))

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "packed_gemm.h"
+#include "isa.h"
 
 #define NR 32   // panel width of the SIMD paths
 #define KC 256  // K block: a KC x NR slice of B is 32 KiB
@@ -348,6 +349,7 @@ static int gemm_any(int m, int n, int k, const float *a, int lda, int trans_a,
     return 0;
 }
 
+// ISA_ANY, ISA_AVX2 and ISA_AVX512 are isa.h's levels plus one.
 enum { ISA_UNKNOWN, ISA_ANY, ISA_AVX2, ISA_AVX512 };
 static int isa;
 
@@ -371,7 +373,9 @@ int packed_sgemm_set_isa(int want) {
 }
 
 const char *packed_sgemm_isa(void) {
-    switch (detect()) {
+    int v = detect();
+    if (v > gk_nn_isa() + 1) v = gk_nn_isa() + 1;
+    switch (v) {
     case ISA_AVX512: return "avx512f";
     case ISA_AVX2: return "avx2";
     default: return "portable";
@@ -400,6 +404,7 @@ int packed_sgemm(int m, int n, int k, const float *a, int lda, int trans_a,
         return 0;
     }
     int v = nr == NR ? detect() : ISA_ANY, rc;
+    if (v > gk_nn_isa() + 1) v = gk_nn_isa() + 1; // a level forced by GKCONV_CPU_ISA (isa.h)
     switch (v) {
     case ISA_AVX512: return gemm512(m, n, k, a, lda, trans_a, bp, bias, c, ldc, p0, p1);
     case ISA_AVX2: rc = gemm256(m, n, k, a, lda, trans_a, bp, c, ldc, p0, p1); break;
