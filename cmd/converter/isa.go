@@ -4,8 +4,8 @@ import (
 	"fmt"
 
 	"gkconv/internal/ir"
+	"gkconv/internal/runtime"
 	"gkconv/internal/runtime/cpuisa"
-	"gkconv/internal/runtime/ops/nn"
 )
 
 // isaLevel says which ISA level the runtime's own code runs at and why.
@@ -20,7 +20,7 @@ func isaLevel() string {
 // forcedLevel says what GKCONV_CPU_ISA forces, for converter version.
 func forcedLevel() string {
 	if l, ok := cpuisa.Forced(); ok {
-		return fmt.Sprintf("forced %s by %s (OpenBLAS core type %s, kernel -march=%s)", l, cpuisa.EnvVar, nn.BLASCoreName(), l.MArch())
+		return fmt.Sprintf("forced %s by %s (OpenBLAS core type %s, kernel -march=%s)", l, cpuisa.EnvVar, blasCore(), l.MArch())
 	}
 	return fmt.Sprintf("not forced (%s unset)", cpuisa.EnvVar)
 }
@@ -29,13 +29,13 @@ func forcedLevel() string {
 // packed GEMM's path, whether the packed conv has its AVX-512 GEMM, the
 // OpenBLAS core type and the -march of the fused kernels.
 func isaPath(g *ir.Graph, trustedEmbedded bool) string {
-	gemm, convGEMM := nn.ISA()
+	gemm, convGEMM, _ := runtime.KernelISA()
 	conv := gemm + " (transposed form only)"
 	if convGEMM {
 		conv = gemm + " + avx512 sliver GEMM"
 	}
 	return fmt.Sprintf("level %s, packed GEMM %s, packed conv %s, OpenBLAS %s, kernel %s",
-		isaLevel(), gemm, conv, nn.BLASCoreName(), kernelMArch(g, trustedEmbedded))
+		isaLevel(), gemm, conv, blasCore(), kernelMArch(g, trustedEmbedded))
 }
 
 // kernelMArch is the -march of the model's fused CPU kernels as benchmark
@@ -55,4 +55,10 @@ func kernelMArch(g *ir.Graph, trustedEmbedded bool) string {
 		}
 	}
 	return "-march unknown (embedded)"
+}
+
+// blasCore is OpenBLAS's core type.
+func blasCore() string {
+	_, _, core := runtime.KernelISA()
+	return core
 }

@@ -29,12 +29,16 @@ func main() {
 // argument, a bad --logLevel) gets the ERROR line and the result line here,
 // so no failure is silent.
 func run(args []string) int {
+	root := newRootCmd()
 	if err := cpuisa.FromEnv(); err != nil {
+		cmd, _, findErr := root.Find(args) // the result line of the command asked for
+		if findErr != nil {
+			cmd = nil
+		}
 		fmt.Fprintln(os.Stderr, "ERROR:", err)
-		fmt.Println(failureLine(nil, convert.CodeParamInvalid, err))
+		fmt.Println(failureLine(cmd, convert.CodeParamInvalid, err))
 		return 1
 	}
-	root := newRootCmd()
 	root.SetArgs(args)
 	ran := false
 	wrapRunE(root, &ran)

@@ -27,8 +27,8 @@ const module = "gkconv"
 // runtime never import fusion; runtime never imports kernels; the device
 // generators use only the shared kernels root; ir imports nothing of ours.
 var allowed = map[string][]string{
-	"cmd/converter":                    {"internal/convert", "internal/ir", "internal/mindir", "internal/onnx", "internal/runtime", "internal/runtime/native", "internal/trust"},
-	"internal/convert":                 {"internal/akgcfg", "internal/fusion", "internal/ir", "internal/kernels", "internal/kernels/ascend", "internal/kernels/cpu", "internal/kernels/cuda", "internal/mindir", "internal/onnx", "internal/runtime", "internal/trust"},
+	"cmd/converter":                    {"internal/convert", "internal/ir", "internal/mindir", "internal/onnx", "internal/runtime", "internal/runtime/cpuisa", "internal/runtime/native", "internal/trust"},
+	"internal/convert":                 {"internal/akgcfg", "internal/fusion", "internal/ir", "internal/kernels", "internal/kernels/ascend", "internal/kernels/cpu", "internal/kernels/cuda", "internal/mindir", "internal/onnx", "internal/runtime", "internal/runtime/cpuisa", "internal/trust"},
 	"internal/onnx":                    {"internal/ir", "internal/onnx/onnxpb", "internal/trust"},
 	"internal/onnx/onnxpb":             {},
 	"internal/mindir":                  {"internal/ir", "internal/mindir/mindirpb", "internal/trust"},
@@ -41,10 +41,11 @@ var allowed = map[string][]string{
 	"internal/kernels/cuda":            {"internal/ir", "internal/kernels", "internal/trust"},
 	"internal/kernels/ascend":          {"internal/ir", "internal/kernels"},
 	"internal/runtime":                 {"internal/ir", "internal/runtime/native", "internal/runtime/opkernel", "internal/runtime/ops/elementwise", "internal/runtime/ops/nn", "internal/runtime/ops/tensorops"},
+	"internal/runtime/cpuisa":          {"internal/runtime/native"},
 	"internal/runtime/native":          {"internal/ir", "internal/trust"},
 	"internal/runtime/opkernel":        {"internal/ir"},
-	"internal/runtime/ops/elementwise": {"internal/ir", "internal/runtime/opkernel"},
-	"internal/runtime/ops/nn":          {"internal/ir", "internal/runtime/opkernel"},
+	"internal/runtime/ops/elementwise": {"internal/ir", "internal/runtime/cpuisa", "internal/runtime/opkernel"},
+	"internal/runtime/ops/nn":          {"internal/ir", "internal/runtime/cpuisa", "internal/runtime/opkernel"},
 	"internal/runtime/ops/tensorops":   {"internal/ir", "internal/runtime/opkernel"},
 	"internal/ir":                      {},
 	"internal/trust":                   {},

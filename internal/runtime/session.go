@@ -15,7 +15,7 @@ import (
 
 	// The op library registers itself.
 	_ "gkconv/internal/runtime/ops/elementwise"
-	_ "gkconv/internal/runtime/ops/nn"
+	"gkconv/internal/runtime/ops/nn" // also registers the nn ops
 	_ "gkconv/internal/runtime/ops/tensorops"
 )
 
@@ -392,4 +392,12 @@ func (s *Session) ResetProfile() {
 		s.times[i] = 0
 	}
 	s.runs = 0
+}
+
+// KernelISA says which code paths the op library's hand-written kernels
+// run at (the packed GEMM's level, whether the packed conv's AVX-512 GEMM is
+// on) and OpenBLAS's core type, for `benchmark`'s ISA line.
+func KernelISA() (gemm string, convGEMM bool, blasCore string) {
+	gemm, convGEMM = nn.ISA()
+	return gemm, convGEMM, nn.BLASCoreName()
 }
