@@ -20,7 +20,7 @@ import (
 
 // inScopeOps is the op list of the runtime issue: every backend test whose
 // ops are all here and that onnxruntime 1.30 passes must pass.
-var inScopeOps = strings.Fields(`Abs Acos Acosh Add And ArgMax ArgMin Asin Asinh Atan Atanh AveragePool
+var inScopeOps = strings.Fields(`Abs Acos Acosh Add And ArgMax ArgMin Asin Asinh Atan Atanh Attention AveragePool
 BatchNormalization Cast Ceil Celu Clip Concat Constant ConstantOfShape Conv ConvTranspose Cos Cosh CumSum
 DepthToSpace Div Dropout Einsum Elu Equal Erf Exp Expand Flatten Floor Gather GatherElements Gelu Gemm
 GlobalAveragePool GlobalMaxPool Greater GreaterOrEqual HardSigmoid HardSwish Identity InstanceNormalization

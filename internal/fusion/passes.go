@@ -49,6 +49,7 @@ var pipeline = []pass{
 	{0, 5, "transpose_to_reshape", 2, nil, akgcfg.CPU, runTransposeToReshape},
 	{0, 6, "transpose_matmul_fusion", 2, nil, akgcfg.CPU, runTransposeMatMulFusion},
 	{0, 7, "matmul_slice_split", 2, nil, akgcfg.CPU, runMatMulSliceSplit},
+	{0, 8, "MultiHeadAttentionFusion", 2, nil, akgcfg.CPU, runMultiHeadAttentionFusion},
 
 	{1, 0, "graph_kernel_expander", 1, nil, all, runExpander},
 	{1, 1, "split_reshape_and_cache", 0, nil, akgcfg.Ascend, note("IR has no ReshapeAndCache op")},

@@ -202,6 +202,7 @@ var opTable = []OpInfo{
 	{Name: "LayerNorm", Onnx: "LayerNormalization", In: Arity{2, 3}, Out: Arity{1, 3}, Infer: inferLayerNorm, Pattern: PatternOpaque, Note: "attrs axis, epsilon; inputs x, scale, bias?; extra outputs mean, inv_std"},
 	{Name: "Softmax", Onnx: "Softmax", In: Arity{1, 1}, Out: Arity{1, 1}, Infer: inferSoftmax, Pattern: PatternOpaque, Note: "attr axis (opset>=13 meaning; frontends rewrite older forms)"},
 	{Name: "LogSoftmax", Onnx: "LogSoftmax", In: Arity{1, 1}, Out: Arity{1, 1}, Infer: inferSoftmax, Pattern: PatternOpaque, Note: "as Softmax"},
+	{Name: "Attention", Onnx: "Attention", In: Arity{3, 7}, Out: Arity{1, 4}, Infer: inferAttention, Pattern: PatternOpaque, Note: "ONNX Attention (opset 23/24): inputs Q, K, V, attn_mask?, past_key?, past_value?, nonpad_kv_seqlen?; outputs Y, present_key?, present_value?, qk_matmul_output?; ONNX attrs; from the ONNX op or fusion's MultiHeadAttentionFusion (preprocess); MindIR: Custom gkconv.Attention (MindSpore's Attention primitive includes the Q/K/V/O projections)"},
 	{Name: "Einsum", Onnx: "Einsum", In: Arity{1, -1}, Out: Arity{1, 1}, Infer: inferEinsum, Pattern: PatternOpaque, Note: "attr equation"},
 	// fused kernels
 	{Name: OpGraphKernel, In: Arity{0, -1}, Out: Arity{0, -1}, Infer: inferGraphKernel, Pattern: PatternOpaque, Note: "Custom node: a fused subgraph in Body and its compiled kernel"},
