@@ -142,12 +142,7 @@ func attention(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 		mbp = (*C.uchar)(unsafe.Pointer(&mask.b[0]))
 	}
 
-	tasks := B * HQ
-	if tasks > 1 && ctx.Threads > 1 {
-		setBLASThreads(1) // the heads are the parallel loop
-	} else {
-		setBLASThreads(ctx.Threads)
-	}
+	tasks := B * HQ // the parallel loop: OpenBLAS is single-threaded (blas.go)
 	group := HQ / max(HKV, 1)
 	opkernel.ParallelFor(ctx, tasks, 1, func(t0, t1 int) {
 		sp := getF32(max(SQ*ST, 1))
