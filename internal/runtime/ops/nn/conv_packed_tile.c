@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "conv_packed_tile.h"
+#include "conv_act.h"
 
 #define CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 
@@ -99,7 +100,7 @@ static int has_avx512 = -1;
 
 // Transposes in 16 x 16 blocks so both the tile rows and the output rows are
 // touched a cache line at a time.
-void tile_to_nchw_f32(const float *tile, float *y, const float *bias, int mt, int m, long ldy, long p0) {
+void tile_to_nchw_f32(const float *tile, float *y, const float *bias, int mt, int m, long ldy, long p0, int act) {
     enum { B = 16 };
     int avx512 = __atomic_load_n(&has_avx512, __ATOMIC_RELAXED);
     if (avx512 < 0) {
@@ -116,5 +117,6 @@ void tile_to_nchw_f32(const float *tile, float *y, const float *bias, int mt, in
             else
                 tile_scalar(tile, y, bias, i0, i1, c0, c1, m, ldy, p0);
         }
+        if (act) act_rows_f32(y + (long)c0 * ldy + p0, c1 - c0, mt, ldy, act); // these rows are in L1
     }
 }
