@@ -189,6 +189,9 @@ func Convert(ctx context.Context, opts Options) (rep *Report, err error) {
 		dumpDir:        opts.DumpDir,
 		gpuArch:        gpuArch,
 	}
+	if err := anfFuse(g, cfg, backend, fo, rep); err != nil {
+		return rep, err
+	}
 	if err := fuse(g, cfg, backend, fo, rep); err != nil {
 		return rep, err
 	}

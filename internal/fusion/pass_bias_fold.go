@@ -61,14 +61,7 @@ func runMatMulBiasFold(st *state) (bool, string, error) {
 	if len(folded) == 0 {
 		return false, "no bias Add reads a MatMul with constant B alone", nil
 	}
-	kept := g.Nodes[:0]
-	for _, n := range g.Nodes {
-		if !folded[n] {
-			kept = append(kept, n)
-		}
-	}
-	clear(g.Nodes[len(kept):])
-	g.Nodes = kept
+	dropNodes(g, folded)
 	return true, fmt.Sprintf("%d bias Add folded into MatMul", len(folded)), nil
 }
 

@@ -184,6 +184,16 @@ func liftConv2DFusion(m *mnode) (any, error) {
 	if b != nil {
 		ins = append(ins, b)
 	}
+	// RELU and RELU6 stay on the conv (ir.AttrActivation, applied by the
+	// runtime's conv); msActReLU/msActReLU6 are ir.ActReLU/ActReLU6.
+	act, err := m.intArg(-1, msActNone, "activation_type")
+	if err != nil {
+		return nil, err
+	}
+	if act == msActReLU || act == msActReLU6 {
+		attrs[ir.AttrActivation] = ir.IntAttr(act)
+		return m.emit("Conv2D", ins, 1, attrs).Outputs[0], nil
+	}
 	return m.activation(m.emit("Conv2D", ins, 1, attrs).Outputs[0])
 }
 

@@ -81,7 +81,11 @@ func weightKernel(w *ir.Value) []int64 {
 // around a Conv2DFusion and writes Conv3D), so only two spatial dims here.
 func lowerConv2D(c *lowerCtx) (*msNode, error) {
 	n := c.n
-	if !attrsOnly(n, "pads", "strides", "dilations", "group", "kernel_shape", "auto_pad") || len(n.Outputs) != 1 {
+	if !attrsOnly(n, "pads", "strides", "dilations", "group", "kernel_shape", "auto_pad", ir.AttrActivation) || len(n.Outputs) != 1 {
+		return nil, errNoPrimitive
+	}
+	act, ok := ir.FusedActivation(n)
+	if !ok {
 		return nil, errNoPrimitive
 	}
 	ins, ok := inputsUpTo(n, 3)
@@ -109,7 +113,7 @@ func lowerConv2D(c *lowerCtx) (*msNode, error) {
 		aInt("group", group),
 		aInt("mode", 1),
 		aInt("format", msFormatNCHW),
-		aInt("activation_type", msActNone))
+		aInt("activation_type", act)) // ir.ActReLU/ActReLU6 are MindSpore's values
 	// in_channel/out_channel come from the weights (GetConvChannel); when
 	// their shape is unknown converter_lite leaves them out too.
 	if len(w.Shape) == 4 && w.Shape[0] >= 0 && w.Shape[1] >= 0 {

@@ -72,6 +72,9 @@ func lowerCoreConv2D(c *lowerCtx) (*msNode, error) {
 	if !ok1 || !ok2 || !ok3 || !ok4 {
 		return nil, errNoPrimitive
 	}
+	if n.Attrs.Has(ir.AttrActivation) {
+		return nil, errNoPrimitive // MindSpore's Conv2D has no fused activation: Conv2DFusion
+	}
 	g := n.Attrs.Int("group", 1)
 	m := &msNode{prim: "Conv2D", inputs: n.Inputs, core: true}
 	m.attrs = append(m.attrs,

@@ -51,6 +51,10 @@ func conv(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	if err := g.checkOut(n, y, nb, m); err != nil {
 		return err
 	}
+	act, ok := ir.FusedActivation(n)
+	if !ok {
+		return opkernel.Unsupportedf(n, "activation_type %d", act)
+	}
 	switch x.DType {
 	case ir.Float32:
 		if form := usePackedConv(n, w, g, group, c, m); form != packNone {
@@ -59,15 +63,16 @@ func conv(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 				if form == packSlivers {
 					run = convSliversF32
 				}
-				if err := run(ctx, g, nb, c, m, x.F32(), wp, slice[float32](b), y.F32()); err != nil {
+				if err := run(ctx, g, nb, c, m, x.F32(), wp, slice[float32](b), y.F32(), act); err != nil {
 					return errf(n, "%v", err)
 				}
 				return nil
 			}
 		}
-		convF32(ctx, g, nb, c, m, group, x.F32(), w.F32(), slice[float32](b), y.F32())
+		convF32(ctx, g, nb, c, m, group, x.F32(), w.F32(), slice[float32](b), y.F32(), act)
 	case ir.Float64:
 		convDirect(ctx, g, nb, c, m, group, x.F64(), w.F64(), slice[float64](b), y.F64())
+		actSlice(y.F64(), act)
 	default:
 		return opkernel.Unsupportedf(n, "dtype %s", x.DType)
 	}
@@ -78,7 +83,7 @@ func conv(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 // bias and its product in one pass (see convF32): about a quarter of L2.
 const convTileBytes = 256 << 10
 
-func convF32(ctx *opkernel.Ctx, g *geom, nb, c, m, group int, x, w, b, y []float32) {
+func convF32(ctx *opkernel.Ctx, g *geom, nb, c, m, group int, x, w, b, y []float32, act int64) {
 	cg, mg := c/group, m/group
 	inVol, outVol, kVol := g.inVol(), g.outVol(), g.kVol()
 	if group == c && mg == 1 && g.in[0] == 1 && g.k[0] == 1 {
@@ -90,9 +95,19 @@ func convF32(ctx *opkernel.Ctx, g *geom, nb, c, m, group int, x, w, b, y []float
 			pp := getF32(max(padH*padW, g.in[2]+48+int(C.dw_mask_floats(C.int(g.out[1]), C.int(g.out[2])))))
 			defer putF32(pp)
 			pad := *pp
-			C.dwconv_f32(cf(x[s*inVol:]), cf(w), cf(b), cf(y[s*outVol:]), C.int(e-s), C.int(c),
-				C.int(g.in[1]), C.int(g.in[2]), C.int(g.k[1]), C.int(g.k[2]), C.int(g.s[1]), C.int(g.s[2]),
-				C.int(g.pb[1]), C.int(g.pb[2]), C.int(g.d[1]), C.int(g.d[2]), C.int(g.out[1]), C.int(g.out[2]), C.int(s%c), cf(pad))
+			// With an activation, planes go in groups of about convTileBytes,
+			// each activated while it is still in cache.
+			step := e - s
+			if act != ir.ActNone {
+				step = max(1, convTileBytes/(4*outVol))
+			}
+			for p := s; p < e; p += step {
+				q := min(e, p+step)
+				C.dwconv_f32(cf(x[p*inVol:]), cf(w), cf(b), cf(y[p*outVol:]), C.int(q-p), C.int(c),
+					C.int(g.in[1]), C.int(g.in[2]), C.int(g.k[1]), C.int(g.k[2]), C.int(g.s[1]), C.int(g.s[2]),
+					C.int(g.pb[1]), C.int(g.pb[2]), C.int(g.d[1]), C.int(g.d[2]), C.int(g.out[1]), C.int(g.out[2]), C.int(p%c), cf(pad))
+				actRows(y[p*outVol:], 1, (q-p)*outVol, 0, act)
+			}
 		})
 		return
 	}
@@ -114,19 +129,24 @@ func convF32(ctx *opkernel.Ctx, g *geom, nb, c, m, group int, x, w, b, y []float
 				im2colF32(ctx, g, cg, xg, col)
 				src = col
 			}
-			if b == nil {
+			if b == nil && act == ir.ActNone {
 				sgemm(false, false, mg, outVol, kk, 1, w[gi*mg*kk:], kk, src, outVol, 0, yg, outVol)
 				continue
 			}
 			// The bias is written into y and the GEMM accumulates onto it
-			// (beta = 1). A large output is done in column tiles small
-			// enough to stay in L2 between the two, so it is not
-			// streamed through memory twice.
+			// (beta = 1); the fused activation follows. A large output is
+			// done in column tiles small enough to stay in L2 between the
+			// steps, so it is not streamed through memory more than once.
 			tile := max(256, convTileBytes/(4*mg)) &^ 63
 			for n0 := 0; n0 < outVol; n0 += tile {
 				nt := min(tile, outVol-n0)
-				C.fill_rows_f32(cf(yg[n0:]), cf(b[gi*mg:]), C.int(mg), C.long(nt), C.long(outVol))
-				sgemm(false, false, mg, nt, kk, 1, w[gi*mg*kk:], kk, src[n0:], outVol, 1, yg[n0:], outVol)
+				var beta float32
+				if b != nil {
+					C.fill_rows_f32(cf(yg[n0:]), cf(b[gi*mg:]), C.int(mg), C.long(nt), C.long(outVol))
+					beta = 1
+				}
+				sgemm(false, false, mg, nt, kk, 1, w[gi*mg*kk:], kk, src[n0:], outVol, beta, yg[n0:], outVol)
+				actRows(yg[n0:], mg, nt, outVol, act)
 			}
 		}
 	}

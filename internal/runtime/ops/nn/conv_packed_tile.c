@@ -4,6 +4,7 @@
 
 #include "conv_packed_tile.h"
 #include "isa.h"
+#include "conv_act.h"
 
 
 GK_ISA_BODY void im2col_tile_f32_body(const float *x, float *col, int C, int H, int W, int KH, int KW,
@@ -100,7 +101,7 @@ static void tile_scalar(const float *tile, float *y, const float *bias, int i0, 
 
 // Transposes in 16 x 16 blocks so both the tile rows and the output rows are
 // touched a cache line at a time.
-void tile_to_nchw_f32(const float *tile, float *y, const float *bias, int mt, int m, long ldy, long p0) {
+void tile_to_nchw_f32(const float *tile, float *y, const float *bias, int mt, int m, long ldy, long p0, int act) {
     enum { B = 16 };
     const int avx512 = gk_nn_isa() >= GK_ISA_AVX512;
     for (int c0 = 0; c0 < m; c0 += B) {
@@ -112,5 +113,6 @@ void tile_to_nchw_f32(const float *tile, float *y, const float *bias, int mt, in
             else
                 tile_scalar(tile, y, bias, i0, i1, c0, c1, m, ldy, p0);
         }
+        if (act) act_rows_f32(y + (long)c0 * ldy + p0, c1 - c0, mt, ldy, act); // these rows are in L1
     }
 }

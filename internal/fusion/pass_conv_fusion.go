@@ -1,0 +1,383 @@
+package fusion
+
+import (
+	"fmt"
+	"math"
+
+	"gkconv/internal/ir"
+)
+
+// The convolution passes of converter_lite's graph fusion
+// (tools/optimizer/fusion/conv_*_fusion.cc), on this IR's NCHW Conv2D
+// (inputs x, w[M, C/group, k...], b[M]?):
+//
+//   - ConvBiasaddFusion: Conv then Add (or BiasAdd) of a constant that only
+//     varies along the channel axis -> that constant becomes (is added to)
+//     the conv's bias;
+//   - ConvBatchNormFusion: Conv then inference BatchNorm with constant
+//     scale, bias, mean and var -> w*s, (b-mean)*s+beta with
+//     s = scale/sqrt(var+eps) (conv_transform_fusion.cc);
+//   - ConvScaleFusion: Conv then Mul by a per-channel constant s, optionally
+//     followed by Add of a per-channel constant t (MindSpore's Scale; ONNX
+//     writes it as Mul, Add) -> w*s, b*s+t;
+//   - ConvActivationFusion: Conv then ReLU, ReLU6 or Clip(0, 6) ->
+//     activation_type RELU/RELU6 on the conv (the only two converter_lite's
+//     pass and MindSpore Lite's convolution kernels take).
+//
+// As converter_lite, a conv whose output has another reader or is a graph
+// output is left alone (IsMultiOutputTensors), and the folded weights need
+// constant float32 weights, bias and transform parameters (IsParamNode). A
+// conv that already has an activation is not folded into: the transform
+// would have to come before it. The new weights are new constants; the old
+// ones are dropped when nothing else reads them.
+
+// convTail is a Conv2D whose one output value is read by one node only.
+type convTail struct {
+	conv *ir.Node
+	out  *ir.Value // the conv's output
+	next *ir.Node  // its only reader
+}
+
+// convTails lists the Conv2D nodes of g whose output only next reads.
+func convTails(g *ir.Graph) []convTail {
+	users := g.Consumers()
+	outs := graphOutputs(g)
+	var out []convTail
+	for _, n := range g.Nodes {
+		if n.Op != "Conv2D" || n.Body != nil || len(n.Outputs) != 1 || len(n.Inputs) < 2 {
+			continue
+		}
+		v := n.Outputs[0]
+		if outs[v] || len(users[v]) != 1 || v.DType != ir.Float32 || !v.ShapeKnown() || len(v.Shape) < 3 {
+			continue
+		}
+		if a, _ := ir.FusedActivation(n); a != ir.ActNone {
+			continue
+		}
+		out = append(out, convTail{conv: n, out: v, next: users[v][0]})
+	}
+	return out
+}
+
+// foldable returns the conv's output channels M when its weights (and bias,
+// if any) are float32 constants that a per-channel transform can rewrite.
+func (c convTail) foldable() (int, bool) {
+	w := c.conv.Inputs[1]
+	if !w.IsConst() || w.Const.DType != ir.Float32 || len(w.Const.Shape) != len(c.out.Shape) {
+		return 0, false
+	}
+	m := w.Const.Shape[0]
+	if m <= 0 || c.out.Shape[1] != m {
+		return 0, false
+	}
+	if b := c.conv.Input(2); b != nil && (!b.IsConst() || b.Const.DType != ir.Float32 || b.Const.NumElements() != m) {
+		return 0, false
+	}
+	return int(m), true
+}
+
+// perChannel returns the M values of c when c is a float32 constant that
+// varies along axis 1 of an output of shape out only, so that broadcasting
+// it against out adds one value per channel and keeps out's shape.
+func perChannel(c *ir.Value, out []int64) ([]float32, bool) {
+	if !c.IsConst() || c.Const.DType != ir.Float32 || len(c.Const.Shape) > len(out) {
+		return nil, false
+	}
+	m := out[1]
+	off := len(out) - len(c.Const.Shape)
+	perM := false
+	for i, d := range c.Const.Shape {
+		switch {
+		case off+i == 1 && d == m:
+			perM = true
+		case d != 1:
+			return nil, false
+		}
+	}
+	vals := c.Const.F32()
+	res := make([]float32, m)
+	for i := range res {
+		if perM {
+			res[i] = vals[i]
+		} else {
+			res[i] = vals[0]
+		}
+	}
+	return res, true
+}
+
+// otherOperand returns the input of binary node n that is not v.
+func otherOperand(n *ir.Node, v *ir.Value) (*ir.Value, bool) {
+	if len(n.Inputs) != 2 || len(n.Outputs) != 1 || n.Body != nil {
+		return nil, false
+	}
+	switch {
+	case n.Inputs[0] == v && n.Inputs[1] != v:
+		return n.Inputs[1], true
+	case n.Inputs[1] == v && n.Inputs[0] != v:
+		return n.Inputs[0], true
+	}
+	return nil, false
+}
+
+// sameOut says whether n's output is v's shape and dtype (the transform
+// does not broadcast the conv's output).
+func sameOut(n *ir.Node, v *ir.Value) bool {
+	o := n.Outputs[0]
+	if o.DType != v.DType || len(o.Shape) != len(v.Shape) {
+		return false
+	}
+	for i := range o.Shape {
+		if o.Shape[i] != v.Shape[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// absorb makes conv produce the output of last (the end of the matched
+// chain) and records the chain's nodes as dropped.
+func absorb(conv *ir.Node, dead map[*ir.Node]bool, chain ...*ir.Node) {
+	last := chain[len(chain)-1]
+	out := last.Outputs[0]
+	out.Producer, out.OutIndex = conv, 0
+	conv.Outputs[0] = out
+	for _, n := range chain {
+		conv.Provenance = append(conv.Provenance, n.Provenance...)
+		dead[n] = true
+	}
+}
+
+// dropNodes removes the nodes in dead from g.
+func dropNodes(g *ir.Graph, dead map[*ir.Node]bool) {
+	kept := g.Nodes[:0]
+	for _, n := range g.Nodes {
+		if !dead[n] {
+			kept = append(kept, n)
+		}
+	}
+	clear(g.Nodes[len(kept):])
+	g.Nodes = kept
+}
+
+// rescale gives conv the weights w[o]*scale[o] and the bias
+// b[o]*scale[o]+shift[o] (nil scale: 1; nil shift: 0; no bias: 0), as new
+// constants.
+func rescale(st *state, conv *ir.Node, m int, scale, shift []float64) {
+	if scale != nil {
+		w := conv.Inputs[1].Const
+		nw := ir.NewTensor(ir.Float32, w.Shape)
+		src, dst := w.F32(), nw.F32()
+		per := len(src) / m
+		for o := 0; o < m; o++ {
+			for i := o * per; i < (o+1)*per; i++ {
+				dst[i] = float32(float64(src[i]) * scale[o])
+			}
+		}
+		conv.Inputs[1] = st.edit.Const(conv.Inputs[1].Name+"_fused", nw)
+	}
+	nb := ir.NewTensor(ir.Float32, []int64{int64(m)})
+	var old []float32
+	name := conv.Name + "_bias"
+	if b := conv.Input(2); b != nil {
+		old, name = b.Const.F32(), b.Name+"_fused"
+	}
+	for o := range nb.F32() {
+		v := 0.0
+		if old != nil {
+			v = float64(old[o])
+		}
+		if scale != nil {
+			v *= scale[o]
+		}
+		if shift != nil {
+			v += shift[o]
+		}
+		nb.F32()[o] = float32(v)
+	}
+	bv := st.edit.Const(name, nb)
+	if len(conv.Inputs) > 2 {
+		conv.Inputs[2] = bv
+	} else {
+		conv.Inputs = append(conv.Inputs, bv)
+	}
+}
+
+func f64s(v []float32) []float64 {
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = float64(x)
+	}
+	return out
+}
+
+// runConvFold runs match on every conv with a single reader and drops what
+// it absorbed; what names the rewrite in the note.
+func runConvFold(st *state, what string, match func(convTail, map[*ir.Node]bool) bool) (bool, string, error) {
+	dead := map[*ir.Node]bool{}
+	n := 0
+	for _, c := range convTails(st.g) {
+		if dead[c.next] {
+			continue
+		}
+		if match(c, dead) {
+			n++
+		}
+	}
+	if n == 0 {
+		return false, "no " + what + " matched", nil
+	}
+	dropNodes(st.g, dead)
+	return true, fmt.Sprintf("%d %s folded into Conv2D", n, what), nil
+}
+
+func runConvBiasaddFusion(st *state) (bool, string, error) {
+	return runConvFold(st, "bias Add", func(c convTail, dead map[*ir.Node]bool) bool {
+		m, ok := c.foldable()
+		if !ok || !sameOut(c.next, c.out) {
+			return false
+		}
+		var add []float32
+		switch c.next.Op {
+		case "Add":
+			k, ok2 := otherOperand(c.next, c.out)
+			if !ok2 {
+				return false
+			}
+			add, ok = perChannel(k, c.out.Shape)
+		case "BiasAdd":
+			if c.next.Attrs.String("format", c.next.Attrs.String("data_format", "NCHW")) != "NCHW" || c.next.Inputs[0] != c.out {
+				return false
+			}
+			b := c.next.Inputs[1]
+			if b == nil || !b.IsConst() || b.Const.DType != ir.Float32 || b.Const.NumElements() != int64(m) {
+				return false
+			}
+			add, ok = b.Const.F32(), true
+		default:
+			return false
+		}
+		if !ok {
+			return false
+		}
+		rescale(st, c.conv, m, nil, f64s(add))
+		absorb(c.conv, dead, c.next)
+		return true
+	})
+}
+
+func runConvBatchNormFusion(st *state) (bool, string, error) {
+	return runConvFold(st, "BatchNorm", func(c convTail, dead map[*ir.Node]bool) bool {
+		bn := c.next
+		m, ok := c.foldable()
+		if !ok || bn.Op != "BatchNorm" || bn.Body != nil || len(bn.Outputs) != 1 || len(bn.Inputs) != 5 || bn.Inputs[0] != c.out || !sameOut(bn, c.out) {
+			return false
+		}
+		var p [4][]float32 // scale, bias, mean, var
+		for i := range p {
+			v := bn.Inputs[1+i]
+			if v == nil || !v.IsConst() || v.Const.DType != ir.Float32 || v.Const.NumElements() != int64(m) {
+				return false
+			}
+			p[i] = v.Const.F32()
+		}
+		eps := bn.Attrs.Float("epsilon", 1e-5)
+		scale, shift := make([]float64, m), make([]float64, m)
+		for o := 0; o < m; o++ {
+			scale[o] = float64(p[0][o]) / math.Sqrt(float64(p[3][o])+eps)
+			shift[o] = float64(p[1][o]) - float64(p[2][o])*scale[o]
+		}
+		rescale(st, c.conv, m, scale, shift)
+		absorb(c.conv, dead, bn)
+		return true
+	})
+}
+
+func runConvScaleFusion(st *state) (bool, string, error) {
+	users := st.g.Consumers()
+	outs := graphOutputs(st.g)
+	return runConvFold(st, "per-channel Mul (+ Add)", func(c convTail, dead map[*ir.Node]bool) bool {
+		mul := c.next
+		m, ok := c.foldable()
+		if !ok || mul.Op != "Mul" || !sameOut(mul, c.out) {
+			return false
+		}
+		k, ok := otherOperand(mul, c.out)
+		if !ok {
+			return false
+		}
+		s, ok := perChannel(k, c.out.Shape)
+		if !ok {
+			return false
+		}
+		chain := []*ir.Node{mul}
+		var shift []float64
+		mv := mul.Outputs[0]
+		if u := users[mv]; len(u) == 1 && !outs[mv] && u[0].Op == "Add" && !dead[u[0]] && sameOut(u[0], mv) {
+			if k2, ok2 := otherOperand(u[0], mv); ok2 {
+				if t, ok3 := perChannel(k2, mv.Shape); ok3 {
+					shift = f64s(t)
+					chain = append(chain, u[0])
+				}
+			}
+		}
+		rescale(st, c.conv, m, f64s(s), shift)
+		absorb(c.conv, dead, chain...)
+		return true
+	})
+}
+
+func runConvActivationFusion(st *state) (bool, string, error) {
+	return runConvFold(st, "ReLU/ReLU6", func(c convTail, dead map[*ir.Node]bool) bool {
+		act := activationOf(c.next, c.out)
+		if act == ir.ActNone || !sameOut(c.next, c.out) {
+			return false
+		}
+		c.conv.Attrs = c.conv.Attrs.Clone()
+		if c.conv.Attrs == nil {
+			c.conv.Attrs = ir.Attrs{}
+		}
+		c.conv.Attrs[ir.AttrActivation] = ir.IntAttr(act)
+		absorb(c.conv, dead, c.next)
+		return true
+	})
+}
+
+// activationOf returns the conv activation that node n applies to v:
+// ReLU, ReLU6, Clip(0, 6) (RELU6) or Clip(0) (RELU), else ir.ActNone.
+func activationOf(n *ir.Node, v *ir.Value) int64 {
+	if n.Body != nil || len(n.Outputs) != 1 || len(n.Inputs) == 0 || n.Inputs[0] != v {
+		return ir.ActNone
+	}
+	switch n.Op {
+	case "ReLU":
+		if len(n.Inputs) == 1 {
+			return ir.ActReLU
+		}
+	case "ReLU6":
+		if len(n.Inputs) == 1 {
+			return ir.ActReLU6
+		}
+	case "Clip":
+		lo, okLo := scalarConst(n.Input(1))
+		if !okLo || lo != 0 || len(n.Attrs) != 0 {
+			return ir.ActNone
+		}
+		hi := n.Input(2)
+		if hi == nil {
+			return ir.ActReLU
+		}
+		if h, ok := scalarConst(hi); ok && h == 6 {
+			return ir.ActReLU6
+		}
+	}
+	return ir.ActNone
+}
+
+// scalarConst returns the value of a one-element float32 constant.
+func scalarConst(v *ir.Value) (float32, bool) {
+	if v == nil || !v.IsConst() || v.Const.DType != ir.Float32 || v.Const.NumElements() != 1 {
+		return 0, false
+	}
+	return v.Const.F32()[0], true
+}
