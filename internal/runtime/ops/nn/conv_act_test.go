@@ -35,7 +35,7 @@ func TestConvFusedActivation(t *testing.T) {
 	}
 	rng := rand.New(rand.NewSource(7))
 	for _, c := range cases {
-		if c.mode == packSlivers && !convGEMMAvailable {
+		if c.mode == packSlivers && !convGEMMAvailable.Load() {
 			t.Logf("%s: no AVX-512, not tested", c.name)
 			continue
 		}
