@@ -16,7 +16,7 @@ type convertFlags struct {
 	inputShape, saveType, fp16, device               string
 	inputDataFormat, weightFile, reportFile          string
 	kernelCacheDir, dumpDir                          string
-	signKey                                          string
+	signKey, kernelSelfCheck                         string
 }
 
 func newConvertCmd() *cobra.Command {
@@ -62,6 +62,7 @@ The last line printed is "CONVERT RESULT SUCCESS:0" or "CONVERT RESULT FAILED:<c
 	fl.StringVar(&f.signKey, "signKey", "", "sign the output with this unencrypted Ed25519 private `key` (OpenSSH format, ssh-keygen -t ed25519 -N ''): writes <output>.mindir.sig, "+
 		"a detached SSH signature of the whole .mindir file; 'ssh-keygen -Y verify -f allowed_signers -I <principal> -n gkconv-model -s model.mindir.sig < model.mindir' verifies it, "+
 		"and 'converter benchmark --trustedKeys=allowed_signers' then loads the embedded kernels")
+	fl.StringVar(&f.kernelSelfCheck, "kernelSelfCheck", "on", "on | off: run every compiled CPU kernel once against its fused body on seeded random inputs and un-fuse the ones that disagree (skipped for kernels that passed before, remembered in the kernel cache)")
 	fl.StringVar(&f.dumpDir, "dumpDir", "", "write IR dumps, DOT/SVG graphs and kernel sources here (default graph_kernel_dump/ when dump_as_text=true)")
 	return cmd
 }
@@ -90,6 +91,12 @@ func (f *convertFlags) options() convert.Options {
 		o.FP16 = f.fp16 == "on"
 	default:
 		o.Invalid = append(o.Invalid, convert.OptionError{Option: "fp16", Err: fmt.Errorf("--fp16=%s: want on or off", f.fp16)})
+	}
+	switch f.kernelSelfCheck {
+	case "on", "off":
+		o.NoKernelSelfCheck = f.kernelSelfCheck == "off"
+	default:
+		o.Invalid = append(o.Invalid, convert.OptionError{Option: "kernelSelfCheck", Err: fmt.Errorf("--kernelSelfCheck=%s: want on or off", f.kernelSelfCheck)})
 	}
 	shapes, err := parseInputShape(f.inputShape)
 	if err != nil {

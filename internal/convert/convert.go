@@ -44,6 +44,9 @@ type Options struct {
 	WeightFile      string // Caffe only: an error for ONNX and MINDIR
 	ReportFile      string // JSON report path; "" for none
 	KernelCacheDir  string // "" for $GKCONV_KERNEL_CACHE, else the user cache dir
+	// NoKernelSelfCheck turns off the kernel self-check (every compiled CPU
+	// kernel run once against its body; one that disagrees is un-fused).
+	NoKernelSelfCheck bool
 	// DumpDir receives, when fusion runs, before/after.dot (+ SVG with
 	// Graphviz), each kernel's .info and sources, and the IR after each pass
 	// when the config's dump_as_text or MS_DEV_DUMP_GRAPH_KERNEL_IR=on asks
@@ -186,6 +189,7 @@ func Convert(ctx context.Context, opts Options) (rep *Report, err error) {
 	fo := fuseOptions{
 		disabled:       strings.HasPrefix(opts.Optimize, "none") && opts.Device == "",
 		kernelCacheDir: opts.KernelCacheDir,
+		noSelfCheck:    opts.NoKernelSelfCheck,
 		dumpDir:        opts.DumpDir,
 		gpuArch:        gpuArch,
 	}

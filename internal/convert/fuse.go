@@ -20,6 +20,7 @@ import (
 type fuseOptions struct {
 	disabled       bool // --optimize=none without --device
 	kernelCacheDir string
+	noSelfCheck    bool   // Options.NoKernelSelfCheck
 	dumpDir        string // Options.DumpDir
 	gpuArch        string // sm_XX, default sm_80
 }
@@ -64,7 +65,13 @@ func fuse(g *ir.Graph, cfg *akgcfg.Config, backend akgcfg.Backend, fo fuseOption
 			return Errorf(CodeError, "dump folder: %v", err)
 		}
 	}
-	res, err := fusion.Run(g, flags, backend, builder, fusion.Options{DumpDir: dump.dir, DumpIR: dump.passIR})
+	fopts := fusion.Options{DumpDir: dump.dir, DumpIR: dump.passIR}
+	var check *kernelSelfCheck
+	if backend.Device == akgcfg.CPU && !fo.noSelfCheck {
+		check = newKernelSelfCheck(fo.kernelCacheDir)
+		fopts.Check = check
+	}
+	res, err := fusion.Run(g, flags, backend, builder, fopts)
 	if err != nil {
 		return Errorf(CodeError, "graph kernel fusion: %v", err)
 	}
@@ -94,6 +101,15 @@ func fuse(g *ir.Graph, cfg *akgcfg.Config, backend akgcfg.Backend, fo fuseOption
 	}
 	if st != nil {
 		rep.KernelBuild = &ReportBuild{Kernels: st.Kernels, Unique: st.Unique, Compiled: st.Compiled, CacheHits: st.CacheHits}
+		if check != nil {
+			rep.KernelBuild.SelfCheck = &ReportSelfCheck{Ran: check.ran, Unfused: check.failed, Skipped: check.skipped,
+				ElapsedMs: float64(check.elapsed.Microseconds()) / 1000}
+		}
+	}
+	if check != nil {
+		for _, f := range check.failed {
+			rep.warn("kernel self-check: un-fused " + f)
+		}
 	}
 	dump.renderSVG()
 	slog.Info("graph kernel fusion", "kernels", len(rep.Kernels), "nodes_before", res.NodesBefore, "nodes_after", res.NodesAfter)

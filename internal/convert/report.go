@@ -35,6 +35,17 @@ type ReportBuild struct {
 	Unique    int `json:"unique"`     // distinct kernel sources
 	Compiled  int `json:"compiled"`   // compiler runs (cache misses)
 	CacheHits int `json:"cache_hits"` // sources found in the kernel cache
+	// SelfCheck is the kernel self-check (nil when off or nothing was built
+	// for the CPU).
+	SelfCheck *ReportSelfCheck `json:"self_check,omitempty"`
+}
+
+// ReportSelfCheck says what buildkernel.kernel_self_check did.
+type ReportSelfCheck struct {
+	Ran       int      `json:"ran"`        // kernels run against their bodies (the rest passed in an earlier run)
+	Unfused   []string `json:"unfused"`    // kernels that disagreed with their bodies, and why
+	Skipped   []string `json:"skipped"`    // kernels not checked, and why
+	ElapsedMs float64  `json:"elapsed_ms"` // time spent running them
 }
 
 // ReportModel describes the input model.

@@ -27,6 +27,13 @@ type KernelBuilder interface {
 	BuildKernels(nodes []*ir.Node) error
 }
 
+// KernelChecker runs a built kernel against its body (the converter's
+// kernel self-check, buildkernel.kernel_self_check); an error is the reason
+// the kernel is un-fused.
+type KernelChecker interface {
+	CheckKernel(k *ir.Node) error
+}
+
 // Options are the engine's output side channels.
 type Options struct {
 	// DumpDir receives before.dot/after.dot whenever it is not empty, and
@@ -37,6 +44,9 @@ type Options struct {
 	// converter, internal/convert: dump_as_text or
 	// MS_DEV_DUMP_GRAPH_KERNEL_IR=on).
 	DumpIR bool
+	// Check, when set, verifies every compiled kernel after the build;
+	// kernels it rejects go back into the graph as plain nodes.
+	Check KernelChecker
 }
 
 // PassRecord says what one pass of the table did.
@@ -74,6 +84,7 @@ type state struct {
 	flags   *akgcfg.Flags
 	backend akgcfg.Backend
 	builder KernelBuilder
+	check   KernelChecker
 	edit    *ir.Editor // names and constants of the top-level graph
 	// built records whether the build stage ran.
 	built bool
@@ -101,7 +112,7 @@ func Run(g *ir.Graph, flags *akgcfg.Flags, backend akgcfg.Backend, builder Kerne
 			n.Provenance = []string{n.Name}
 		}
 	}
-	st := &state{g: g, flags: flags, backend: backend, builder: builder, edit: ir.NewEditor(g)}
+	st := &state{g: g, flags: flags, backend: backend, builder: builder, check: opts.Check, edit: ir.NewEditor(g)}
 
 	if opts.DumpDir != "" {
 		if err := os.MkdirAll(opts.DumpDir, 0o755); err != nil {

@@ -72,6 +72,7 @@ var pipeline = []pass{
 	{3, 7, "parallel_fusion", 1, func(f *akgcfg.Flags) bool { return f.EnableParallelFusion }, akgcfg.GPU | akgcfg.Ascend, runParallelFusion},
 
 	{4, 0, "akg_kernel_builder", 1, nil, all, runBuild},
+	{4, 1, "kernel_self_check", 1, nil, akgcfg.CPU, runSelfCheck},
 
 	{5, 0, "rename_fullname_with_scope", 1, nil, all, runRename},
 	{5, 1, "update_kernel_info", 1, nil, all, runUpdateKernelInfo},

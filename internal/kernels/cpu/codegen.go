@@ -16,6 +16,7 @@ package cpu
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"gkconv/internal/ir"
@@ -168,8 +169,26 @@ func (g *gen) generate(rowMode bool) (string, error) {
 	sb.WriteString(g.allocs.String())
 	sb.WriteString(stages.String())
 	sb.WriteString(g.frees.String())
+	sb.WriteString(perturbation(g.sym, g.body))
 	sb.WriteString("}\n")
 	return sb.String(), nil
+}
+
+// PerturbEnv names a test hook: a kernel whose symbol contains its value
+// gets a wrong first output element, so tests can show that the kernel
+// self-check and `converter bisect` catch a broken kernel. Never set it
+// outside tests.
+const PerturbEnv = "GKCONV_TEST_PERTURB_KERNEL"
+
+func perturbation(sym string, body *ir.Graph) string {
+	want := os.Getenv(PerturbEnv)
+	if want == "" || !strings.Contains(sym, want) || len(body.Outputs) == 0 {
+		return ""
+	}
+	if dt := body.Outputs[0].DType; dt != ir.Float32 && dt != ir.Float64 {
+		return ""
+	}
+	return "  out0[0] += 1.0; /* " + PerturbEnv + " */\n"
 }
 
 // bindIO registers inputs and non-scalar constants as buffers.

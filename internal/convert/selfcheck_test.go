@@ -1,0 +1,99 @@
+package convert
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gkconv/internal/ir"
+	"gkconv/internal/kernels/cpu"
+	"gkconv/internal/mindir"
+	"gkconv/internal/onnx"
+)
+
+// TestKernelSelfCheck: a kernel the test hook breaks (its first output
+// element off by one) is caught by the self-check and un-fused, the report
+// says which and why, and the model still computes the reference; a warm
+// cache runs no check; with the check off the broken kernel stays (so it is
+// the check that catches it).
+func TestKernelSelfCheck(t *testing.T) {
+	dir := testdataModel(t, "layernorm_gelu")
+	model := filepath.Join(dir, "model.onnx")
+	x, _, err := onnx.ReadTensorFile(filepath.Join(dir, "test_data_set_0", "input_0.pb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _, err := onnx.ReadTensorFile(filepath.Join(dir, "test_data_set_0", "output_0.pb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := writeConfig(t, "[graph_kernel_param]\nopt_level=2\n")
+	cache := t.TempDir()
+	convertWith := func(opt func(*Options)) (string, *Report) {
+		o := onnxOptions(t, model)
+		o.ConfigFile, o.KernelCacheDir = cfg, cache
+		if opt != nil {
+			opt(&o)
+		}
+		return convertOK(t, o)
+	}
+	kernelsIn := func(path string) int {
+		n := 0
+		for _, o := range modelNodes(t, path) {
+			if o.Op == ir.OpGraphKernel {
+				n++
+			}
+		}
+		return n
+	}
+	matches := func(path string) bool {
+		got := runMindIR(t, path, []*ir.Tensor{x})
+		return compareOutputs(got[0], want) == ""
+	}
+
+	// A clean kernel passes, and is remembered.
+	path, rep := convertWith(nil)
+	sc := rep.KernelBuild.SelfCheck
+	if sc == nil || sc.Ran != 1 || len(sc.Unfused) != 0 || kernelsIn(path) != 1 {
+		t.Fatalf("clean kernel: self-check %+v, %d kernels", sc, kernelsIn(path))
+	}
+	if _, rep = convertWith(nil); rep.KernelBuild.SelfCheck.Ran != 0 {
+		t.Errorf("warm cache: %d kernels run again", rep.KernelBuild.SelfCheck.Ran)
+	}
+
+	t.Setenv(cpu.PerturbEnv, "Fused_")
+	path, rep = convertWith(nil)
+	sc = rep.KernelBuild.SelfCheck
+	if sc == nil || len(sc.Unfused) != 1 || !strings.Contains(sc.Unfused[0], "output 0 differs from its body") {
+		t.Fatalf("broken kernel not caught: %+v", sc)
+	}
+	if kernelsIn(path) != 0 {
+		t.Errorf("the broken kernel is still in the model")
+	}
+	if !matches(path) {
+		t.Errorf("un-fused model does not compute the reference")
+	}
+	warned := false
+	for _, w := range rep.Warnings {
+		warned = warned || strings.HasPrefix(w, "kernel self-check: un-fused")
+	}
+	if !warned {
+		t.Errorf("no warning names the un-fused kernel: %v", rep.Warnings)
+	}
+
+	path, rep = convertWith(func(o *Options) { o.NoKernelSelfCheck = true })
+	if rep.KernelBuild.SelfCheck != nil || kernelsIn(path) != 1 || matches(path) {
+		t.Errorf("with the check off the broken kernel should stay (and be wrong): self-check %+v, %d kernels", rep.KernelBuild.SelfCheck, kernelsIn(path))
+	}
+}
+
+// modelNodes reads a written model's top-level nodes.
+func modelNodes(t *testing.T, path string) []*ir.Node {
+	t.Helper()
+	m, err := mindir.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	return m.Graph.Nodes
+}
