@@ -89,6 +89,8 @@ func failureLine(cmd *cobra.Command, code int, err error) string {
 		return fmt.Sprintf("CHECK RESULT FAILED:%d", code)
 	case "inspect":
 		return fmt.Sprintf("INSPECT RESULT FAILED:%d", code)
+	case "bisect":
+		return fmt.Sprintf("BISECT RESULT FAILED:%d", code)
 	}
 	return fmt.Sprintf("CONVERT RESULT FAILED:%d", code)
 }
@@ -109,7 +111,7 @@ func newRootCmd() *cobra.Command {
 		return nil
 	}
 	root.AddCommand(newBenchmarkCmd(), newInspectCmd())
-	root.AddCommand(newCheckCmd(), newVersionCmd())
+	root.AddCommand(newCheckCmd(), newVersionCmd(), newBisectCmd())
 	root.Version = versionString()
 	root.SilenceUsage = true
 	root.SilenceErrors = true

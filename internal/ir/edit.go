@@ -288,3 +288,22 @@ func (g *Graph) RemoveDead() int {
 	g.Consts = consts
 	return removed
 }
+
+// SingleNodeGraph is a graph whose only node is a copy of n (same name, op,
+// attributes and body) reading new graph inputs typed as n's inputs, its
+// outputs the graph outputs: one node run or written on its own (the kernel
+// self-check, `converter bisect`'s repro).
+func SingleNodeGraph(n *Node) *Graph {
+	g := NewGraph(n.Name)
+	c := &Node{Name: n.Name, Op: n.Op, Attrs: n.Attrs, Body: n.Body, Provenance: n.Provenance}
+	for _, v := range n.Inputs {
+		in := &Value{Name: v.Name, DType: v.DType, Shape: v.Shape}
+		g.Inputs = append(g.Inputs, in)
+		c.Inputs = append(c.Inputs, in)
+	}
+	for i, v := range n.Outputs {
+		c.Outputs = append(c.Outputs, &Value{Name: v.Name, DType: v.DType, Shape: v.Shape, Producer: c, OutIndex: i})
+	}
+	g.Nodes, g.Outputs = []*Node{c}, c.Outputs
+	return g
+}

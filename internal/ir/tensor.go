@@ -74,6 +74,15 @@ func CheckSize(shape []int64, dt DType) error {
 
 func (t *Tensor) NumElements() int64 { return NumElements(t.Shape) }
 
+// Clone is a deep copy (its own data, shape and strings).
+func (t *Tensor) Clone() *Tensor {
+	c := *t
+	c.Shape = append([]int64(nil), t.Shape...)
+	c.Data = append([]byte(nil), t.Data...)
+	c.Strings = append([]string(nil), t.Strings...)
+	return &c
+}
+
 // NewTensor allocates a zeroed tensor.
 func NewTensor(dt DType, shape []int64) *Tensor {
 	n := NumElements(shape)

@@ -15,18 +15,7 @@ func CheckKernelNode(n *ir.Node, inputs []*ir.Tensor) (compiled, reference []*ir
 	if n.Op != ir.OpGraphKernel || n.Body == nil {
 		return nil, nil, fmt.Errorf("node %s is not a GraphKernel with a body", n.Name)
 	}
-	g := ir.NewGraph(n.Name)
-	c := &ir.Node{Name: n.Name, Op: n.Op, Attrs: n.Attrs, Body: n.Body}
-	for _, v := range n.Inputs {
-		in := &ir.Value{Name: v.Name, DType: v.DType, Shape: v.Shape}
-		g.Inputs = append(g.Inputs, in)
-		c.Inputs = append(c.Inputs, in)
-	}
-	for i, v := range n.Outputs {
-		c.Outputs = append(c.Outputs, &ir.Value{Name: v.Name, DType: v.DType, Shape: v.Shape, Producer: c, OutIndex: i})
-	}
-	g.Nodes = []*ir.Node{c}
-	g.Outputs = c.Outputs
+	g := ir.SingleNodeGraph(n)
 	sess, err := NewSession(g, Options{Threads: 1, KernelPolicy: KernelPolicy{TrustEmbedded: true}})
 	if err != nil {
 		return nil, nil, err

@@ -23,6 +23,10 @@ import (
 type Options struct {
 	Threads int  // worker threads; <= 0 means all cores
 	Profile bool // record per-node times
+	// Visit, when set, is called after each node has run, with its input
+	// and output tensors (valid only during the call); an error stops the
+	// run and Run returns it unchanged (`converter bisect` uses this).
+	Visit func(n *ir.Node, in, out []*ir.Tensor) error
 	// KernelPolicy decides how fused CPU kernels run; its zero value never
 	// loads native code that came from the model file.
 	KernelPolicy
@@ -38,6 +42,7 @@ type Session struct {
 	pinned  []bool // graph inputs, consts and graph outputs never recycle
 	pool    *pool
 	prof    bool
+	visit   func(n *ir.Node, in, out []*ir.Tensor) error
 	times   []time.Duration // per node, summed over runs
 	runs    int
 
@@ -63,7 +68,7 @@ func NewSession(g *ir.Graph, opts Options) (*Session, error) {
 	if opts.Threads > 0 {
 		ctx.Threads = opts.Threads
 	}
-	s := &Session{g: g, ctx: ctx, index: map[*ir.Value]int{}, pool: newPool(), prof: opts.Profile}
+	s := &Session{g: g, ctx: ctx, index: map[*ir.Value]int{}, pool: newPool(), prof: opts.Profile, visit: opts.Visit}
 	var missing []string
 	var refused []error
 	var fallbacks []string // why kernels run interpreted against the policy's wish
@@ -246,6 +251,11 @@ func (s *Session) Run(inputs []*ir.Tensor) ([]*ir.Tensor, error) {
 		for k, o := range n.Outputs {
 			if o != nil && out[k] != nil {
 				vals[s.index[o]] = out[k]
+			}
+		}
+		if s.visit != nil {
+			if err := s.visit(n, in, out); err != nil {
+				return nil, err
 			}
 		}
 		// Release buffers whose last reader was this node.
