@@ -148,16 +148,16 @@ func TestCorpusModels(t *testing.T) {
 				if a.code != 0 || b.code != 0 {
 					t.Fatalf("inspect failed: %s %s", a.stderr, b.stderr)
 				}
-				if io(a.stdout) != io(b.stdout) {
-					t.Errorf("inputs/outputs differ after conversion:\n%s\nvs\n%s", io(a.stdout), io(b.stdout))
+				if ioSection(a.stdout) != ioSection(b.stdout) {
+					t.Errorf("inputs/outputs differ after conversion:\n%s\nvs\n%s", ioSection(a.stdout), ioSection(b.stdout))
 				}
 			}
 		})
 	}
 }
 
-// io extracts the Inputs/Outputs section of inspect's output.
-func io(s string) string {
+// ioSection extracts the Inputs/Outputs section of inspect's output.
+func ioSection(s string) string {
 	start := strings.Index(s, "Inputs")
 	end := strings.Index(s, "Nodes:")
 	if start < 0 || end < start {

@@ -16,7 +16,7 @@ type convertFlags struct {
 	inputShape, saveType, fp16, device               string
 	inputDataFormat, weightFile, reportFile          string
 	kernelCacheDir, dumpDir                          string
-	signKey, kernelSelfCheck                         string
+	signKey, kernelSelfCheck, progress               string
 }
 
 func newConvertCmd() *cobra.Command {
@@ -34,7 +34,15 @@ gkconv-model) of the whole file:
 The last line printed is "CONVERT RESULT SUCCESS:0" or "CONVERT RESULT FAILED:<code>".`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, err := convert.Convert(cmd.Context(), f.options())
+			opts := f.options()
+			display, err := newProgress(f.progress, os.Stderr)
+			if err != nil {
+				opts.Invalid = append(opts.Invalid, convert.OptionError{Option: "progress", Err: err})
+			} else if display != nil {
+				opts.Progress = display.event
+			}
+			_, err = convert.Convert(cmd.Context(), opts)
+			display.finish()
 			if err != nil {
 				fmt.Fprintln(os.Stderr, "ERROR:", err)
 				fmt.Printf("CONVERT RESULT FAILED:%d\n", convert.Code(err))
@@ -62,6 +70,7 @@ The last line printed is "CONVERT RESULT SUCCESS:0" or "CONVERT RESULT FAILED:<c
 	fl.StringVar(&f.signKey, "signKey", "", "sign the output with this unencrypted Ed25519 private `key` (OpenSSH format, ssh-keygen -t ed25519 -N ''): writes <output>.mindir.sig, "+
 		"a detached SSH signature of the whole .mindir file; 'ssh-keygen -Y verify -f allowed_signers -I <principal> -n gkconv-model -s model.mindir.sig < model.mindir' verifies it, "+
 		"and 'converter benchmark --trustedKeys=allowed_signers' then loads the embedded kernels")
+	fl.StringVar(&f.progress, "progress", "auto", "auto | on | off: progress on stderr (passes, kernels compiled with cache hits, MiB written) for conversions over a second; auto: only when stderr is a terminal")
 	fl.StringVar(&f.kernelSelfCheck, "kernelSelfCheck", "on", "on | off: run every compiled CPU kernel once against its fused body on seeded random inputs and un-fuse the ones that disagree (skipped for kernels that passed before, remembered in the kernel cache)")
 	fl.StringVar(&f.dumpDir, "dumpDir", "", "write IR dumps, DOT/SVG graphs and kernel sources here (default graph_kernel_dump/ when dump_as_text=true)")
 	return cmd

@@ -47,6 +47,9 @@ type Options struct {
 	// NoKernelSelfCheck turns off the kernel self-check (every compiled CPU
 	// kernel run once against its body; one that disagrees is un-fused).
 	NoKernelSelfCheck bool
+	// Progress, when set, receives the conversion's steps (load, each
+	// fusion pass, kernels compiled, bytes written) for a display.
+	Progress func(Progress)
 	// DumpDir receives, when fusion runs, before/after.dot (+ SVG with
 	// Graphviz), each kernel's .info and sources, and the IR after each pass
 	// when the config's dump_as_text or MS_DEV_DUMP_GRAPH_KERNEL_IR=on asks
@@ -151,6 +154,8 @@ func Convert(ctx context.Context, opts Options) (rep *Report, err error) {
 	}
 
 	// Frontend.
+	prog := &progress{fn: opts.Progress}
+	prog.stage("load")
 	g, closeModel, lerr := Load(o.fmk, opts.ModelFile, opts.InputShape)
 	if lerr != nil {
 		var ue *onnx.UnsupportedError
@@ -192,6 +197,7 @@ func Convert(ctx context.Context, opts Options) (rep *Report, err error) {
 		noSelfCheck:    opts.NoKernelSelfCheck,
 		dumpDir:        opts.DumpDir,
 		gpuArch:        gpuArch,
+		progress:       prog,
 	}
 	if err := anfFuse(g, cfg, backend, fo, rep); err != nil {
 		return rep, err
@@ -217,7 +223,8 @@ func Convert(ctx context.Context, opts Options) (rep *Report, err error) {
 	if err := os.Remove(o.output + SignatureSuffix); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return rep, Errorf(CodeError, "removing the stale signature %s: %v", o.output+SignatureSuffix, err)
 	}
-	if err := mindir.WriteFile(o.output, g, mindir.WriteOptions{FP16: opts.FP16}); err != nil {
+	prog.written(0)
+	if err := mindir.WriteFile(o.output, g, mindir.WriteOptions{FP16: opts.FP16, OnWrite: prog.written}); err != nil {
 		return rep, Errorf(CodeError, "writing %s: %v", o.output, err)
 	}
 	if o.signKey != nil {

@@ -23,6 +23,7 @@ type fuseOptions struct {
 	noSelfCheck    bool   // Options.NoKernelSelfCheck
 	dumpDir        string // Options.DumpDir
 	gpuArch        string // sm_XX, default sm_80
+	progress       *progress
 }
 
 // fuse runs graph-kernel fusion when the config enables it, builds a kernel
@@ -65,7 +66,13 @@ func fuse(g *ir.Graph, cfg *akgcfg.Config, backend akgcfg.Backend, fo fuseOption
 			return Errorf(CodeError, "dump folder: %v", err)
 		}
 	}
-	fopts := fusion.Options{DumpDir: dump.dir, DumpIR: dump.passIR}
+	fopts := fusion.Options{DumpDir: dump.dir, DumpIR: dump.passIR, OnPass: fo.progress.pass}
+	switch b := builder.(type) {
+	case *cpu.Builder:
+		b.Stats.OnProgress = fo.progress.kernels
+	case *cuda.Builder:
+		b.Stats.OnProgress = fo.progress.kernels
+	}
 	var check *kernelSelfCheck
 	if backend.Device == akgcfg.CPU && !fo.noSelfCheck {
 		check = newKernelSelfCheck(fo.kernelCacheDir)

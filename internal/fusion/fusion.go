@@ -47,6 +47,9 @@ type Options struct {
 	// Check, when set, verifies every compiled kernel after the build;
 	// kernels it rejects go back into the graph as plain nodes.
 	Check KernelChecker
+	// OnPass, when set, is called before each pass that runs, with its
+	// position in the pass table and its "stage.name" (progress displays).
+	OnPass func(index, total int, name string)
 }
 
 // PassRecord says what one pass of the table did.
@@ -123,7 +126,7 @@ func Run(g *ir.Graph, flags *akgcfg.Flags, backend akgcfg.Backend, builder Kerne
 		}
 	}
 	seq := 0
-	for _, p := range pipeline {
+	for pi, p := range pipeline {
 		rec := PassRecord{Stage: stageNames[p.stage], StageIndex: p.stage, Name: p.name, PassIndex: p.index, Level: p.level(flags)}
 		backendOK := p.devices&backend.Device != 0
 		if flags.OptLevel <= 0 {
@@ -144,6 +147,9 @@ func Run(g *ir.Graph, flags *akgcfg.Flags, backend akgcfg.Backend, builder Kerne
 			rec.Note = "disabled by disable_pass"
 		}
 		if rec.Ran {
+			if opts.OnPass != nil {
+				opts.OnPass(pi, len(pipeline), rec.Stage+"."+p.name)
+			}
 			changed, note, err := p.run(st)
 			if err != nil {
 				return res, fmt.Errorf("fusion: pass %s.%s: %w", rec.Stage, p.name, err)

@@ -30,6 +30,10 @@ type Stats struct {
 	Unique    int // distinct sources
 	Compiled  int // compiler runs (cache misses)
 	CacheHits int
+	// OnProgress, when set, is called as each distinct source is done
+	// (from the compiling goroutines, one call at a time) with the sources
+	// done so far, their total and the cache hits among them.
+	OnProgress func(done, total, hits int)
 }
 
 // Cache is one kind of artifact in the cache directory Dir, stored as
@@ -221,6 +225,17 @@ func CompileAll(n, jobs int, st *Stats, compile func(i int) ([]byte, bool, error
 	out := make([][]byte, n)
 	errs := make([]error, n)
 	var hits, runs atomic.Int64
+	var progressMu sync.Mutex
+	done := 0
+	report := func() {
+		if st.OnProgress == nil {
+			return
+		}
+		progressMu.Lock()
+		defer progressMu.Unlock()
+		done++
+		st.OnProgress(done, n, st.CacheHits+int(hits.Load()))
+	}
 	work := make(chan int)
 	var wg sync.WaitGroup
 	for w := 0; w < jobs; w++ {
@@ -237,6 +252,7 @@ func CompileAll(n, jobs int, st *Stats, compile func(i int) ([]byte, bool, error
 						runs.Add(1)
 					}
 				}
+				report()
 			}
 		}()
 	}

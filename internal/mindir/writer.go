@@ -21,6 +21,23 @@ type WriteOptions struct {
 	// FP16 stores float32 constants as float16 (see fp16Marker): half the
 	// size, and the reader widens them back to float32.
 	FP16 bool
+	// OnWrite, when set, is called as the file is written, with the bytes
+	// written so far (progress displays).
+	OnWrite func(written int64)
+}
+
+// countingWriter reports the bytes written through it.
+type countingWriter struct {
+	w       io.Writer
+	n       int64
+	onWrite func(int64)
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	c.onWrite(c.n)
+	return n, err
 }
 
 // Bytes attributes longer than this are streamed like weights instead of
@@ -281,6 +298,9 @@ func (e *emitter) payload(q *part) error {
 // error nor a kill leaves partial output.
 func WriteFile(path string, g *ir.Graph, opts WriteOptions) error {
 	return trust.WriteFileAtomic(path, 0o644, func(w io.Writer) error {
+		if opts.OnWrite != nil {
+			w = &countingWriter{w: w, onWrite: opts.OnWrite}
+		}
 		if err := Write(w, g, opts); err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
