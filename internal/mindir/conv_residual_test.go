@@ -3,10 +3,6 @@ package mindir
 import (
 	"testing"
 
-	pb "gkconv/internal/mindir/mindirpb"
-
-	"google.golang.org/protobuf/proto"
-
 	"gkconv/internal/ir"
 )
 
@@ -45,15 +41,7 @@ func TestConvResidualRoundTrip(t *testing.T) {
 				attrs[ir.AttrActivation] = ir.IntAttr(c.act)
 			}
 			g := b.node("Conv2D", attrs, 1, x, b.floats("w", 1, wShape...), bias, z)
-			data := writeBytes(t, g, WriteOptions{})
-			rep, err := CheckBytes(data, "conv_residual.mindir")
-			if err != nil || !rep.OK() {
-				t.Fatalf("check: %v %+v", err, rep)
-			}
-			var mp pb.ModelProto
-			if err := proto.Unmarshal(data, &mp); err != nil {
-				t.Fatal(err)
-			}
+			data, mp := writeChecked(t, g, "conv_residual.mindir")
 			acts := map[string]int64{}
 			for _, p := range mp.Primitives {
 				for _, a := range p.Attribute {
