@@ -36,6 +36,11 @@ var anfFusions = []pass{
 	{anfStageIndex, 4, "MatMulAddFusion", 0, nil, all, runMatMulBiasFold},
 	{anfStageIndex, 5, "MatMulActivationFusion", 0, nil, all,
 		note("not implemented: the CPU MatMul kernel has no activation epilogue; ReLU after MatMul stays an op (a fusion candidate of graph-kernel fusion)")},
+	// Not a converter_lite pass (its nearest are AddActivationFusion and
+	// onnxruntime's FusedConv): Conv2D + Add of a same-shaped tensor (+ ReLU,
+	// ReLU6) -> Conv2D with a residual input; last, after the folds and
+	// ConvActivationFusion have made the conv the Add's direct input.
+	{anfStageIndex, 6, "ConvElemwiseAddFusion", 0, nil, all, runConvElemwiseAddFusion},
 }
 
 // liteOnlyFusions are converter_lite's other InitFusions passes: names a
@@ -66,7 +71,7 @@ var atcSwitchNames = map[string]map[string][]string{
 		"AConv2dMulFusion":        {"ConvScaleFusion"},
 	},
 	"UBFusion": {
-		"ALL": {"ConvActivationFusion", "MatMulActivationFusion"},
+		"ALL": {"ConvActivationFusion", "MatMulActivationFusion", "ConvElemwiseAddFusion"},
 	},
 }
 

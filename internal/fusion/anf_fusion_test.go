@@ -82,12 +82,18 @@ func TestConvAnfFusions(t *testing.T) {
 			anfConst(b, 3, false, 4), anfConst(b, 4, false, 4), mean, anfConst(b, 6, true, 4))
 	}
 	relu := func(b *testkit.Graph, v *ir.Value) *ir.Value { return b.Node("relu", "ReLU", nil, v) }
+	resid := func(b *testkit.Graph) *ir.Value { return b.Input("z", 1, 4, 6, 6) }
+	// a second conv of its own input (the shortcut conv of a downsampling block)
+	shortcut := func(b *testkit.Graph) *ir.Value {
+		return b.Node("conv_sc", "Conv2D", ir.Attrs{"kernel_shape": ir.IntsAttr(1, 1)}, b.Input("x2", 1, 2, 6, 6),
+			anfConst(b, 20, false, 4, 2, 1, 1), anfConst(b, 21, false, 4))
+	}
 	cases := []struct {
 		name  string
 		build func(b *testkit.Graph) *ir.Graph
 		ops   string // top-level ops after
 		pass  string // the pass that changed the graph ("" none)
-		act   int64  // the conv's activation_type after
+		act   int64  // the conv's (with a residual: the fused conv's) activation_type after
 	}{
 		{"bn", func(b *testkit.Graph) *ir.Graph { return b.Output(bn(b, convIn(b, true), nil)) }, "Conv2D", "ConvBatchNormFusion", 0},
 		{"bn_nobias_relu", func(b *testkit.Graph) *ir.Graph { return b.Output(relu(b, bn(b, convIn(b, false), nil))) }, "Conv2D", "ConvBatchNormFusion", ir.ActReLU},
@@ -116,10 +122,10 @@ func TestConvAnfFusions(t *testing.T) {
 		{"scale_spatial", func(b *testkit.Graph) *ir.Graph { // varies along W, not the channels
 			return b.Output(b.Node("mul", "Mul", nil, convIn(b, true), anfConst(b, 9, false, 6)))
 		}, "Conv2D,Mul", "", 0},
-		{"scale_mul_add_input", func(b *testkit.Graph) *ir.Graph { // the Add stays, the Mul folds
+		{"scale_mul_add_input", func(b *testkit.Graph) *ir.Graph { // the Mul folds, the Add becomes the residual
 			m := b.Node("mul", "Mul", nil, convIn(b, true), anfConst(b, 7, false, 4, 1, 1))
 			return b.Output(b.Node("add", "Add", nil, m, b.Input("z", 1, 4, 6, 6)))
-		}, "Conv2D,Add", "ConvScaleFusion", 0},
+		}, "Conv2D", "ConvScaleFusion", 0},
 		{"biasadd_add", func(b *testkit.Graph) *ir.Graph {
 			return b.Output(b.Node("add", "Add", nil, convIn(b, false), anfConst(b, 10, false, 1, 4, 1, 1)))
 		}, "Conv2D", "ConvBiasaddFusion", 0},
@@ -154,6 +160,53 @@ func TestConvAnfFusions(t *testing.T) {
 			m := b.Node("mul", "Mul", nil, bn(b, a, nil), anfConst(b, 11, false, 4, 1, 1))
 			return b.Output(relu(b, m))
 		}, "Conv2D", "ConvBatchNormFusion", ir.ActReLU},
+		// ConvElemwiseAddFusion
+		{"add_relu", func(b *testkit.Graph) *ir.Graph {
+			return b.Output(relu(b, b.Node("add", "Add", nil, convIn(b, true), resid(b))))
+		}, "Conv2D", "ConvElemwiseAddFusion", ir.ActReLU},
+		{"residual_first_nobias", func(b *testkit.Graph) *ir.Graph {
+			return b.Output(b.Node("add", "Add", nil, resid(b), convIn(b, false)))
+		}, "Conv2D", "ConvElemwiseAddFusion", ir.ActNone},
+		{"add_relu6", func(b *testkit.Graph) *ir.Graph {
+			return b.Output(b.Node("r6", "ReLU6", nil, b.Node("add", "Add", nil, convIn(b, true), resid(b))))
+		}, "Conv2D", "ConvElemwiseAddFusion", ir.ActReLU6},
+		{"add_clip_0_6", func(b *testkit.Graph) *ir.Graph {
+			a := b.Node("add", "Add", nil, convIn(b, true), resid(b))
+			return b.Output(b.Node("clip", "Clip", nil, a, b.Scalar(0), b.Scalar(6)))
+		}, "Conv2D", "ConvElemwiseAddFusion", ir.ActReLU6},
+		{"add_sigmoid", func(b *testkit.Graph) *ir.Graph { // the Add folds, the Sigmoid stays
+			return b.Output(b.Node("s", "Sigmoid", nil, b.Node("add", "Add", nil, convIn(b, true), resid(b))))
+		}, "Conv2D,Sigmoid", "ConvElemwiseAddFusion", ir.ActNone},
+		{"add_is_output", func(b *testkit.Graph) *ir.Graph { // the ReLU stays: the sum is an output too
+			a := b.Node("add", "Add", nil, convIn(b, true), resid(b))
+			return b.Output(relu(b, a), a)
+		}, "Conv2D,ReLU", "ConvElemwiseAddFusion", ir.ActNone},
+		{"two_convs", func(b *testkit.Graph) *ir.Graph { // downsampling block: one conv takes the other as residual
+			return b.Output(relu(b, b.Node("add", "Add", nil, convIn(b, true), shortcut(b))))
+		}, "Conv2D,Conv2D", "ConvElemwiseAddFusion", ir.ActReLU},
+		{"residual_after_conv", func(b *testkit.Graph) *ir.Graph { // z is computed after the conv: the conv moves
+			c := convIn(b, true)
+			zz := b.Node("neg", "Neg", nil, resid(b))
+			return b.Output(relu(b, b.Node("add", "Add", nil, c, zz)))
+		}, "Neg,Conv2D", "ConvElemwiseAddFusion", ir.ActReLU},
+		{"broadcast", func(b *testkit.Graph) *ir.Graph {
+			return b.Output(b.Node("add", "Add", nil, convIn(b, true), b.Input("z", 1, 4, 1, 6)))
+		}, "Conv2D,Add", "", ir.ActNone},
+		{"conv_shared", func(b *testkit.Graph) *ir.Graph {
+			c := convIn(b, true)
+			return b.Output(b.Node("add", "Add", nil, c, resid(b)), b.Node("neg", "Neg", nil, c))
+		}, "Conv2D,Add,Neg", "", ir.ActNone},
+		{"conv_is_output", func(b *testkit.Graph) *ir.Graph {
+			c := convIn(b, true)
+			return b.Output(b.Node("add", "Add", nil, c, resid(b)), c)
+		}, "Conv2D,Add", "", ir.ActNone},
+		{"conv_has_activation", func(b *testkit.Graph) *ir.Graph { // ReLU then Add: the ReLU folds, the Add stays
+			return b.Output(b.Node("add", "Add", nil, relu(b, convIn(b, true)), resid(b)))
+		}, "Conv2D,Add", "ConvActivationFusion", ir.ActReLU},
+		{"add_self", func(b *testkit.Graph) *ir.Graph {
+			c := convIn(b, true)
+			return b.Output(b.Node("add", "Add", nil, c, c))
+		}, "Conv2D,Add", "", ir.ActNone},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -172,8 +225,17 @@ func TestConvAnfFusions(t *testing.T) {
 					}
 				}
 			}
-			if a := g.Nodes[0].Attrs.Int(ir.AttrActivation, 0); a != c.act {
+			conv := g.Nodes[0]
+			for _, n := range g.Nodes {
+				if n.Op == "Conv2D" && (conv.Op != "Conv2D" || ir.ConvResidual(n) != nil) {
+					conv = n
+				}
+			}
+			if a := conv.Attrs.Int(ir.AttrActivation, 0); a != c.act {
 				t.Errorf("activation_type %d, want %d", a, c.act)
+			}
+			if z := ir.ConvResidual(conv); (z != nil) != (c.pass == "ConvElemwiseAddFusion" || c.name == "scale_mul_add_input") || (z != nil && len(conv.Inputs) != 4) {
+				t.Errorf("residual %v, inputs %d", z, len(conv.Inputs))
 			}
 			if len(g.Consts) > 0 && c.pass != "" {
 				for _, k := range g.Consts {
@@ -260,7 +322,7 @@ func TestAnfSwitchFile(t *testing.T) {
 	if len(g.Nodes) != 1 || len(warns) != 1 || !strings.Contains(warns[0], "ascend_oriented only") {
 		t.Errorf("CPU: %d nodes, warnings %q", len(g.Nodes), warns)
 	}
-	if !slices.Equal(AnfPassNames(), []string{"ConvBiasaddFusion", "ConvBatchNormFusion", "ConvScaleFusion", "ConvActivationFusion", "MatMulAddFusion", "MatMulActivationFusion"}) {
+	if !slices.Equal(AnfPassNames(), []string{"ConvBiasaddFusion", "ConvBatchNormFusion", "ConvScaleFusion", "ConvActivationFusion", "MatMulAddFusion", "MatMulActivationFusion", "ConvElemwiseAddFusion"}) {
 		t.Errorf("names %v", AnfPassNames())
 	}
 }

@@ -20,3 +20,14 @@ func FusedActivation(n *Node) (int64, bool) {
 	a := n.Attrs.Int(AttrActivation, ActNone)
 	return a, a == ActNone || a == ActReLU || a == ActReLU6
 }
+
+// ConvResidualInput is the index of Conv2D's optional residual input z: a
+// tensor of exactly the conv output's shape and dtype added to the output
+// after the bias and before the activation (y = act(conv(x, w) + b + z),
+// onnxruntime FusedConv's Z). The bias before it may then be absent (nil).
+const ConvResidualInput = 3
+
+// ConvResidual returns the residual input of Conv2D node n, nil when none.
+func ConvResidual(n *Node) *Value {
+	return n.Input(ConvResidualInput)
+}

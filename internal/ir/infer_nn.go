@@ -232,8 +232,30 @@ func inferConv(n *Node) error {
 			return err
 		}
 	}
+	if z := ConvResidual(n); z != nil {
+		if z.DType != Undefined && dt != Undefined && z.DType != dt {
+			return fmt.Errorf("%s: residual dtype %s differs from the output's %s", inputDesc(n, ConvResidualInput), z.DType, dt)
+		}
+		if z.Shape != nil && !shapesMayMatch(z.Shape, out) {
+			return fmt.Errorf("%s: residual shape %v differs from the output's %v (it is not broadcast)", inputDesc(n, ConvResidualInput), z.Shape, out)
+		}
+	}
 	setOutput(n, 0, dt, out)
 	return nil
+}
+
+// shapesMayMatch says whether two shapes, with -1 for an unknown dim, can be
+// the same shape.
+func shapesMayMatch(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] >= 0 && b[i] >= 0 && a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // inferConvTranspose (ONNX ConvTranspose): x [N, C, D...], w [C, M/group, k...].

@@ -20,15 +20,7 @@ func TestConvActivationRoundTrip(t *testing.T) {
 		g := b.node("Conv2D", ir.Attrs{"kernel_shape": ir.IntsAttr(1, 1), "pads": ir.IntsAttr(0, 0, 0, 0), ir.AttrActivation: ir.IntAttr(act)}, 1,
 			b.in("x", ir.Float32, 1, 2, 3, 3), b.floats("w", 1, 2, 2, 1, 1))
 		g.Nodes[0].Attrs[ir.SourcePrimitive] = ir.StringAttr("Conv2D") // as read from a MindSpore core file
-		data := writeBytes(t, g, WriteOptions{})
-		rep, err := CheckBytes(data, "conv_act.mindir")
-		if err != nil || !rep.OK() {
-			t.Fatalf("check: %v %+v", err, rep)
-		}
-		var mp pb.ModelProto
-		if err := proto.Unmarshal(data, &mp); err != nil {
-			t.Fatal(err)
-		}
+		data, mp := writeChecked(t, g, "conv_act.mindir")
 		found := false
 		for _, p := range mp.Primitives {
 			for _, a := range p.Attribute {
@@ -62,4 +54,20 @@ func TestConvActivationRoundTrip(t *testing.T) {
 	if len(back.Nodes) != 1 || back.Nodes[0].Attrs.Int(ir.AttrActivation, 0) != ir.ActReLU {
 		t.Fatalf("3-D conv read back %v", back.Nodes)
 	}
+}
+
+// writeChecked writes g, checks the file with CheckBytes and returns it and
+// its decoded form.
+func writeChecked(t *testing.T, g *ir.Graph, name string) ([]byte, *pb.ModelProto) {
+	t.Helper()
+	data := writeBytes(t, g, WriteOptions{})
+	rep, err := CheckBytes(data, name)
+	if err != nil || !rep.OK() {
+		t.Fatalf("check: %v %+v", err, rep)
+	}
+	var mp pb.ModelProto
+	if err := proto.Unmarshal(data, &mp); err != nil {
+		t.Fatal(err)
+	}
+	return data, &mp
 }

@@ -158,6 +158,11 @@ func liftArith(irop string) func(*mnode) (any, error) {
 		if err != nil {
 			return nil, err
 		}
+		if m.convResidual && irop == "Add" {
+			if y, ok := m.joinConvResidual(a, b); ok {
+				return y, nil
+			}
+		}
 		return m.activation(m.emit1(irop, nil, a, b))
 	}
 }

@@ -40,6 +40,9 @@ type msNode struct {
 	// primitives carry an instance_name, as MindSpore writes them, which is
 	// also how the reader tells them from converter_lite's forms.
 	core bool
+	// nodeAttrs are written as the CNode's node_attr after "provenance"
+	// (MindSpore keeps node attributes it does not know).
+	nodeAttrs []*pb.AttributeProto
 }
 
 type msOut struct {

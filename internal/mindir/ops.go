@@ -22,6 +22,9 @@ type mnode struct {
 	// "provenance" of its own files); replaces the default provenance.
 	provenance    []string
 	hasProvenance bool
+	// convResidual: an AddFusion the writer marked as a Conv2D's residual
+	// Add (conv_residual.go).
+	convResidual bool
 }
 
 func unsupported(format string, a ...any) error { return &unsupportedOp{fmt.Sprintf(format, a...)} }

@@ -399,6 +399,7 @@ func (c *conv) msGraph(gp *pb.GraphProto, depth int) (*ir.Graph, error) {
 		}
 		mn := &mnode{c: c, name: name, op: op, domain: np.GetDomain(), ins: ins, attrs: map[string]any{}}
 		mn.provenance, mn.hasProvenance = provenanceOf(np)
+		mn.convResidual = c.own && hasConvResidualMark(np)
 		all := append(append([]*pb.AttributeProto{}, pattrs...), np.Attribute...)
 		for i, a := range all {
 			an := a.GetName()

@@ -551,6 +551,9 @@ func (gw *graphWriter) node(n *ir.Node, defined map[*ir.Value]bool) error {
 			return fmt.Errorf("mindir: node %s: input %d (%s) is not defined before use", n.Name, i, in.Name)
 		}
 	}
+	if n.Op == "Conv2D" && ir.ConvResidual(n) != nil {
+		return gw.convResidual(n, defined)
+	}
 	var m *msNode
 	var err error
 	if n.Op == ir.OpGraphKernel {
@@ -567,6 +570,11 @@ func (gw *graphWriter) node(n *ir.Node, defined map[*ir.Value]bool) error {
 	if err != nil {
 		return fmt.Errorf("mindir: node %s (%s): %w", n.Name, n.Op, err)
 	}
+	return gw.emit(n, m, defined)
+}
+
+// emit writes the CNode m stands for, with n's name, outputs and provenance.
+func (gw *graphWriter) emit(n *ir.Node, m *msNode, defined map[*ir.Value]bool) error {
 	for _, v := range gw.extra {
 		defined[v] = true
 	}
@@ -615,6 +623,7 @@ func (gw *graphWriter) node(n *ir.Node, defined map[*ir.Value]bool) error {
 	}
 	np.Attribute = append(np.Attribute, shape)
 	np.NodeAttr = append(np.NodeAttr, aStrs("provenance", n.Provenance...))
+	np.NodeAttr = append(np.NodeAttr, m.nodeAttrs...)
 	prim := &pb.PrimitiveProto{Name: ptr(ref), OpType: ptr(m.prim), PrimType: pb.PrimitiveProto_PRIMITIVE.Enum(), Attribute: m.attrs}
 	if m.core {
 		prim.InstanceName = ptr("")

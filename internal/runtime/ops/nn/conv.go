@@ -21,12 +21,14 @@ func cf(p []float32) *C.float {
 	return (*C.float)(unsafe.Pointer(&p[0]))
 }
 
-// conv is ONNX Conv: x [N, C, spatial...], w [M, C/group, k...], b [M]?.
+// conv is ONNX Conv: x [N, C, spatial...], w [M, C/group, k...], b [M]?,
+// and the fused Conv2D's residual z (ir.ConvResidualInput, y's shape)?:
+// y = act(conv(x, w) + b + z).
 func conv(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	if err := need(n, in, 2); err != nil {
 		return err
 	}
-	x, w, b, y := in[0], in[1], input(in, 2), out[0]
+	x, w, b, z, y := in[0], in[1], input(in, 2), input(in, ir.ConvResidualInput), out[0]
 	if hasHalf(x) {
 		return viaF32(ctx, n, in, out, conv)
 	}
@@ -51,6 +53,9 @@ func conv(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	if err := g.checkOut(n, y, nb, m); err != nil {
 		return err
 	}
+	if z != nil && (z.DType != x.DType || !slices.Equal(z.Shape, y.Shape)) {
+		return errf(n, "residual %s %v must be the output's %s %v", z.DType, z.Shape, y.DType, y.Shape)
+	}
 	act, ok := ir.FusedActivation(n)
 	if !ok {
 		return opkernel.Unsupportedf(n, "activation_type %d", act)
@@ -63,16 +68,16 @@ func conv(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 				if form == packSlivers {
 					run = convSliversF32
 				}
-				if err := run(ctx, g, nb, c, m, x.F32(), wp, slice[float32](b), y.F32(), act); err != nil {
+				if err := run(ctx, g, nb, c, m, x.F32(), wp, slice[float32](b), slice[float32](z), y.F32(), act); err != nil {
 					return errf(n, "%v", err)
 				}
 				return nil
 			}
 		}
-		convF32(ctx, g, nb, c, m, group, x.F32(), w.F32(), slice[float32](b), y.F32(), act)
+		convF32(ctx, g, nb, c, m, group, x.F32(), w.F32(), slice[float32](b), slice[float32](z), y.F32(), act)
 	case ir.Float64:
 		convDirect(ctx, g, nb, c, m, group, x.F64(), w.F64(), slice[float64](b), y.F64())
-		actSlice(y.F64(), act)
+		epiSlice(y.F64(), slice[float64](z), act)
 	default:
 		return opkernel.Unsupportedf(n, "dtype %s", x.DType)
 	}
@@ -80,10 +85,12 @@ func conv(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 }
 
 // convTileBytes bounds the output tile of the convolution GEMM that gets its
-// bias and its product in one pass (see convF32): about a quarter of L2.
+// bias, its product and its epilogue (residual, activation) in one pass (see
+// convF32): about a quarter of L2.
 const convTileBytes = 256 << 10
 
-func convF32(ctx *opkernel.Ctx, g *geom, nb, c, m, group int, x, w, b, y []float32, act int64) {
+// z is the residual (laid out as y; nil: none).
+func convF32(ctx *opkernel.Ctx, g *geom, nb, c, m, group int, x, w, b, z, y []float32, act int64) {
 	cg, mg := c/group, m/group
 	inVol, outVol, kVol := g.inVol(), g.outVol(), g.kVol()
 	if group == c && mg == 1 && g.in[0] == 1 && g.k[0] == 1 {
@@ -95,10 +102,10 @@ func convF32(ctx *opkernel.Ctx, g *geom, nb, c, m, group int, x, w, b, y []float
 			pp := getF32(max(padH*padW, g.in[2]+48+int(C.dw_mask_floats(C.int(g.out[1]), C.int(g.out[2])))))
 			defer putF32(pp)
 			pad := *pp
-			// With an activation, planes go in groups of about convTileBytes,
-			// each activated while it is still in cache.
+			// With an epilogue (residual, activation), planes go in groups of
+			// about convTileBytes, each finished while it is still in cache.
 			step := e - s
-			if act != ir.ActNone {
+			if act != ir.ActNone || z != nil {
 				step = max(1, convTileBytes/(4*outVol))
 			}
 			for p := s; p < e; p += step {
@@ -106,7 +113,7 @@ func convF32(ctx *opkernel.Ctx, g *geom, nb, c, m, group int, x, w, b, y []float
 				C.dwconv_f32(cf(x[p*inVol:]), cf(w), cf(b), cf(y[p*outVol:]), C.int(q-p), C.int(c),
 					C.int(g.in[1]), C.int(g.in[2]), C.int(g.k[1]), C.int(g.k[2]), C.int(g.s[1]), C.int(g.s[2]),
 					C.int(g.pb[1]), C.int(g.pb[2]), C.int(g.d[1]), C.int(g.d[2]), C.int(g.out[1]), C.int(g.out[2]), C.int(p%c), cf(pad))
-				actRows(y[p*outVol:], 1, (q-p)*outVol, 0, act)
+				epiRows(y[p*outVol:], from(z, p*outVol), 1, (q-p)*outVol, 0, act)
 			}
 		})
 		return
@@ -124,17 +131,18 @@ func convF32(ctx *opkernel.Ctx, g *geom, nb, c, m, group int, x, w, b, y []float
 		for gi := 0; gi < group; gi++ {
 			xg := x[(bi*c+gi*cg)*inVol:]
 			yg := y[(bi*m+gi*mg)*outVol : (bi*m+(gi+1)*mg)*outVol]
+			zg := from(z, (bi*m+gi*mg)*outVol)
 			src := xg
 			if !pointwise {
 				im2colF32(ctx, g, cg, xg, col)
 				src = col
 			}
-			if b == nil && act == ir.ActNone {
+			if b == nil && z == nil && act == ir.ActNone {
 				sgemm(false, false, mg, outVol, kk, 1, w[gi*mg*kk:], kk, src, outVol, 0, yg, outVol)
 				continue
 			}
 			// The bias is written into y and the GEMM accumulates onto it
-			// (beta = 1); the fused activation follows. A large output is
+			// (beta = 1); the residual and the fused activation follow. A large output is
 			// done in column tiles small enough to stay in L2 between the
 			// steps, so it is not streamed through memory more than once.
 			tile := max(256, convTileBytes/(4*mg)) &^ 63
@@ -146,7 +154,7 @@ func convF32(ctx *opkernel.Ctx, g *geom, nb, c, m, group int, x, w, b, y []float
 					beta = 1
 				}
 				sgemm(false, false, mg, nt, kk, 1, w[gi*mg*kk:], kk, src[n0:], outVol, beta, yg[n0:], outVol)
-				actRows(yg[n0:], mg, nt, outVol, act)
+				epiRows(yg[n0:], from(zg, n0), mg, nt, outVol, act)
 			}
 		}
 	}

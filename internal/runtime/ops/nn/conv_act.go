@@ -1,7 +1,9 @@
 package nn
 
-// The fused activation of Conv2D (ir.AttrActivation), applied by every
-// convolution path to each output tile right after the tile is written.
+// The epilogue of Conv2D after its bias: the residual input
+// (ir.ConvResidualInput) and the fused activation (ir.AttrActivation),
+// applied by every convolution path to each output tile right after the
+// tile is written.
 
 /*
 #cgo CFLAGS: -O3 -std=gnu11
@@ -11,17 +13,30 @@ import "C"
 
 import "gkconv/internal/ir"
 
-// actRows applies act to the first n floats of rows rows of y (row stride
-// ld); a no-op for ir.ActNone.
-func actRows(y []float32, rows, n, ld int, act int64) {
-	if act == ir.ActNone || rows <= 0 || n <= 0 {
+// epiRows adds the residual z (laid out as y; nil: none) to the first n
+// floats of rows rows of y (row stride ld) and applies act; a no-op without
+// residual and activation.
+func epiRows(y, z []float32, rows, n, ld int, act int64) {
+	if (act == ir.ActNone && z == nil) || rows <= 0 || n <= 0 {
 		return
 	}
-	C.act_rows_f32(cf(y), C.int(rows), C.long(n), C.long(ld), C.int(act))
+	C.epi_rows_f32(cf(y), cf(z), C.int(rows), C.long(n), C.long(ld), C.int(act))
 }
 
-// actSlice applies act to y (the float64 reference path).
-func actSlice[T float](y []T, act int64) {
+// from returns z[off:], nil when z is nil (no residual).
+func from[T any](z []T, off int) []T {
+	if z == nil {
+		return nil
+	}
+	return z[off:]
+}
+
+// epiSlice adds z (nil: none) to y and applies act (the float64 reference
+// path, which has no output tiles).
+func epiSlice[T float](y, z []T, act int64) {
+	for i := range z {
+		y[i] += z[i]
+	}
 	switch act {
 	case ir.ActReLU:
 		for i, v := range y {

@@ -10,10 +10,11 @@ import (
 	"gkconv/internal/runtime/opkernel"
 )
 
-// TestConvFusedActivation runs Conv2D with activation_type RELU and RELU6 on
-// every convolution path (depthwise, im2col + BLAS with and without bias,
-// both packed forms, float64) and compares with the same conv without the
-// attribute followed by the activation.
+// TestConvFusedActivation runs Conv2D with activation_type NONE, RELU and
+// RELU6, with and without a residual input (ir.ConvResidualInput), on every
+// convolution path (depthwise, im2col + BLAS with and without bias,
+// pointwise BLAS, grouped, both packed forms) and compares with the plain
+// conv followed by the Add and the activation.
 func TestConvFusedActivation(t *testing.T) {
 	type tc struct {
 		name           string
@@ -24,9 +25,10 @@ func TestConvFusedActivation(t *testing.T) {
 	}
 	cases := []tc{
 		{"depthwise", -1, 24, 24, 24, 3, 29, true},
-		{"depthwise_nobias", -1, 8, 8, 8, 3, 200, false}, // planes bigger than one activation step
+		{"depthwise_nobias", -1, 8, 8, 8, 3, 200, false}, // planes bigger than one epilogue step
 		{"im2col", -1, 5, 17, 1, 3, 40, true},
 		{"im2col_nobias", -1, 5, 17, 1, 3, 40, false},
+		{"pointwise_blas", -1, 6, 10, 1, 1, 12, false},
 		{"grouped", -1, 6, 12, 3, 3, 11, true},
 		{"packed_transposed", packTransposed, 7, 37, 1, 3, 17, true},
 		{"packed_transposed_nobias", packTransposed, 7, 37, 1, 1, 9, false},
@@ -39,72 +41,118 @@ func TestConvFusedActivation(t *testing.T) {
 			t.Logf("%s: no AVX-512, not tested", c.name)
 			continue
 		}
-		for _, act := range []int64{ir.ActReLU, ir.ActReLU6} {
-			t.Run(fmt.Sprintf("%s/act%d", c.name, act), func(t *testing.T) {
-				packedConvMode.Store(c.mode)
-				defer packedConvMode.Store(0)
-				x := randTensor(rng, 2, int64(c.cin), c.hw, c.hw)
-				for i := range x.F32() {
-					x.F32()[i] *= 4 // push values past 6 for RELU6
+		for _, act := range []int64{ir.ActNone, ir.ActReLU, ir.ActReLU6} {
+			for _, resid := range []bool{false, true} {
+				if act == ir.ActNone && !resid {
+					continue
 				}
-				w := randTensor(rng, int64(c.cout), int64(c.cin/c.grp), c.k, c.k)
-				in := []*ir.Tensor{x, w}
-				if c.bias {
-					in = append(in, randTensor(rng, int64(c.cout)))
-				}
-				attrs := ir.Attrs{"group": ir.IntAttr(int64(c.grp)), "pads": ir.IntsAttr(1, 1, 1, 1)}
-				out := c.hw + 2 - c.k + 1
-				plain := ir.NewTensor(ir.Float32, []int64{2, int64(c.cout), out, out})
-				if err := conv(&opkernel.Ctx{Threads: 2}, constConvNode(attrs, w), in, []*ir.Tensor{plain}); err != nil {
-					t.Fatal(err)
-				}
-				fa := attrs.Clone()
-				fa[ir.AttrActivation] = ir.IntAttr(act)
-				fused := ir.NewTensor(ir.Float32, plain.Shape)
-				for i := range fused.F32() {
-					fused.F32()[i] = float32(math.NaN())
-				}
-				if err := conv(&opkernel.Ctx{Threads: 2}, constConvNode(fa, w), in, []*ir.Tensor{fused}); err != nil {
-					t.Fatal(err)
-				}
-				clipped := 0
-				for i, v := range plain.F32() {
-					want := max(v, 0)
-					if act == ir.ActReLU6 {
-						want = min(want, 6)
-					}
-					if want == 6 {
-						clipped++
-					}
-					if fused.F32()[i] != want {
-						t.Fatalf("element %d: fused %g, conv then activation %g", i, fused.F32()[i], want)
-					}
-				}
-				if act == ir.ActReLU6 && clipped == 0 {
-					t.Fatal("no value reached 6: the test does not exercise RELU6's upper bound")
-				}
-			})
+				t.Run(fmt.Sprintf("%s/act%d/residual=%v", c.name, act, resid), func(t *testing.T) {
+					convEpilogueCase(t, rng, c.mode, c.cin, c.cout, c.grp, c.k, c.hw, c.bias, act, resid)
+				})
+			}
 		}
 	}
 }
 
-// TestConvFusedActivationFloat64 covers the reference path and the refusal
-// of an activation type the runtime does not apply.
+// convEpilogueCase runs one case of TestConvFusedActivation.
+func convEpilogueCase(t *testing.T, rng *rand.Rand, mode int32, cin, cout, grp int, k, hw int64, bias bool, act int64, resid bool) {
+	packedConvMode.Store(mode)
+	defer packedConvMode.Store(0)
+	pad := (k - 1) / 2
+	x := randTensor(rng, 2, int64(cin), hw, hw)
+	for i := range x.F32() {
+		x.F32()[i] *= 4 // push values past 6 for RELU6
+	}
+	w := randTensor(rng, int64(cout), int64(cin/grp), k, k)
+	out := hw + 2*pad - k + 1
+	var b, z *ir.Tensor
+	if bias {
+		b = randTensor(rng, int64(cout))
+	}
+	attrs := ir.Attrs{"group": ir.IntAttr(int64(grp)), "pads": ir.IntsAttr(pad, pad, pad, pad)}
+	plain := ir.NewTensor(ir.Float32, []int64{2, int64(cout), out, out})
+	if err := conv(&opkernel.Ctx{Threads: 2}, constConvNode(attrs, w), []*ir.Tensor{x, w, b}, []*ir.Tensor{plain}); err != nil {
+		t.Fatal(err)
+	}
+	fa := attrs.Clone()
+	if act != ir.ActNone {
+		fa[ir.AttrActivation] = ir.IntAttr(act)
+	}
+	n := constConvNode(fa, w)
+	in := []*ir.Tensor{x, w, b}
+	if resid {
+		z = randTensor(rng, plain.Shape...)
+		for i := range z.F32() {
+			z.F32()[i] *= 8 // push sums past 6 and below 0
+		}
+		n.Inputs = append(n.Inputs, &ir.Value{Name: "z"})
+		in = append(in, z)
+	}
+	fused := ir.NewTensor(ir.Float32, plain.Shape)
+	for i := range fused.F32() {
+		fused.F32()[i] = float32(math.NaN())
+	}
+	if err := conv(&opkernel.Ctx{Threads: 2}, n, in, []*ir.Tensor{fused}); err != nil {
+		t.Fatal(err)
+	}
+	low, high := 0, 0
+	for i, v := range plain.F32() {
+		want := v
+		if z != nil {
+			want += z.F32()[i]
+		}
+		if act != ir.ActNone {
+			want = max(want, 0)
+		}
+		if act == ir.ActReLU6 {
+			want = min(want, 6)
+		}
+		if want <= 0 {
+			low++
+		}
+		if want >= 6 {
+			high++
+		}
+		if fused.F32()[i] != want {
+			t.Fatalf("element %d: fused %g, conv then Add then activation %g", i, fused.F32()[i], want)
+		}
+	}
+	if low == 0 || high == 0 {
+		t.Fatalf("the data does not reach both clamps (%d at or below 0, %d at or above 6)", low, high)
+	}
+}
+
+// TestConvFusedActivationFloat64 covers the reference path, with and
+// without a residual, and the refusal of an activation type the runtime does
+// not apply and of a residual that is not the output's shape.
 func TestConvFusedActivationFloat64(t *testing.T) {
 	x := ir.NewTensor(ir.Float64, []int64{1, 1, 2, 2})
 	copy(x.F64(), []float64{-3, 1, 7, 2})
 	w := ir.NewTensor(ir.Float64, []int64{1, 1, 1, 1})
 	w.F64()[0] = 1
+	z := ir.NewTensor(ir.Float64, x.Shape)
+	copy(z.F64(), []float64{1, -5, 0, 0.5})
 	y := ir.NewTensor(ir.Float64, x.Shape)
 	n := constConvNode(ir.Attrs{ir.AttrActivation: ir.IntAttr(ir.ActReLU6)}, w)
-	if err := conv(&opkernel.Ctx{Threads: 1}, n, []*ir.Tensor{x, w}, []*ir.Tensor{y}); err != nil {
+	run := func(in ...*ir.Tensor) error { return conv(&opkernel.Ctx{Threads: 1}, n, in, []*ir.Tensor{y}) }
+	if err := run(x, w); err != nil {
 		t.Fatal(err)
 	}
 	if got := y.F64(); got[0] != 0 || got[1] != 1 || got[2] != 6 || got[3] != 2 {
 		t.Fatalf("got %v", got)
 	}
+	n.Inputs = append(n.Inputs, &ir.Value{Name: "z"})
+	if err := run(x, w, nil, z); err != nil {
+		t.Fatal(err)
+	}
+	if got := y.F64(); got[0] != 0 || got[1] != 0 || got[2] != 6 || got[3] != 2.5 {
+		t.Fatalf("with residual: got %v", got)
+	}
+	if err := run(x, w, nil, ir.NewTensor(ir.Float64, []int64{1, 1, 1, 2})); err == nil {
+		t.Fatal("a residual of another shape was accepted")
+	}
 	n.Attrs[ir.AttrActivation] = ir.IntAttr(2) // SIGMOID: not a conv activation here
-	if err := conv(&opkernel.Ctx{Threads: 1}, n, []*ir.Tensor{x, w}, []*ir.Tensor{y}); err == nil {
+	if err := run(x, w); err == nil {
 		t.Fatal("activation_type 2 accepted")
 	}
 }

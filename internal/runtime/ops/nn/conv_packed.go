@@ -159,8 +159,9 @@ func packedConvFaster(g *geom, c, m int) int {
 	return packNone
 }
 
-// convPackedF32 runs the conv on packed weights wp (from packedConvWeights).
-func convPackedF32(ctx *opkernel.Ctx, g *geom, nb, c, m int, x, wp, b, y []float32, act int64) error {
+// convPackedF32 runs the conv on packed weights wp (from packedConvWeights);
+// z is the residual (laid out as y; nil: none), added in the transpose.
+func convPackedF32(ctx *opkernel.Ctx, g *geom, nb, c, m int, x, wp, b, z, y []float32, act int64) error {
 	inVol, outVol, kk := g.inVol(), g.outVol(), c*g.kVol()
 	pointwise := g.kVol() == 1 && g.s == [3]int{1, 1, 1} && g.pb == [3]int{} && g.pe == [3]int{}
 	mt := packedConvTile
@@ -199,7 +200,7 @@ func convPackedF32(ctx *opkernel.Ctx, g *geom, nb, c, m int, x, wp, b, y []float
 				fail.Store(true)
 				return
 			}
-			C.tile_to_nchw_f32(cf(*tp), cf(y[bi*m*outVol:]), cf(b), C.int(rows), C.int(m), C.long(outVol), C.long(p0), C.int(act))
+			C.tile_to_nchw_f32(cf(*tp), cf(y[bi*m*outVol:]), cf(b), cf(from(z, bi*m*outVol)), C.int(rows), C.int(m), C.long(outVol), C.long(p0), C.int(act))
 		}
 	})
 	if fail.Load() {
@@ -219,8 +220,9 @@ const convSliversLd = convSliversTile + 16
 
 // convSliversF32 runs the conv on weights packed by conv_pack_w: per tile of
 // output pixels, y[:, tile] = W x im2col(tile) + bias, with a 1x1 stride-1
-// conv reading x in place.
-func convSliversF32(ctx *opkernel.Ctx, g *geom, nb, c, m int, x, ap, b, y []float32, act int64) error {
+// conv reading x in place, then the residual z (nil: none) and act on the
+// tile.
+func convSliversF32(ctx *opkernel.Ctx, g *geom, nb, c, m int, x, ap, b, z, y []float32, act int64) error {
 	inVol, outVol, kk := g.inVol(), g.outVol(), c*g.kVol()
 	pointwise := g.kVol() == 1 && g.s == [3]int{1, 1, 1} && g.pb == [3]int{} && g.pe == [3]int{}
 	mt := convSliversTile
@@ -249,7 +251,7 @@ func convSliversF32(ctx *opkernel.Ctx, g *geom, nb, c, m int, x, ap, b, y []floa
 				fail.Store(true)
 				return
 			}
-			actRows(y[bi*m*outVol+p0:], m, rows, outVol, act) // this tile, still in L2
+			epiRows(y[bi*m*outVol+p0:], from(z, bi*m*outVol+p0), m, rows, outVol, act) // this tile, still in L2
 		}
 	})
 	if fail.Load() {

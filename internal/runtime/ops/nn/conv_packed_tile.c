@@ -59,7 +59,7 @@ GK_ISA_VARIANTS(gk_nn_isa(), im2col_tile_f32, (const float *x, float *col, int C
 // t16x16_512 transposes a full 16 x 16 block (tile rows i0.., columns c0..)
 // in registers: 2 x 32 shuffles instead of 256 scalar strided moves.
 __attribute__((target("avx512f"))) static void t16x16_512(const float *t, long ldt, float *y, long ldy,
-                                                          const float *bias) {
+                                                          const float *bias, const float *z) {
     __m512 r[16], a[16], b[16];
     for (int i = 0; i < 16; i++) r[i] = _mm512_loadu_ps(t + (long)i * ldt);
     for (int k = 0; k < 8; k++) {
@@ -84,24 +84,31 @@ __attribute__((target("avx512f"))) static void t16x16_512(const float *t, long l
             int c = 4 * l + j;
             __m512 v = o[l];
             if (bias) v = _mm512_add_ps(v, _mm512_set1_ps(bias[c]));
+            if (z) v = _mm512_add_ps(v, _mm512_loadu_ps(z + (long)c * ldy));
             _mm512_storeu_ps(y + (long)c * ldy, v);
         }
     }
 }
 
-static void tile_scalar(const float *tile, float *y, const float *bias, int i0, int i1, int c0, int c1,
-                        int m, long ldy, long p0) {
+static void tile_scalar(const float *tile, float *y, const float *bias, const float *z, int i0, int i1, int c0,
+                        int c1, int m, long ldy, long p0) {
     for (int c = c0; c < c1; c++) {
         float bv = bias ? bias[c] : 0.0f;
         float *yr = y + (long)c * ldy + p0;
         const float *t = tile + c;
-        for (int i = i0; i < i1; i++) yr[i] = t[(long)i * m] + bv;
+        if (z) {
+            const float *zr = z + (long)c * ldy + p0;
+            for (int i = i0; i < i1; i++) yr[i] = t[(long)i * m] + bv + zr[i];
+        } else {
+            for (int i = i0; i < i1; i++) yr[i] = t[(long)i * m] + bv;
+        }
     }
 }
 
 // Transposes in 16 x 16 blocks so both the tile rows and the output rows are
 // touched a cache line at a time.
-void tile_to_nchw_f32(const float *tile, float *y, const float *bias, int mt, int m, long ldy, long p0, int act) {
+void tile_to_nchw_f32(const float *tile, float *y, const float *bias, const float *z, int mt, int m, long ldy, long p0,
+                      int act) {
     enum { B = 16 };
     const int avx512 = gk_nn_isa() >= GK_ISA_AVX512;
     for (int c0 = 0; c0 < m; c0 += B) {
@@ -109,10 +116,11 @@ void tile_to_nchw_f32(const float *tile, float *y, const float *bias, int mt, in
         for (int i0 = 0; i0 < mt; i0 += B) {
             int i1 = i0 + B < mt ? i0 + B : mt;
             if (avx512 && c1 - c0 == B && i1 - i0 == B)
-                t16x16_512(tile + (long)i0 * m + c0, m, y + (long)c0 * ldy + p0 + i0, ldy, bias ? bias + c0 : 0);
+                t16x16_512(tile + (long)i0 * m + c0, m, y + (long)c0 * ldy + p0 + i0, ldy, bias ? bias + c0 : 0,
+                           z ? z + (long)c0 * ldy + p0 + i0 : 0);
             else
-                tile_scalar(tile, y, bias, i0, i1, c0, c1, m, ldy, p0);
+                tile_scalar(tile, y, bias, z, i0, i1, c0, c1, m, ldy, p0);
         }
-        if (act) act_rows_f32(y + (long)c0 * ldy + p0, c1 - c0, mt, ldy, act); // these rows are in L1
+        if (act) epi_rows_f32(y + (long)c0 * ldy + p0, 0, c1 - c0, mt, ldy, act); // these rows are in L1
     }
 }
