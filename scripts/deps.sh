@@ -2,7 +2,10 @@
 # The system packages this project needs, installed only when missing (used
 # by the Makefile's build/test/demo targets and by .ci/run alike).
 #   scripts/deps.sh          build needs: libopenblas-dev (cblas.h), a C compiler
-#   scripts/deps.sh test     also graphviz (SVG dumps), clang (PTX), g++ (kernel emulation)
+#   scripts/deps.sh test     also graphviz (SVG dumps), clang (PTX), g++ (kernel emulation),
+#                            nginx (WebDAV server of the remote kernel cache test; the test
+#                            runs its own instance; Debian's package also enables the system
+#                            service on port 80, which `systemctl disable --now nginx` undoes)
 set -euo pipefail
 need=()
 [ -e /usr/include/x86_64-linux-gnu/cblas.h ] || [ -e /usr/include/cblas.h ] || [ -e /usr/include/aarch64-linux-gnu/cblas.h ] || need+=(libopenblas-dev)
@@ -11,6 +14,7 @@ if [ "${1:-}" = test ]; then
   command -v dot >/dev/null || need+=(graphviz)
   command -v clang >/dev/null || need+=(clang)
   command -v g++ >/dev/null || need+=(g++)
+  command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || need+=(nginx)
 fi
 ((${#need[@]})) || exit 0
 echo "scripts/deps.sh: installing ${need[*]}" >&2

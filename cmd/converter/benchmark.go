@@ -80,7 +80,7 @@ The last line is "Run Benchmark <model> Success." or "Run Benchmark <model> Fail
 	fl.StringVar(&f.inputShapes, "inputShapes", "", `input shapes for dynamic models: "name:1,3,224,224;..." or "1,3,224,224:1,128"`)
 	fl.StringVar(&f.resultFile, "resultFile", "", "write accuracy and timings as JSON to this path")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of the random inputs used when --inDataFile is not given")
-	fl.StringVar(&f.kernelCacheDir, "kernelCacheDir", "", "compiled-kernel cache for rebuilt fused kernels (default $GKCONV_KERNEL_CACHE or the user cache dir)")
+	fl.StringVar(&f.kernelCacheDir, "kernelCacheDir", "", "compiled-kernel cache for rebuilt fused kernels: a folder or an http(s):// URL (default $GKCONV_KERNEL_CACHE or the user cache dir)")
 	f.trust.register(cmd)
 	return cmd
 }

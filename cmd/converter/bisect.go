@@ -88,7 +88,7 @@ when one does; "BISECT RESULT FAILED:<code>" (exit 1) when bisect could not run.
 	fl.Float64Var(&rtol, "rtol", 1e-3, "relative tolerance")
 	fl.Uint64Var(&seed, "seed", 1, "seed of the random inputs")
 	fl.StringVar(&reproDir, "reproDir", "bisect_repro", "folder for the repro of the first diverging kernel (\"\" for none)")
-	fl.StringVar(&kernelCacheDir, "kernelCacheDir", "", "compiled-kernel cache (default $GKCONV_KERNEL_CACHE or the user cache dir)")
+	fl.StringVar(&kernelCacheDir, "kernelCacheDir", "", "compiled-kernel cache: a folder, or an http(s):// URL of a remote cache with a local one in front (default $GKCONV_KERNEL_CACHE or the user cache dir)")
 	return cmd
 }
 

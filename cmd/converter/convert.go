@@ -66,7 +66,7 @@ The last line printed is "CONVERT RESULT SUCCESS:0" or "CONVERT RESULT FAILED:<c
 	fl.StringVar(&f.inputDataFormat, "inputDataFormat", def.InputDataFormat, "NCHW | NHWC (4-D inputs)")
 	fl.StringVar(&f.weightFile, "weightFile", "", "Caffe weights (not used for ONNX or MINDIR)")
 	fl.StringVar(&f.reportFile, "reportFile", "", "write a JSON report of the conversion to this path")
-	fl.StringVar(&f.kernelCacheDir, "kernelCacheDir", "", "compiled-kernel cache (default $GKCONV_KERNEL_CACHE or the user cache dir)")
+	fl.StringVar(&f.kernelCacheDir, "kernelCacheDir", "", "compiled-kernel cache: a folder, or an http(s):// URL of a remote cache with a local one in front (default $GKCONV_KERNEL_CACHE or the user cache dir)")
 	fl.StringVar(&f.signKey, "signKey", "", "sign the output with this unencrypted Ed25519 private `key` (OpenSSH format, ssh-keygen -t ed25519 -N ''): writes <output>.mindir.sig, "+
 		"a detached SSH signature of the whole .mindir file; 'ssh-keygen -Y verify -f allowed_signers -I <principal> -n gkconv-model -s model.mindir.sig < model.mindir' verifies it, "+
 		"and 'converter benchmark --trustedKeys=allowed_signers' then loads the embedded kernels")

@@ -108,6 +108,11 @@ func fuse(g *ir.Graph, cfg *akgcfg.Config, backend akgcfg.Backend, fo fuseOption
 	}
 	if st != nil {
 		rep.KernelBuild = &ReportBuild{Kernels: st.Kernels, Unique: st.Unique, Compiled: st.Compiled, CacheHits: st.CacheHits}
+		if kernels.UsesRemote(fo.kernelCacheDir) {
+			rep.KernelBuild.Remote = &ReportRemote{Hits: st.RemoteHits, Puts: st.RemotePuts, Errors: st.RemoteErrors}
+		}
+		// Already logged by the cache, once per process.
+		rep.Warnings = append(rep.Warnings, st.Warnings...)
 		if check != nil {
 			rep.KernelBuild.SelfCheck = &ReportSelfCheck{Ran: check.ran, Unfused: check.failed, Skipped: check.skipped,
 				ElapsedMs: float64(check.elapsed.Microseconds()) / 1000}

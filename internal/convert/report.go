@@ -20,7 +20,7 @@ type Report struct {
 	Flags     map[string]string `json:"flags,omitempty"`
 	Kernels   []ReportKernel    `json:"kernels"`
 	// KernelBuild counts the kernel builder's work: kernels, distinct
-	// sources, compiler runs and kernel-cache hits.
+	// sources, compiler runs, kernel-cache hits and the remote cache's work.
 	KernelBuild *ReportBuild    `json:"kernel_build,omitempty"`
 	Passes      []ReportPass    `json:"passes"`
 	Unsupported []UnsupportedOp `json:"unsupported"`
@@ -34,10 +34,19 @@ type ReportBuild struct {
 	Kernels   int `json:"kernels"`    // GraphKernel nodes built
 	Unique    int `json:"unique"`     // distinct kernel sources
 	Compiled  int `json:"compiled"`   // compiler runs (cache misses)
-	CacheHits int `json:"cache_hits"` // sources found in the kernel cache
+	CacheHits int `json:"cache_hits"` // sources found in the kernel cache (local or remote)
+	// Remote is the remote kernel cache's work (nil without one).
+	Remote *ReportRemote `json:"remote,omitempty"`
 	// SelfCheck is the kernel self-check (nil when off or nothing was built
 	// for the CPU).
 	SelfCheck *ReportSelfCheck `json:"self_check,omitempty"`
+}
+
+// ReportRemote is what the remote kernel cache (--kernelCacheDir=URL) did.
+type ReportRemote struct {
+	Hits   int `json:"remote_hits"`   // sources fetched from the remote and verified (part of cache_hits)
+	Puts   int `json:"remote_puts"`   // compiled objects uploaded
+	Errors int `json:"remote_errors"` // failed requests and rejected (corrupt) entries
 }
 
 // ReportSelfCheck says what buildkernel.kernel_self_check did.

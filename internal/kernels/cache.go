@@ -29,7 +29,11 @@ type Stats struct {
 	Kernels   int // GraphKernel nodes built
 	Unique    int // distinct sources
 	Compiled  int // compiler runs (cache misses)
-	CacheHits int
+	CacheHits int // local and remote hits
+	// The remote cache's work (CacheCounts): verified hits, uploads, and
+	// failed requests or rejected entries, with their warnings.
+	RemoteHits, RemotePuts, RemoteErrors int
+	Warnings                             []string
 	// OnProgress, when set, is called as each distinct source is done
 	// (from the compiling goroutines, one call at a time) with the sources
 	// done so far, their total and the cache hits among them.
@@ -47,12 +51,19 @@ type Stats struct {
 // replaced entry, a missing or wrong sidecar) is rebuilt and overwritten.
 // Dir itself is checked once per process (CheckCacheDir): a folder others
 // can write is replaced by a private cache, with a warning.
+//
+// Dir may also be an http:// or https:// URL: a remote cache with the
+// same layout, with a local folder in front (see remote.go and
+// ResolveCacheDir); its entries pass the same sha256 and Valid checks.
 type Cache struct {
 	Dir, Sub, Ext string
 	// Valid tells a usable cached artifact from a damaged one (which is
 	// rebuilt); a structural check on top of the recorded hash. Nil
 	// accepts any artifact whose hash matches.
 	Valid func([]byte) bool
+	// Counts, when set, receives the remote cache's hits, uploads and
+	// errors.
+	Counts *CacheCounts
 }
 
 const (
@@ -70,6 +81,10 @@ var keyLocks sync.Map // entry path -> *sync.Mutex
 // stores it; hit reports a cache hit. The store goes through crash-safe
 // atomic writes (trust.WriteFileAtomic): concurrent converters may race
 // harmlessly and readers never see a partial file.
+//
+// With a remote cache (Dir a URL), a local miss asks the remote; a
+// verified remote entry is stored locally and is a hit; a built artifact
+// is also uploaded. Remote problems never make Fetch fail.
 func (c *Cache) Fetch(key string, build func() ([]byte, error)) (data []byte, hit bool, err error) {
 	if !isHexKey(key) {
 		return nil, false, fmt.Errorf("kernel cache: bad key %q", key)
@@ -78,12 +93,31 @@ func (c *Cache) Fetch(key string, build func() ([]byte, error)) (data []byte, hi
 	if err != nil {
 		return nil, false, err
 	}
-	path := filepath.Join(root, c.Sub, key[:2], key+c.Ext)
+	var rem *remote
+	if base, ok := remoteBase(c.Dir); ok {
+		if rem, err = remoteFor(base); err != nil {
+			return nil, false, err
+		}
+	}
+	name := key + c.Ext
+	path := filepath.Join(root, c.Sub, key[:2], name)
+	rel := strings.TrimPrefix(c.Sub+"/"+key[:2]+"/"+name, "/")
 	mu, _ := keyLocks.LoadOrStore(path, new(sync.Mutex))
 	mu.(*sync.Mutex).Lock()
 	defer mu.(*sync.Mutex).Unlock()
 	if b, err := c.load(path); err == nil {
 		return b, true, nil
+	}
+	if rem != nil {
+		if b, err := rem.get(rel, name, c.Valid, c.Counts); b != nil && err == nil {
+			if c.Counts != nil {
+				c.Counts.RemoteHits.Add(1)
+			}
+			if err := c.store(path, b); err != nil {
+				slog.Debug("kernel cache: remote hit not stored locally", "entry", path, "err", err)
+			}
+			return b, true, nil
+		}
 	}
 	b, err := build()
 	if err != nil {
@@ -91,6 +125,9 @@ func (c *Cache) Fetch(key string, build func() ([]byte, error)) (data []byte, hi
 	}
 	if err := c.store(path, b); err != nil {
 		return nil, false, fmt.Errorf("kernel cache %s: %w", root, err)
+	}
+	if rem != nil {
+		rem.put(rel, b, c.Counts)
 	}
 	return b, false, nil
 }
@@ -266,11 +303,17 @@ func CompileAll(n, jobs int, st *Stats, compile func(i int) ([]byte, bool, error
 	return out, errors.Join(errs...)
 }
 
-// DefaultCacheDir is $GKCONV_KERNEL_CACHE, else os.UserCacheDir()/gkconv/kernels.
+// DefaultCacheDir is $GKCONV_KERNEL_CACHE (a folder or a remote cache's
+// URL), else os.UserCacheDir()/gkconv/kernels.
 func DefaultCacheDir() (string, error) {
 	if d := os.Getenv("GKCONV_KERNEL_CACHE"); d != "" {
 		return d, nil
 	}
+	return userCacheDir()
+}
+
+// userCacheDir is os.UserCacheDir()/gkconv/kernels.
+func userCacheDir() (string, error) {
 	d, err := os.UserCacheDir()
 	if err != nil {
 		return "", fmt.Errorf("no kernel cache directory (set GKCONV_KERNEL_CACHE): %w", err)
@@ -281,6 +324,8 @@ func DefaultCacheDir() (string, error) {
 // ResolveCacheDir is the kernel cache folder to use for dir ("" for the
 // default, DefaultCacheDir), checked by CheckCacheDir; a warning is logged
 // (slog, once per folder and process) when a private cache replaces it.
+// For a remote cache (an http:// or https:// URL) it is the local folder in
+// front of it: $GKCONV_KERNEL_CACHE_LOCAL, else os.UserCacheDir()/gkconv/kernels.
 func ResolveCacheDir(dir string) (string, error) {
 	use, warning, err := ResolveCacheDirChecked(dir)
 	if warning != "" {
@@ -301,7 +346,33 @@ func ResolveCacheDirChecked(dir string) (use, warning string, err error) {
 			return "", "", err
 		}
 	}
+	if IsRemoteCache(dir) {
+		if dir = os.Getenv(RemoteLocalEnv); dir == "" {
+			if dir, err = userCacheDir(); err != nil {
+				return "", "", err
+			}
+		}
+		if IsRemoteCache(dir) {
+			return "", "", fmt.Errorf("%s=%s: want a local folder", RemoteLocalEnv, redactURL(dir))
+		}
+	}
 	return CheckCacheDir(dir)
+}
+
+// UsesRemote reports whether the cache setting dir ("" for the default,
+// $GKCONV_KERNEL_CACHE) is a remote cache.
+func UsesRemote(dir string) bool {
+	_, ok := remoteBase(dir)
+	return ok
+}
+
+// remoteBase is the remote cache URL that dir ("" for the default) names,
+// if it names one.
+func remoteBase(dir string) (string, bool) {
+	if dir == "" {
+		dir = os.Getenv("GKCONV_KERNEL_CACHE")
+	}
+	return dir, IsRemoteCache(dir)
 }
 
 type checkedDir struct {

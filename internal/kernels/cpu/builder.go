@@ -46,9 +46,12 @@ func (b *Builder) BuildKernels(nodes []*ir.Node) error {
 	index, srcs, names := kernels.UniqueSources(jobs)
 	b.Stats.Kernels += len(jobs)
 	b.Stats.Unique += len(srcs)
+	var counts kernels.CacheCounts
+	cache := soCache(b.opts.CacheDir, &counts) // the setting: a remote URL stays one
 	sos, err := kernels.CompileAll(len(srcs), b.opts.Jobs, &b.Stats, func(i int) ([]byte, bool, error) {
-		return b.cc.compile(srcs[i], cacheDir, names[i])
+		return b.cc.compile(srcs[i], cache, names[i])
 	})
+	b.Stats.AddCounts(&counts)
 	if err != nil {
 		return err
 	}

@@ -32,7 +32,9 @@ type Options struct {
 	// the graph-kernel flags cpu_arch/cpu_feature/cpu_type.
 	MArch string
 	// CacheDir holds compiled kernels by content hash; default
-	// $GKCONV_KERNEL_CACHE, then os.UserCacheDir()/gkconv/kernels.
+	// $GKCONV_KERNEL_CACHE, then os.UserCacheDir()/gkconv/kernels. An
+	// http(s) URL is a remote cache with a local one in front
+	// (kernels.Cache).
 	CacheDir string
 	// Jobs is the number of parallel compiles; default min(8, NumCPU).
 	Jobs int
@@ -274,7 +276,10 @@ func isaFeatures(macros string) ([]string, string) {
 	return feats, feature
 }
 
-// cacheKey is sha256(source, compiler version, flags).
+// cacheKey is sha256(source, compiler version, flags, ISA features). The
+// features are those -march enables on the compiling host: with
+// -march=native, hosts with different instruction sets (sharing a remote
+// cache) get different keys, so none loads an object it cannot run.
 func (c *compiler) cacheKey(src string) string {
 	h := sha256.New()
 	h.Write([]byte(src))
@@ -282,18 +287,21 @@ func (c *compiler) cacheKey(src string) string {
 	h.Write([]byte(c.version))
 	h.Write([]byte{0})
 	h.Write([]byte(strings.Join(c.flags, " ") + " " + strings.Join(c.libs, " ")))
+	h.Write([]byte{0})
+	h.Write([]byte(strings.Join(c.features, ",")))
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// soCache is the shared-object kind of the kernel cache.
-func soCache(dir string) *kernels.Cache {
-	return &kernels.Cache{Dir: dir, Ext: ".so", Valid: isSharedObject}
+// soCache is the shared-object kind of the kernel cache (dir a folder or
+// a remote cache's URL); counts receives the remote's work.
+func soCache(dir string, counts *kernels.CacheCounts) *kernels.Cache {
+	return &kernels.Cache{Dir: dir, Ext: ".so", Valid: isSharedObject, Counts: counts}
 }
 
 // compile returns the shared object of src, from the cache or by running the
 // compiler; hit reports a cache hit.
-func (c *compiler) compile(src, cacheDir, what string) (so []byte, hit bool, err error) {
-	return soCache(cacheDir).Fetch(c.cacheKey(src), func() ([]byte, error) {
+func (c *compiler) compile(src string, cache *kernels.Cache, what string) (so []byte, hit bool, err error) {
+	return cache.Fetch(c.cacheKey(src), func() ([]byte, error) {
 		work, err := trust.MkdirTemp("", "gkconv-cc-")
 		if err != nil {
 			return nil, err

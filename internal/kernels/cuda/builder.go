@@ -26,7 +26,8 @@ type Options struct {
 	// Arch is the GPU architecture, "sm_XX"; default sm_80.
 	Arch string
 	// CacheDir holds compiled PTX by content hash; default the CPU kernel
-	// cache (kernels.DefaultCacheDir).
+	// cache (kernels.DefaultCacheDir). An http(s) URL is a remote cache
+	// with a local one in front (kernels.Cache).
 	CacheDir string
 	// Jobs is the number of parallel compiles; default min(8, NumCPU).
 	Jobs int
@@ -87,8 +88,7 @@ func (b *Builder) BuildKernels(nodes []*ir.Node) error {
 	if err != nil || len(jobs) == 0 {
 		return err
 	}
-	cacheDir, err := kernels.ResolveCacheDir(b.opts.CacheDir)
-	if err != nil {
+	if _, err := kernels.ResolveCacheDir(b.opts.CacheDir); err != nil {
 		return err
 	}
 	if b.cc == nil {
@@ -99,9 +99,12 @@ func (b *Builder) BuildKernels(nodes []*ir.Node) error {
 	index, srcs, names := kernels.UniqueSources(jobs)
 	b.Stats.Kernels += len(jobs)
 	b.Stats.Unique += len(srcs)
+	var counts kernels.CacheCounts
+	cache := ptxCache(b.opts.CacheDir, &counts) // the setting: a remote URL stays one
 	ptxs, err := kernels.CompileAll(len(srcs), b.opts.Jobs, &b.Stats, func(i int) ([]byte, bool, error) {
-		return b.cc.compile(srcs[i], b.opts.Arch, cacheDir, names[i])
+		return b.cc.compile(srcs[i], b.opts.Arch, cache, names[i])
 	})
+	b.Stats.AddCounts(&counts)
 	if err != nil {
 		return err
 	}

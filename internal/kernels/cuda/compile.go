@@ -78,14 +78,16 @@ func (c *clang) cacheKey(src, arch string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// ptxCache is the PTX kind of the kernel cache.
-func ptxCache(dir string) *kernels.Cache {
-	return &kernels.Cache{Dir: dir, Sub: "ptx", Ext: ".ptx", Valid: func(b []byte) bool { return bytes.Contains(b, []byte(".entry")) }}
+// ptxCache is the PTX kind of the kernel cache (dir a folder or a remote
+// cache's URL); counts receives the remote's work.
+func ptxCache(dir string, counts *kernels.CacheCounts) *kernels.Cache {
+	return &kernels.Cache{Dir: dir, Sub: "ptx", Ext: ".ptx", Counts: counts,
+		Valid: func(b []byte) bool { return bytes.Contains(b, []byte(".entry")) }}
 }
 
 // compile returns the PTX of src, from the cache or by running clang.
-func (c *clang) compile(src, arch, cacheDir, what string) ([]byte, bool, error) {
-	return ptxCache(cacheDir).Fetch(c.cacheKey(src, arch), func() ([]byte, error) {
+func (c *clang) compile(src, arch string, cache *kernels.Cache, what string) ([]byte, bool, error) {
+	return cache.Fetch(c.cacheKey(src, arch), func() ([]byte, error) {
 		work, err := trust.MkdirTemp("", "gkconv-ptx-")
 		if err != nil {
 			return nil, err
