@@ -1,6 +1,7 @@
 package fusion
 
 import (
+	"gkconv/internal/randgraph"
 	"math"
 	"math/rand"
 	"strings"
@@ -170,16 +171,52 @@ func checkEquivalent(t *testing.T, g *ir.Graph, flags string, be akgcfg.Backend,
 	want := execute(t, ref, in)
 	res := run(t, g, flags, be)
 	got := execute(t, g, in)
+	var exact []*ir.Tensor // the float64 evaluation, computed when first needed
 	for i := range want {
 		w, gt := want[i].F32(), got[i].F32()
 		if len(w) != len(gt) {
 			t.Fatalf("output %d: %d vs %d elements", i, len(w), len(gt))
 		}
 		for j := range w {
-			if d := math.Abs(float64(w[j] - gt[j])); d > tol*(1+math.Abs(float64(w[j]))) || math.IsNaN(float64(gt[j])) != math.IsNaN(float64(w[j])) {
+			if math.IsNaN(float64(gt[j])) != math.IsNaN(float64(w[j])) {
 				t.Fatalf("output %d[%d]: fused %g, unfused %g\n%s", i, j, gt[j], w[j], dumpText(g))
 			}
+			if d := math.Abs(float64(w[j] - gt[j])); d <= tol*(1+math.Abs(float64(w[j]))) {
+				continue
+			}
+			// Two correct float32 evaluations of an ill-conditioned graph
+			// (a LayerNorm of saturated erf values: variance ~1e-6) differ
+			// by more than tol. Judge both against the float64 evaluation:
+			// fused may be off by what the unfused float32 graph itself is
+			// off (x4), as the kernel tests do (randgraph.ScaledError).
+			if exact == nil {
+				exact = execute(t, randgraph.Float64Body(ref), float64Inputs(in))
+			}
+			unfusedErr, fusedErr := randgraph.ScaledError(want[i], exact[i]), randgraph.ScaledError(got[i], exact[i])
+			if fusedErr > max(tol, 4*unfusedErr) {
+				t.Fatalf("output %d[%d]: fused %g, unfused %g; against float64: fused off by %.3g, unfused by %.3g (scaled)\n%s",
+					i, j, gt[j], w[j], fusedErr, unfusedErr, dumpText(g))
+			}
+			t.Logf("output %d: ill-conditioned: fused off by %.3g, unfused by %.3g against float64", i, fusedErr, unfusedErr)
+			break
 		}
 	}
 	return res
+}
+
+// float64Inputs widens float32 inputs for the float64 evaluation.
+func float64Inputs(in map[string]*ir.Tensor) map[string]*ir.Tensor {
+	out := map[string]*ir.Tensor{}
+	for k, v := range in {
+		if v.DType != ir.Float32 {
+			out[k] = v
+			continue
+		}
+		w := ir.NewTensor(ir.Float64, v.Shape)
+		for i, x := range v.F32() {
+			w.F64()[i] = float64(x)
+		}
+		out[k] = w
+	}
+	return out
 }
