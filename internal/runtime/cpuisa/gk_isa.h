@@ -44,10 +44,20 @@ static inline int gk_isa_best(void) {
 // level can be forced lower than the CPU's best.
 #define GK_ISA_BODY static inline __attribute__((always_inline))
 #define GK_ISA_VARIANTS(level, name, params, args)                              \
-    __attribute__((target("avx512f"))) static void name##_avx512 params {      \
+    GK_ISA_VARIANTS_TARGETS(level, name, params, args, "avx512f", "avx2")
+
+// GK_ISA_VARIANTS_FMA is GK_ISA_VARIANTS with FMA enabled in the AVX-512
+// and AVX2 variants (both levels imply it: cpuisa requires fma for AVX2 and
+// every AVX-512F CPU has it), so a*b+c on GCC vector types of any width
+// becomes a fused multiply-add there; the baseline variant keeps mul + add.
+#define GK_ISA_VARIANTS_FMA(level, name, params, args)                          \
+    GK_ISA_VARIANTS_TARGETS(level, name, params, args, "avx512f,fma", "avx2,fma")
+
+#define GK_ISA_VARIANTS_TARGETS(level, name, params, args, t512, t2)            \
+    __attribute__((target(t512))) static void name##_avx512 params {           \
         name##_body args;                                                      \
     }                                                                          \
-    __attribute__((target("avx2"))) static void name##_avx2 params {           \
+    __attribute__((target(t2))) static void name##_avx2 params {               \
         name##_body args;                                                      \
     }                                                                          \
     static void name##_base params { name##_body args; }                       \

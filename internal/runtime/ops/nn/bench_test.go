@@ -165,3 +165,26 @@ func BenchmarkMobileNetPW(b *testing.B) {
 		})
 	}
 }
+
+// efficientnet_b0's depthwise layers (pad k/2): channels, input side, kernel,
+// stride, and how many layers of the model have that shape.
+var efficientnetDW = []struct{ c, hw, k, s, n int64 }{
+	{32, 112, 3, 1, 1}, {96, 112, 3, 2, 1}, {144, 56, 3, 1, 1}, {144, 56, 5, 2, 1},
+	{240, 28, 5, 1, 1}, {240, 28, 3, 2, 1}, {480, 14, 3, 1, 2}, {480, 14, 5, 1, 1},
+	{672, 14, 5, 1, 2}, {672, 14, 5, 2, 1}, {1152, 7, 5, 1, 3}, {1152, 7, 3, 1, 1},
+}
+
+func BenchmarkEfficientNetDW(b *testing.B) {
+	for _, c := range efficientnetDW {
+		b.Run(fmt.Sprintf("c%d_%dx%d_k%d_s%d", c.c, c.hw, c.hw, c.k, c.s), func(b *testing.B) {
+			rng := rand.New(rand.NewSource(1))
+			x, w, bias := randTensor(rng, 1, c.c, c.hw, c.hw), randTensor(rng, c.c, 1, c.k, c.k), randTensor(rng, c.c)
+			o := (c.hw-1)/c.s + 1
+			y := ir.NewTensor(ir.Float32, []int64{1, c.c, o, o})
+			p := c.k / 2
+			n := convNode(c.c, p, p, p, p)
+			n.Attrs["strides"] = ir.IntsAttr(c.s, c.s)
+			benchOp(b, conv, n, []*ir.Tensor{x, w, bias}, y, float64(2*c.c*c.k*c.k*o*o))
+		})
+	}
+}

@@ -3,6 +3,7 @@ package nn
 /*
 #cgo CFLAGS: -O3 -std=gnu11
 #include "kernels.h"
+#include "dwconv_rows.h"
 */
 import "C"
 
@@ -98,22 +99,27 @@ func convF32(ctx *opkernel.Ctx, g *geom, nb, c, m, group int, x, w, b, z, y []fl
 		padH := (g.out[1]-1)*g.s[1] + (g.k[1]-1)*g.d[1] + 1
 		padW := (g.out[2]-1)*g.s[2] + (g.k[2]-1)*g.d[2] + 1
 		opkernel.ParallelFor(ctx, nb*c, 4, func(s, e int) {
-			// padded plane, or the zero row and lane masks of the AVX-512 3x3 paths
-			pp := getF32(max(padH*padW, g.in[2]+48+int(C.dw_mask_floats(C.int(g.out[1]), C.int(g.out[2])))))
+			// padded plane, or the zero row and lane masks of the AVX-512 3x3 paths, or the row buffers of dw_rows_f32
+			pp := getF32(max(padH*padW, g.in[2]+48+int(C.dw_mask_floats(C.int(g.out[1]), C.int(g.out[2]))),
+				int(C.dw_rows_floats(C.int(g.in[1]), C.int(g.in[2]), C.int(g.k[1]), C.int(g.s[1]), C.int(g.out[1]), C.int(g.out[2])))))
 			defer putF32(pp)
 			pad := *pp
-			// With an epilogue (residual, activation), planes go in groups of
-			// about convTileBytes, each finished while it is still in cache.
-			step := e - s
-			if act != ir.ActNone || z != nil {
-				step = max(1, convTileBytes/(4*outVol))
+			// The kernel applies the activation itself, unless a residual
+			// must be added first: then the epilogue adds it and applies the
+			// activation, planes going in groups of about convTileBytes so
+			// each is finished while it is still in cache.
+			step, kernelAct := e-s, act
+			if z != nil {
+				step, kernelAct = max(1, convTileBytes/(4*outVol)), ir.ActNone
 			}
 			for p := s; p < e; p += step {
 				q := min(e, p+step)
 				C.dwconv_f32(cf(x[p*inVol:]), cf(w), cf(b), cf(y[p*outVol:]), C.int(q-p), C.int(c),
 					C.int(g.in[1]), C.int(g.in[2]), C.int(g.k[1]), C.int(g.k[2]), C.int(g.s[1]), C.int(g.s[2]),
-					C.int(g.pb[1]), C.int(g.pb[2]), C.int(g.d[1]), C.int(g.d[2]), C.int(g.out[1]), C.int(g.out[2]), C.int(p%c), cf(pad))
-				epiRows(y[p*outVol:], from(z, p*outVol), 1, (q-p)*outVol, 0, act)
+					C.int(g.pb[1]), C.int(g.pb[2]), C.int(g.d[1]), C.int(g.d[2]), C.int(g.out[1]), C.int(g.out[2]), C.int(p%c), C.int(kernelAct), cf(pad))
+				if z != nil {
+					epiRows(y[p*outVol:], from(z, p*outVol), 1, (q-p)*outVol, 0, act)
+				}
 			}
 		})
 		return

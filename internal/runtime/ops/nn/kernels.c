@@ -6,6 +6,7 @@
 #include <string.h>
 #include <immintrin.h>
 #include "kernels.h"
+#include "dwconv_rows.h"
 #include "isa.h"
 
 // im2col_f32 fills col[(c*KD+kd)*KH+kh)*KW+kw][(od*OH+oh)*OW+ow] for the
@@ -95,6 +96,19 @@ GK_ISA_VARIANTS(gk_nn_isa(), col2im_f32, (const float *col, float *y, int C, int
                 int OH, int OW),
                 (col, y, C, D, H, W, KD, KH, KW, SD, SH, SW, PD, PH, PW, DD, DH, DW, OD, OH, OW))
 
+// act_row applies the fused activation (1 RELU, 3 RELU6) to one output row
+// as act_rows_f32 does, while it is in L1.
+static inline void act_row(float *o, int n, int act) {
+    if (act == 1) {
+        for (int i = 0; i < n; i++) o[i] = o[i] < 0.0f ? 0.0f : o[i];
+    } else if (act == 3) {
+        for (int i = 0; i < n; i++) {
+            const float v = o[i] < 0.0f ? 0.0f : o[i];
+            o[i] = v > 6.0f ? 6.0f : v;
+        }
+    }
+}
+
 // dw3x3_row computes one output row of a 3x3 depthwise kernel from three
 // zero-padded input rows (no bounds checks: the caller padded the plane).
 static inline void dw3x3_row(float *restrict o, const float *restrict r0, const float *restrict r1,
@@ -136,6 +150,14 @@ __attribute__((target("avx512f"))) static inline __mmask16 colmask(int c, int W)
 #define LDU(r, c) _mm512_loadu_ps((const char *)(r) + 4L * (c))
 #define LDK(r, c, m) _mm512_maskz_loadu_ps((m), (const char *)(r) + 4L * (c))
 
+// act512 is act_rows_f32's fused activation (1 RELU, 3 RELU6) on a vector:
+// max(0, v) and min(6, v) return v when v is NaN, as x < 0 ? 0 : x does.
+AVX512 static inline AINLINE __m512 act512(__m512 v, int act) {
+    if (act == 1 || act == 3) v = _mm512_max_ps(_mm512_setzero_ps(), v);
+    if (act == 3) v = _mm512_min_ps(_mm512_set1_ps(6.0f), v);
+    return v;
+}
+
 // dw3_plane_avx512 is one 3x3 depthwise plane (dilation 1, stride S in
 // {1, 2}) with AVX-512, 16 output columns at a time, reading x directly:
 // padding taps are masked-off loads (they read nothing and load as 0) or the
@@ -146,7 +168,7 @@ __attribute__((target("avx512f"))) static inline __mmask16 colmask(int c, int W)
 // once per plane into cm (5 per block of 16 output columns), not per row.
 #define DW3_PLANE(NAME, S)                                                                          \
 AVX512 static void NAME(const float *xc, const float *wc, float b, float *yc, int H, int W,          \
-                        int PH, int PW, int OH, int OW, const float *z, __mmask16 *cm) {            \
+                        int PH, int PW, int OH, int OW, const float *z, __mmask16 *cm, int act) {   \
     const __m512 k0 = _mm512_set1_ps(wc[0]), k1 = _mm512_set1_ps(wc[1]), k2 = _mm512_set1_ps(wc[2]); \
     const __m512 k3 = _mm512_set1_ps(wc[3]), k4 = _mm512_set1_ps(wc[4]), k5 = _mm512_set1_ps(wc[5]); \
     const __m512 k6 = _mm512_set1_ps(wc[6]), k7 = _mm512_set1_ps(wc[7]), k8 = _mm512_set1_ps(wc[8]); \
@@ -179,7 +201,7 @@ AVX512 static void NAME(const float *xc, const float *wc, float b, float *yc, in
                          LDK(r1, c + 0, m0), LDK(r1, c + 1, m1), LDK(r1, c + 2, m2), LDK(r1, c + 16, m16), LDK(r1, c + 18, m18), \
                          LDK(r2, c + 0, m0), LDK(r2, c + 1, m1), LDK(r2, c + 2, m2), LDK(r2, c + 16, m16), LDK(r2, c + 18, m18)) \
             }                                                                                       \
-            const __m512 sum = _mm512_add_ps(_mm512_add_ps(a0, a1), a2);                            \
+            const __m512 sum = act512(_mm512_add_ps(_mm512_add_ps(a0, a1), a2), act);               \
             if (i + 16 <= OW) _mm512_storeu_ps(o + i, sum);                                         \
             else _mm512_mask_storeu_ps(o + i, (__mmask16)((1u << (OW - i)) - 1), sum);              \
         }                                                                                           \
@@ -244,7 +266,7 @@ DW3_PLANE(dw3s2_plane_avx512, 2)
         a0 = _mm512_fmadd_ps(k6##i, LDK(p, W - 1, q6), a0);                                         \
         a1 = _mm512_fmadd_ps(k7##i, LDK(p, W, q7), a1);                                             \
         a2 = _mm512_fmadd_ps(k8##i, LDK(p, W + 1, q8), a2);                                         \
-        const __m512 sum = _mm512_add_ps(_mm512_add_ps(a0, a1), a2);                                \
+        const __m512 sum = act512(_mm512_add_ps(_mm512_add_ps(a0, a1), a2), act);                   \
         if (q9 == 0xFFFF) _mm512_storeu_ps(yc##i + 16 * b, sum);                                    \
         else _mm512_mask_storeu_ps(yc##i + 16 * b, q9, sum);                                        \
     }
@@ -258,7 +280,7 @@ DW3_PLANE(dw3s2_plane_avx512, 2)
 // off. The masks depend only on the block, so m (10 per block of 16, the
 // tenth the lanes inside the plane) is filled once for all planes.
 AVX512 static void dw3s1_flat_avx512(const float *x, const float *w, const float *bias, float *y,
-                                     int NC, int C, int c0, int H, int W, __mmask16 *m) {
+                                     int NC, int C, int c0, int H, int W, __mmask16 *m, int act) {
     const long HW = (long)H * W;
     const long nb = (HW + 15) / 16;
     for (long b = 0; b < nb; b++) {
@@ -303,16 +325,19 @@ AVX512 static void dw3s1_flat_avx512(const float *x, const float *w, const float
 
 // dwconv_f32 is the direct depthwise 2-D convolution of NC channel planes
 // (channel index c0+i mod C): y[c] (OH x OW) = bias[c] + x[c] (H x W)
-// correlated with w[c] (KH x KW). Each plane is first copied into a
-// zero-padded scratch plane so the inner loops need no bounds checks; pad
-// is a caller-provided buffer of max(HP x WP, W + 48) floats (HP, WP: the
-// extent the taps reach, computed below). 3x3 kernels with dilation 1 and
-// stride 1 or 2 take the AVX-512 path at that level; it uses pad as
-// the zero row (W + 48 floats) followed by the lane masks, for which pad
-// must hold dw_mask_floats(OH, OW) more floats.
+// correlated with w[c] (KH x KW), then the fused activation act (1 RELU,
+// 3 RELU6, else none) applied while the output is in registers or L1.
+// 3x3 kernels with dilation 1 and stride 1 or 2 take the AVX-512 path at
+// that level; it uses pad as the zero row (W + 48 floats) followed by the
+// lane masks, for which pad must hold dw_mask_floats(OH, OW) more floats.
+// Other square 3x3, 5x5 and 7x7 kernels with dilation 1 and stride 1 or 2
+// take dw_rows_f32 (dwconv_rows.c; pad of dw_rows_floats). The rest copy
+// each plane into a zero-padded scratch plane so the inner loops need no
+// bounds checks: pad of HP x WP floats (the extent the taps reach, below).
 GK_ISA_BODY void dwconv_f32_body(const float *x, const float *w, const float *bias, float *y,
                                  int NC, int C, int H, int W, int KH, int KW, int SH, int SW,
-                                 int PH, int PW, int DH, int DW, int OH, int OW, int c0, float *pad) {
+                                 int PH, int PW, int DH, int DW, int OH, int OW, int c0, int act,
+                                 float *pad) {
     // padded plane: rows/cols reachable by any tap of any output
     const int HP = (OH - 1) * SH + (KH - 1) * DH + 1;
     const int WP = (OW - 1) * SW + (KW - 1) * DW + 1;
@@ -321,15 +346,19 @@ GK_ISA_BODY void dwconv_f32_body(const float *x, const float *w, const float *bi
         gk_nn_isa() >= GK_ISA_AVX512) {
         __mmask16 *masks = (__mmask16 *)(pad + W + 48);
         if (SW == 1 && PH == 1 && PW == 1 && OH == H && OW == W) {
-            dw3s1_flat_avx512(x, w, bias, y, NC, C, c0, H, W, masks);
+            dw3s1_flat_avx512(x, w, bias, y, NC, C, c0, H, W, masks, act);
             return;
         }
         memset(pad, 0, sizeof(float) * (W + 48)); // the zero row
         for (int nc = 0; nc < NC; nc++) {
             int c = (c0 + nc) % C;
             (SW == 1 ? dw3s1_plane_avx512 : dw3s2_plane_avx512)(x + (long)nc * H * W, w + (long)c * 9,
-                bias ? bias[c] : 0.0f, y + (long)nc * OH * OW, H, W, PH, PW, OH, OW, pad, masks);
+                bias ? bias[c] : 0.0f, y + (long)nc * OH * OW, H, W, PH, PW, OH, OW, pad, masks, act);
         }
+        return;
+    }
+    if (dw_rows_ok(KH, KW, SH, SW, DH, DW)) {
+        dw_rows_f32(x, w, bias, y, NC, C, H, W, KH, SH, PH, PW, OH, OW, c0, act, pad);
         return;
     }
     for (int nc = 0; nc < NC; nc++) {
@@ -357,6 +386,7 @@ GK_ISA_BODY void dwconv_f32_body(const float *x, const float *w, const float *bi
             const float *r = p + (long)oh * SH * ld;
             if (KH == 3 && KW == 3) {
                 dw3x3_row(o, r, r + (long)DH * ld, r + 2L * DH * ld, wc, b, SW, DW, OW);
+                act_row(o, OW, act);
                 continue;
             }
             for (int ow = 0; ow < OW; ow++) o[ow] = b;
@@ -372,13 +402,14 @@ GK_ISA_BODY void dwconv_f32_body(const float *x, const float *w, const float *bi
                     }
                 }
             }
+            act_row(o, OW, act);
         }
     }
 }
 GK_ISA_VARIANTS(gk_nn_isa(), dwconv_f32, (const float *x, const float *w, const float *bias, float *y, int NC, int C,
                 int H, int W, int KH, int KW, int SH, int SW, int PH, int PW, int DH, int DW, int OH,
-                int OW, int c0, float *pad),
-                (x, w, bias, y, NC, C, H, W, KH, KW, SH, SW, PH, PW, DH, DW, OH, OW, c0, pad))
+                int OW, int c0, int act, float *pad),
+                (x, w, bias, y, NC, C, H, W, KH, KW, SH, SW, PH, PW, DH, DW, OH, OW, c0, act, pad))
 
 // mp_edge is one output column of mp_row whose window is clipped by the row ends.
 static inline float mp_edge(const float *tmp, const float *first, int j, int W, int KW, int DW) {

@@ -10,7 +10,7 @@ void col2im_f32(const float *col, float *y, int C, int D, int H, int W,
                 int OD, int OH, int OW);
 void dwconv_f32(const float *x, const float *w, const float *bias, float *y,
                 int NC, int C, int H, int W, int KH, int KW, int SH, int SW,
-                int PH, int PW, int DH, int DW, int OH, int OW, int c0, float *pad);
+                int PH, int PW, int DH, int DW, int OH, int OW, int c0, int act, float *pad);
 void maxpool2d_f32(const float *x, float *y, int NC, int H, int W, int KH, int KW,
                    int SH, int SW, int PH, int PW, int DH, int DW, int OH, int OW, float *tmp);
 long dw_mask_floats(int OH, int OW);
