@@ -104,12 +104,14 @@ func convF32(ctx *opkernel.Ctx, g *geom, nb, c, m, group int, x, w, b, z, y []fl
 				int(C.dw_rows_floats(C.int(g.in[1]), C.int(g.in[2]), C.int(g.k[1]), C.int(g.s[1]), C.int(g.out[1]), C.int(g.out[2])))))
 			defer putF32(pp)
 			pad := *pp
-			// The kernel applies the activation itself, unless a residual
-			// must be added first: then the epilogue adds it and applies the
+			// The kernel applies RELU/RELU6 itself, unless a residual must
+			// be added first; then, and for the other activations (sigmoid,
+			// tanh, hswish, swish), the epilogue adds it and applies the
 			// activation, planes going in groups of about convTileBytes so
 			// each is finished while it is still in cache.
 			step, kernelAct := e-s, act
-			if z != nil {
+			epi := z != nil || (act != ir.ActNone && !kernelActivation(act))
+			if epi {
 				step, kernelAct = max(1, convTileBytes/(4*outVol)), ir.ActNone
 			}
 			for p := s; p < e; p += step {
@@ -117,7 +119,7 @@ func convF32(ctx *opkernel.Ctx, g *geom, nb, c, m, group int, x, w, b, z, y []fl
 				C.dwconv_f32(cf(x[p*inVol:]), cf(w), cf(b), cf(y[p*outVol:]), C.int(q-p), C.int(c),
 					C.int(g.in[1]), C.int(g.in[2]), C.int(g.k[1]), C.int(g.k[2]), C.int(g.s[1]), C.int(g.s[2]),
 					C.int(g.pb[1]), C.int(g.pb[2]), C.int(g.d[1]), C.int(g.d[2]), C.int(g.out[1]), C.int(g.out[2]), C.int(p%c), C.int(kernelAct), cf(pad))
-				if z != nil {
+				if epi {
 					epiRows(y[p*outVol:], from(z, p*outVol), 1, (q-p)*outVol, 0, act)
 				}
 			}

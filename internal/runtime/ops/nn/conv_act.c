@@ -1,8 +1,76 @@
 // Epilogue of the convolution paths (conv.go, conv_packed.go): the residual
 // and the fused activation, on one output tile while it is in cache.
+// No FP traps are enabled in this process: saying so lets GCC turn the
+// selects below into blends, so the activation loops vectorise.
+#pragma GCC optimize("no-trapping-math")
+#include <stdint.h>
+#include <string.h>
 #include "conv_act.h"
 
 #define CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+
+// epi_exp is expf without a libm call, branch-free so the row loops below
+// vectorise: x = n*ln2 + r, |r| <= ln2/2 (ln2 in two parts, so r is exact
+// to a few ulp), e^r by Cephes' degree-7 minimax polynomial (about 1 ulp),
+// times 2^n built in the exponent bits. 2^n is applied as 2^(n-1) * 2 so n
+// = 128 (x just under the overflow threshold) stays representable; x above
+// the threshold gives +inf, x below -87 gives 0 (e^-87 is about FLT_MIN, so
+// the absolute error is below 1.2e-38), NaN stays NaN.
+static inline float epi_exp(float x) {
+    const float hi = 88.72283935546875f, lo = -87.0f;
+    float c = x > hi ? hi : x;
+    c = c < lo ? lo : c;
+    const float shifter = 12582912.0f; // 1.5*2^23: adding it rounds to an integer
+    float t = c * 1.44269504088896341f + shifter;
+    float n = t - shifter;
+    int32_t ti;
+    memcpy(&ti, &t, 4);
+    int32_t ni = ti - 0x4B400000; // n as an integer, in [-126, 128]
+    float r = c - n * 0.693359375f;
+    r = r - n * -2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    float e = (p * r) * r + r + 1.0f;
+    uint32_t sb = (uint32_t)(ni + 126) << 23;
+    float s;
+    memcpy(&s, &sb, 4);
+    e = e * s * 2.0f;
+    e = x > hi ? __builtin_inff() : e;
+    return x < lo ? 0.0f : e;
+}
+
+// sigmoid and x*sigmoid(x) as a quotient: exp(-x) overflowing to +inf for
+// x < -88.7 gives 1/inf = 0 and x/inf = -0 (the limits), never inf/inf.
+static inline float epi_sigmoid(float x) { return 1.0f / (1.0f + epi_exp(-x)); }
+static inline float epi_swish(float x) { return x / (1.0f + epi_exp(-x)); }
+
+// tanh: Cephes' odd polynomial below |x| = 0.625 (where 1 - 2/(e^2x+1)
+// would cancel), else 1 - 2/(e^2|x|+1) with x's sign (e^2|x| = inf: 1).
+static inline float epi_tanh(float x) {
+    float a = x < 0.0f ? -x : x;
+    float z = x * x;
+    float p = -5.70498872745e-3f;
+    p = p * z + 2.06390887954e-2f;
+    p = p * z - 5.37397155531e-2f;
+    p = p * z + 1.33314422036e-1f;
+    p = p * z - 3.33332819422e-1f;
+    float small = x + x * z * p;
+    float big = 1.0f - 2.0f / (epi_exp(a + a) + 1.0f);
+    big = x < 0.0f ? -big : big;
+    return a < 0.625f ? small : big;
+}
+
+// x*relu6(x+3)/6, as ONNX HardSwish and MindSpore's HSWISH.
+static inline float epi_hswish(float x) {
+    float v = x + 3.0f;
+    v = v < 0.0f ? 0.0f : v;
+    v = v > 6.0f ? 6.0f : v;
+    return x * v / 6.0f;
+}
 
 // x < 0 ? 0 : x keeps NaN as NaN, as the runtime's ReLU (Go's max) does.
 CLONES void epi_rows_f32(float *y, const float *z, int rows, long n, long ld, int act) {
@@ -12,13 +80,28 @@ CLONES void epi_rows_f32(float *y, const float *z, int rows, long n, long ld, in
             const float *zr = z + (long)j * ld;
             for (long i = 0; i < n; i++) r[i] += zr[i];
         }
-        if (act == 1) {
+        switch (act) {
+        case 1:
             for (long i = 0; i < n; i++) r[i] = r[i] < 0.0f ? 0.0f : r[i];
-        } else if (act == 3) {
+            break;
+        case 3:
             for (long i = 0; i < n; i++) {
                 float v = r[i] < 0.0f ? 0.0f : r[i];
                 r[i] = v > 6.0f ? 6.0f : v;
             }
+            break;
+        case 2:
+            for (long i = 0; i < n; i++) r[i] = epi_sigmoid(r[i]);
+            break;
+        case 10:
+            for (long i = 0; i < n; i++) r[i] = epi_tanh(r[i]);
+            break;
+        case 12:
+            for (long i = 0; i < n; i++) r[i] = epi_hswish(r[i]);
+            break;
+        case 18:
+            for (long i = 0; i < n; i++) r[i] = epi_swish(r[i]);
+            break;
         }
     }
 }

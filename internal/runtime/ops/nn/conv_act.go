@@ -11,7 +11,11 @@ package nn
 */
 import "C"
 
-import "gkconv/internal/ir"
+import (
+	"math"
+
+	"gkconv/internal/ir"
+)
 
 // epiRows adds the residual z (laid out as y; nil: none) to the first n
 // floats of rows rows of y (row stride ld) and applies act; a no-op without
@@ -52,5 +56,27 @@ func epiSlice[T float](y, z []T, act int64) {
 				y[i] = 6
 			}
 		}
+	case ir.ActSigmoid:
+		for i, v := range y {
+			y[i] = T(1 / (1 + math.Exp(-float64(v))))
+		}
+	case ir.ActSwish:
+		for i, v := range y {
+			y[i] = T(float64(v) / (1 + math.Exp(-float64(v))))
+		}
+	case ir.ActTanh:
+		for i, v := range y {
+			y[i] = T(math.Tanh(float64(v)))
+		}
+	case ir.ActHSwish:
+		for i, v := range y {
+			y[i] = v * min(max(v+3, 0), 6) / 6
+		}
 	}
+}
+
+// kernelActivation is the activation a depthwise kernel applies itself
+// (RELU, RELU6); the others are left to the epilogue.
+func kernelActivation(act int64) bool {
+	return act == ir.ActReLU || act == ir.ActReLU6
 }

@@ -16,27 +16,8 @@ import (
 // pointwise BLAS, grouped, both packed forms) and compares with the plain
 // conv followed by the Add and the activation.
 func TestConvFusedActivation(t *testing.T) {
-	type tc struct {
-		name           string
-		mode           int32
-		cin, cout, grp int
-		k, hw          int64
-		bias           bool
-	}
-	cases := []tc{
-		{"depthwise", -1, 24, 24, 24, 3, 29, true},
-		{"depthwise_nobias", -1, 8, 8, 8, 3, 200, false}, // planes bigger than one epilogue step
-		{"im2col", -1, 5, 17, 1, 3, 40, true},
-		{"im2col_nobias", -1, 5, 17, 1, 3, 40, false},
-		{"pointwise_blas", -1, 6, 10, 1, 1, 12, false},
-		{"grouped", -1, 6, 12, 3, 3, 11, true},
-		{"packed_transposed", packTransposed, 7, 37, 1, 3, 17, true},
-		{"packed_transposed_nobias", packTransposed, 7, 37, 1, 1, 9, false},
-		{"slivers", packSlivers, 9, 30, 1, 3, 21, true},
-		{"slivers_nobias", packSlivers, 9, 30, 1, 1, 33, false},
-	}
 	rng := rand.New(rand.NewSource(7))
-	for _, c := range cases {
+	for _, c := range convEpilogueCases {
 		if c.mode == packSlivers && !convGEMMAvailable.Load() {
 			t.Logf("%s: no AVX-512, not tested", c.name)
 			continue
@@ -52,6 +33,26 @@ func TestConvFusedActivation(t *testing.T) {
 			}
 		}
 	}
+}
+
+// convEpilogueCases are the convolution paths the epilogue tests cover.
+var convEpilogueCases = []struct {
+	name           string
+	mode           int32
+	cin, cout, grp int
+	k, hw          int64
+	bias           bool
+}{
+	{"depthwise", -1, 24, 24, 24, 3, 29, true},
+	{"depthwise_nobias", -1, 8, 8, 8, 3, 200, false}, // planes bigger than one epilogue step
+	{"im2col", -1, 5, 17, 1, 3, 40, true},
+	{"im2col_nobias", -1, 5, 17, 1, 3, 40, false},
+	{"pointwise_blas", -1, 6, 10, 1, 1, 12, false},
+	{"grouped", -1, 6, 12, 3, 3, 11, true},
+	{"packed_transposed", packTransposed, 7, 37, 1, 3, 17, true},
+	{"packed_transposed_nobias", packTransposed, 7, 37, 1, 1, 9, false},
+	{"slivers", packSlivers, 9, 30, 1, 3, 21, true},
+	{"slivers_nobias", packSlivers, 9, 30, 1, 1, 33, false},
 }
 
 // convEpilogueCase runs one case of TestConvFusedActivation.
@@ -151,8 +152,17 @@ func TestConvFusedActivationFloat64(t *testing.T) {
 	if err := run(x, w, nil, ir.NewTensor(ir.Float64, []int64{1, 1, 1, 2})); err == nil {
 		t.Fatal("a residual of another shape was accepted")
 	}
-	n.Attrs[ir.AttrActivation] = ir.IntAttr(2) // SIGMOID: not a conv activation here
+	n.Attrs[ir.AttrActivation] = ir.IntAttr(5) // LEAKY_RELU: not a conv activation here
 	if err := run(x, w); err == nil {
-		t.Fatal("activation_type 2 accepted")
+		t.Fatal("activation_type 5 accepted")
+	}
+	n.Attrs[ir.AttrActivation] = ir.IntAttr(ir.ActSwish)
+	if err := run(x, w); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range []float64{-3, 1, 7, 2} {
+		if want := v / (1 + math.Exp(-v)); math.Abs(y.F64()[i]-want) > 1e-15 {
+			t.Fatalf("SWISH: element %d: got %g, want %g", i, y.F64()[i], want)
+		}
 	}
 }
