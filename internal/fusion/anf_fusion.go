@@ -41,6 +41,13 @@ var anfFusions = []pass{
 	// ReLU6) -> Conv2D with a residual input; last, after the folds and
 	// ConvActivationFusion have made the conv the Add's direct input.
 	{anfStageIndex, 6, "ConvElemwiseAddFusion", 0, nil, all, runConvElemwiseAddFusion},
+	// Not a converter_lite pass either: Conv2D + Sigmoid, Tanh, HSwish or
+	// SiLU (Mul(y, Sigmoid(y))) -> Conv2D with activation_type SIGMOID,
+	// TANH, HSWISH or SWISH, which MindSpore Lite's conv kernels do not
+	// apply (the MindIR file carries an Activation node after the conv).
+	// After ConvElemwiseAddFusion, and it leaves a conv with a residual
+	// alone: after an Add only RELU/RELU6 are fused, as before.
+	{anfStageIndex, 7, "ConvSwishActivationFusion", 0, nil, all, runConvSwishActivationFusion},
 }
 
 // liteOnlyFusions are converter_lite's other InitFusions passes: names a
@@ -71,7 +78,7 @@ var atcSwitchNames = map[string]map[string][]string{
 		"AConv2dMulFusion":        {"ConvScaleFusion"},
 	},
 	"UBFusion": {
-		"ALL": {"ConvActivationFusion", "MatMulActivationFusion", "ConvElemwiseAddFusion"},
+		"ALL": {"ConvActivationFusion", "MatMulActivationFusion", "ConvElemwiseAddFusion", "ConvSwishActivationFusion"},
 	},
 }
 

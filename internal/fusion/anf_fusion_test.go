@@ -148,9 +148,54 @@ func TestConvAnfFusions(t *testing.T) {
 		{"clip_0_5", func(b *testkit.Graph) *ir.Graph { // no MindSpore conv activation is this
 			return b.Output(b.Node("clip", "Clip", nil, convIn(b, true), b.Scalar(0), b.Scalar(5)))
 		}, "Conv2D,Clip", "", 0},
-		{"sigmoid", func(b *testkit.Graph) *ir.Graph { // converter_lite fuses RELU and RELU6 only
+		// ConvSwishActivationFusion (converter_lite fuses RELU and RELU6 only)
+		{"sigmoid", func(b *testkit.Graph) *ir.Graph {
 			return b.Output(b.Node("s", "Sigmoid", nil, convIn(b, true)))
+		}, "Conv2D", "ConvSwishActivationFusion", ir.ActSigmoid},
+		{"tanh", func(b *testkit.Graph) *ir.Graph {
+			return b.Output(b.Node("t", "Tanh", nil, convIn(b, false)))
+		}, "Conv2D", "ConvSwishActivationFusion", ir.ActTanh},
+		{"hswish", func(b *testkit.Graph) *ir.Graph {
+			return b.Output(b.Node("h", "HSwish", nil, convIn(b, true)))
+		}, "Conv2D", "ConvSwishActivationFusion", ir.ActHSwish},
+		{"silu", func(b *testkit.Graph) *ir.Graph {
+			c := convIn(b, true)
+			return b.Output(b.Node("m", "Mul", nil, c, b.Node("s", "Sigmoid", nil, c)))
+		}, "Conv2D", "ConvSwishActivationFusion", ir.ActSwish},
+		{"silu_sigmoid_first", func(b *testkit.Graph) *ir.Graph {
+			c := convIn(b, true)
+			return b.Output(b.Node("m", "Mul", nil, b.Node("s", "Sigmoid", nil, c), c))
+		}, "Conv2D", "ConvSwishActivationFusion", ir.ActSwish},
+		{"silu_bn", func(b *testkit.Graph) *ir.Graph { // BatchNorm folds first, then the SiLU
+			c := bn(b, convIn(b, false), nil)
+			return b.Output(b.Node("m", "Mul", nil, c, b.Node("s", "Sigmoid", nil, c)))
+		}, "Conv2D", "ConvBatchNormFusion", ir.ActSwish},
+		{"silu_sigmoid_shared", func(b *testkit.Graph) *ir.Graph { // the Sigmoid has another reader
+			c := convIn(b, true)
+			s := b.Node("s", "Sigmoid", nil, c)
+			return b.Output(b.Node("m", "Mul", nil, c, s), b.Node("neg", "Neg", nil, s))
+		}, "Conv2D,Sigmoid,Mul,Neg", "", 0},
+		{"silu_sigmoid_output", func(b *testkit.Graph) *ir.Graph { // the Sigmoid's output is a graph output
+			c := convIn(b, true)
+			s := b.Node("s", "Sigmoid", nil, c)
+			return b.Output(b.Node("m", "Mul", nil, c, s), s)
+		}, "Conv2D,Sigmoid,Mul", "", 0},
+		{"silu_conv_shared", func(b *testkit.Graph) *ir.Graph { // a third reader of the conv
+			c := convIn(b, true)
+			return b.Output(b.Node("m", "Mul", nil, c, b.Node("s", "Sigmoid", nil, c)), b.Node("neg", "Neg", nil, c))
+		}, "Conv2D,Sigmoid,Mul,Neg", "", 0},
+		{"silu_conv_output", func(b *testkit.Graph) *ir.Graph {
+			c := convIn(b, true)
+			return b.Output(b.Node("m", "Mul", nil, c, b.Node("s", "Sigmoid", nil, c)), c)
+		}, "Conv2D,Sigmoid,Mul", "", 0},
+		{"sigmoid_conv_output", func(b *testkit.Graph) *ir.Graph {
+			c := convIn(b, true)
+			return b.Output(b.Node("s", "Sigmoid", nil, c), c)
 		}, "Conv2D,Sigmoid", "", 0},
+		{"mul_sigmoid_of_other", func(b *testkit.Graph) *ir.Graph { // Mul(y, Sigmoid(y)) needs the same y
+			c := convIn(b, true)
+			return b.Output(b.Node("m", "Mul", nil, c, b.Node("s", "Sigmoid", nil, resid(b))))
+		}, "Conv2D,Sigmoid,Mul", "", 0},
 		{"relu_shared", func(b *testkit.Graph) *ir.Graph {
 			c := convIn(b, true)
 			return b.Output(relu(b, c), b.Node("neg", "Neg", nil, c))
@@ -322,7 +367,7 @@ func TestAnfSwitchFile(t *testing.T) {
 	if len(g.Nodes) != 1 || len(warns) != 1 || !strings.Contains(warns[0], "ascend_oriented only") {
 		t.Errorf("CPU: %d nodes, warnings %q", len(g.Nodes), warns)
 	}
-	if !slices.Equal(AnfPassNames(), []string{"ConvBiasaddFusion", "ConvBatchNormFusion", "ConvScaleFusion", "ConvActivationFusion", "MatMulAddFusion", "MatMulActivationFusion", "ConvElemwiseAddFusion"}) {
+	if !slices.Equal(AnfPassNames(), []string{"ConvBiasaddFusion", "ConvBatchNormFusion", "ConvScaleFusion", "ConvActivationFusion", "MatMulAddFusion", "MatMulActivationFusion", "ConvElemwiseAddFusion", "ConvSwishActivationFusion"}) {
 		t.Errorf("names %v", AnfPassNames())
 	}
 }
