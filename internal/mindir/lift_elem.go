@@ -74,6 +74,11 @@ func liftActivation(m *mnode) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if m.convActivation {
+		if y, ok := m.joinConvActivation(x, typ); ok {
+			return y, nil
+		}
+	}
 	alpha := func(def float64) (float64, error) { return m.floatArg(-1, def, "alpha") }
 	unary := func(op string) (any, error) { return m.emit1(op, nil, x), nil }
 	switch typ {

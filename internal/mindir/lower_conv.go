@@ -85,7 +85,7 @@ func lowerConv2D(c *lowerCtx) (*msNode, error) {
 		return nil, errNoPrimitive
 	}
 	act, ok := ir.FusedActivation(n)
-	if !ok {
+	if !ok || ir.IsEpilogueActivation(act) { // the writer writes these as Conv2DFusion + Activation (convApart)
 		return nil, errNoPrimitive
 	}
 	ins, ok := inputsUpTo(n, 3)

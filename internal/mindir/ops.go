@@ -25,6 +25,9 @@ type mnode struct {
 	// convResidual: an AddFusion the writer marked as a Conv2D's residual
 	// Add (conv_residual.go).
 	convResidual bool
+	// convActivation: an Activation the writer marked as a Conv2D's fused
+	// activation (conv_residual.go).
+	convActivation bool
 }
 
 func unsupported(format string, a ...any) error { return &unsupportedOp{fmt.Sprintf(format, a...)} }

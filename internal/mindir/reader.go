@@ -399,7 +399,8 @@ func (c *conv) msGraph(gp *pb.GraphProto, depth int) (*ir.Graph, error) {
 		}
 		mn := &mnode{c: c, name: name, op: op, domain: np.GetDomain(), ins: ins, attrs: map[string]any{}}
 		mn.provenance, mn.hasProvenance = provenanceOf(np)
-		mn.convResidual = c.own && hasConvResidualMark(np)
+		mn.convResidual = c.own && hasMark(np, convResidualAttr)
+		mn.convActivation = c.own && hasMark(np, convActivationAttr)
 		all := append(append([]*pb.AttributeProto{}, pattrs...), np.Attribute...)
 		for i, a := range all {
 			an := a.GetName()

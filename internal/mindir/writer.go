@@ -551,8 +551,8 @@ func (gw *graphWriter) node(n *ir.Node, defined map[*ir.Value]bool) error {
 			return fmt.Errorf("mindir: node %s: input %d (%s) is not defined before use", n.Name, i, in.Name)
 		}
 	}
-	if n.Op == "Conv2D" && ir.ConvResidual(n) != nil {
-		return gw.convResidual(n, defined)
+	if writtenApart(n) {
+		return gw.convApart(n, defined)
 	}
 	var m *msNode
 	var err error
