@@ -186,14 +186,18 @@ func checkEquivalent(t *testing.T, g *ir.Graph, flags string, be akgcfg.Backend,
 			}
 			// Two correct float32 evaluations of an ill-conditioned graph
 			// (a LayerNorm of saturated erf values: variance ~1e-6) differ
-			// by more than tol. Judge both against the float64 evaluation:
-			// fused may be off by what the unfused float32 graph itself is
-			// off (x4), as the kernel tests do (randgraph.ScaledError).
+			// by more than tol: every ulp-level difference (the erf
+			// expansion, a mean as sum*(1/n)) is amplified ~1000x. Judge
+			// both against the float64 evaluation: fused may be off by up
+			// to 16x what the unfused float32 graph itself is off. Two
+			// evaluations of such a graph land anywhere within a few times
+			// that error of each other (fuzzing found 2.9x and 4.1x); a
+			// wrong op or constant is off by O(1).
 			if exact == nil {
 				exact = execute(t, randgraph.Float64Body(ref), float64Inputs(in))
 			}
 			unfusedErr, fusedErr := randgraph.ScaledError(want[i], exact[i]), randgraph.ScaledError(got[i], exact[i])
-			if fusedErr > max(tol, 4*unfusedErr) {
+			if fusedErr > max(tol, 16*unfusedErr) {
 				t.Fatalf("output %d[%d]: fused %g, unfused %g; against float64: fused off by %.3g, unfused by %.3g (scaled)\n%s",
 					i, j, gt[j], w[j], fusedErr, unfusedErr, dumpText(g))
 			}
