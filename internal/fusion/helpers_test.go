@@ -176,7 +176,8 @@ func checkEquivalent(t *testing.T, g *ir.Graph, flags string, be akgcfg.Backend,
 	want := execute(t, ref, in)
 	res := run(t, g, flags, be)
 	got := execute(t, g, in)
-	var exact, noisy []*ir.Tensor // float64 evaluations, computed when first needed
+	var exact []*ir.Tensor // the float64 evaluation, computed when first needed
+	var noiseErr []float64 // per output: its error under float32-level rounding noise
 	for i := range want {
 		w, gt := want[i].F32(), got[i].F32()
 		if len(w) != len(gt) {
@@ -213,26 +214,43 @@ func checkEquivalent(t *testing.T, g *ir.Graph, flags string, be akgcfg.Backend,
 						}
 					}
 				}
-				rng := rand.New(rand.NewSource(7))
-				noisy = execGraph(t, wide, env, func(x *ir.Tensor) {
-					if x.DType == ir.Float64 {
-						for k, v := range x.F64() {
-							x.F64()[k] = v * (1 + (2*rng.Float64()-1)*0x1p-24)
+				// Four noise draws: one draw's error swings several times
+				// between shapes and seeds; the largest is the estimate.
+				for seed := int64(1); seed <= 4; seed++ {
+					rng := rand.New(rand.NewSource(seed))
+					out := execGraph(t, wide, cloneEnv(env), func(x *ir.Tensor) {
+						if x.DType == ir.Float64 {
+							for k, v := range x.F64() {
+								x.F64()[k] = v * (1 + (2*rng.Float64()-1)*0x1p-24)
+							}
 						}
+					})
+					for k := range out {
+						if len(noiseErr) <= k {
+							noiseErr = append(noiseErr, 0)
+						}
+						noiseErr[k] = max(noiseErr[k], randgraph.ScaledError(out[k], exact[k]))
 					}
-				})
+				}
 			}
 			unfusedErr, fusedErr := randgraph.ScaledError(want[i], exact[i]), randgraph.ScaledError(got[i], exact[i])
-			noiseErr := randgraph.ScaledError(noisy[i], exact[i])
-			if fusedErr > max(tol, 8*max(unfusedErr, noiseErr)) {
+			if fusedErr > max(tol, 8*max(unfusedErr, noiseErr[i])) {
 				t.Fatalf("output %d[%d]: fused %g, unfused %g; against float64: fused off by %.3g, unfused by %.3g, float32 rounding noise %.3g (scaled)\n%s",
-					i, j, gt[j], w[j], fusedErr, unfusedErr, noiseErr, dumpText(g))
+					i, j, gt[j], w[j], fusedErr, unfusedErr, noiseErr[i], dumpText(g))
 			}
-			t.Logf("output %d: ill-conditioned: fused off by %.3g, unfused by %.3g, rounding noise %.3g against float64", i, fusedErr, unfusedErr, noiseErr)
+			t.Logf("output %d: ill-conditioned: fused off by %.3g, unfused by %.3g, rounding noise %.3g against float64", i, fusedErr, unfusedErr, noiseErr[i])
 			break
 		}
 	}
 	return res
+}
+
+func cloneEnv(env map[*ir.Value]*ir.Tensor) map[*ir.Value]*ir.Tensor {
+	c := make(map[*ir.Value]*ir.Tensor, len(env))
+	for k, v := range env {
+		c[k] = v
+	}
+	return c
 }
 
 // float64Inputs widens float32 inputs for the float64 evaluation.
