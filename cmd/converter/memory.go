@@ -60,15 +60,10 @@ func checkMemory(g *ir.Graph, limit int64) error {
 	_ = ir.InferShapes(g) // best effort: unknown shapes are checked at run time
 	var inputs int64
 	for _, v := range g.Inputs {
-		if n := ir.NumElements(v.Shape); v.Shape != nil && n >= 0 {
-			b := n * int64(max(v.DType.Size(), 1))
-			if n > 0 && b/n != int64(max(v.DType.Size(), 1)) {
-				b = 1 << 62
-			}
-			inputs += b
-			if inputs > limit || b > limit {
-				return fmt.Errorf("the inputs need %d bytes (input %s %v), more than %s (%d bytes)", inputs, v.Name, v.Shape, what, limit)
-			}
+		b := valueBytes(v)
+		inputs = min(inputs+b, 1<<62)
+		if inputs > limit || b > limit {
+			return fmt.Errorf("the inputs need %d bytes (input %s %v), more than %s (%d bytes)", inputs, v.Name, v.Shape, what, limit)
 		}
 	}
 	for _, n := range g.Nodes {
@@ -106,9 +101,7 @@ func checkPlan(plan runtime.MemoryPlan, g *ir.Graph, flag int64) error {
 	}
 	var inputs int64
 	for _, v := range g.Inputs {
-		if n := ir.NumElements(v.Shape); v.Shape != nil && n > 0 {
-			inputs = min(inputs+min(n, (1<<62)/int64(max(v.DType.Size(), 1)))*int64(max(v.DType.Size(), 1)), 1<<62)
-		}
+		inputs = min(inputs+valueBytes(v), 1<<62)
 	}
 	total := min(plan.Total(), 1<<62) + inputs
 	if total > limit {
@@ -116,4 +109,15 @@ func checkPlan(plan runtime.MemoryPlan, g *ir.Graph, flag int64) error {
 			total, plan.PoolPeak, plan.OutputBytes, plan.PreparedBytes, inputs, what, limit)
 	}
 	return nil
+}
+
+// valueBytes is the bytes of a value's static shape, saturating at 2^62; 0
+// when the shape is unknown (checked at run time).
+func valueBytes(v *ir.Value) int64 {
+	n := ir.NumElements(v.Shape)
+	if v.Shape == nil || n <= 0 {
+		return 0
+	}
+	size := int64(max(v.DType.Size(), 1))
+	return min(n, (1<<62)/size) * size
 }
