@@ -83,7 +83,27 @@ type OpInfo struct {
 	Note    string // convention differences from ONNX, if any
 }
 
-var opTable = []OpInfo{
+// opTable is the core rows below plus the families that live in their own
+// files (ops_<family>.go), so each family's rows sit next to its shape
+// functions and adding one touches one file.
+var opTable = joinOpTables(coreOps, lossNormOps, indexingOps, quantOps, recurrentOps, controlFlowOps)
+
+func joinOpTables(tables ...[]OpInfo) []OpInfo {
+	var out []OpInfo
+	seen := map[string]bool{}
+	for _, t := range tables {
+		for _, o := range t {
+			if seen[o.Name] {
+				panic("ir: op " + o.Name + " is in two op tables")
+			}
+			seen[o.Name] = true
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+var coreOps = []OpInfo{
 	// unary elementwise
 	{Name: "Abs", Onnx: "Abs", In: Arity{1, 1}, Out: Arity{1, 1}, Infer: inferUnary, Pattern: PatternElemwise},
 	{Name: "ACos", Onnx: "Acos", In: Arity{1, 1}, Out: Arity{1, 1}, Infer: inferUnary, Pattern: PatternElemwise},

@@ -5,11 +5,13 @@ package mindir
 // are written as Custom(type="gkconv.<op>") by customFallback. The families
 // live in their own files (lower_elem.go, lower_nn.go); their reverse, the
 // reader's mapping of those primitives, is liftTable (ops.go dispatch).
-var lowerTable = mergeTables(lowerSameTable(), lowerElemTable, lowerNNTable)
+var lowerTable = mergeTables(lowerSameTable(), lowerElemTable, lowerNNTable,
+	lowerLossNormTable, lowerIndexingTable, lowerQuantTable, lowerRecurrentTable, lowerControlTable)
 
 // liftTable maps MindSpore primitives to readers that ops.go's dispatch
 // consults before its own cases.
-var liftTable = mergeTables(liftElemTable, liftNNTable)
+var liftTable = mergeTables(liftElemTable, liftNNTable,
+	liftLossNormTable, liftIndexingTable, liftQuantTable, liftRecurrentTable, liftControlTable)
 
 func mergeTables[F any](tables ...map[string]F) map[string]F {
 	out := map[string]F{}

@@ -1,0 +1,4 @@
+package ir
+
+// quantOps: quantization: QDQ, QLinear and Integer ops (issue 13).
+var quantOps = []OpInfo{}

@@ -1,0 +1,4 @@
+package ir
+
+// recurrentOps: recurrent ops: LSTM, GRU, RNN (issue 13).
+var recurrentOps = []OpInfo{}

@@ -1,0 +1,8 @@
+package mindir
+
+// lowerControlTable and liftControlTable: the issue-13 op family's MindSpore
+// primitives (written by lower, read back by lift); IR ops of the family
+// that have no MindSpore primitive are written as Custom(type="gkconv.<op>").
+var lowerControlTable = schemaGated(map[string]lowerFunc{})
+
+var liftControlTable = map[string]func(*mnode) (any, error){}
