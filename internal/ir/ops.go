@@ -86,7 +86,7 @@ type OpInfo struct {
 // opTable is the core rows below plus the families that live in their own
 // files (ops_<family>.go), so each family's rows sit next to its shape
 // functions and adding one touches one file.
-var opTable = joinOpTables(coreOps, lossNormOps, indexingOps, quantOps, recurrentOps, controlFlowOps)
+var opTable = joinOpTables(coreOps, lossNormOps, indexingOps, quantOps, recurrentOps, controlFlowOps, miscOps)
 
 func joinOpTables(tables ...[]OpInfo) []OpInfo {
 	var out []OpInfo

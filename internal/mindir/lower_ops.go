@@ -6,12 +6,12 @@ package mindir
 // live in their own files (lower_elem.go, lower_nn.go); their reverse, the
 // reader's mapping of those primitives, is liftTable (ops.go dispatch).
 var lowerTable = mergeTables(lowerSameTable(), lowerElemTable, lowerNNTable,
-	lowerLossNormTable, lowerIndexingTable, lowerQuantTable, lowerRecurrentTable, lowerControlTable)
+	lowerLossNormTable, lowerIndexingTable, lowerQuantTable, lowerRecurrentTable, lowerControlTable, lowerMiscTable)
 
 // liftTable maps MindSpore primitives to readers that ops.go's dispatch
 // consults before its own cases.
 var liftTable = mergeTables(liftElemTable, liftNNTable,
-	liftLossNormTable, liftIndexingTable, liftQuantTable, liftRecurrentTable, liftControlTable)
+	liftLossNormTable, liftIndexingTable, liftQuantTable, liftRecurrentTable, liftControlTable, liftMiscTable)
 
 func mergeTables[F any](tables ...map[string]F) map[string]F {
 	out := map[string]F{}
