@@ -38,9 +38,9 @@ fuzz:
 fuzz-long:
 	GO=$(GO) bash scripts/fuzz.sh 1h
 
-# The ONNX backend node suite alone, with its summary line.
+# The ONNX backend suites (node, simple, pytorch-*) at opt_level 0 and 2, with their summary lines.
 suite:
-	set -o pipefail; $(GO) test -count=1 -run '^TestBackendSuite$$' -v ./internal/convert/ | grep -E 'passed|FAIL|^ok|in-scope'
+	set -o pipefail; $(GO) test -count=1 -run '^TestBackendSuite$$' -v ./internal/convert/ | grep -E 'passed|FAIL|^ok|onnxruntime passes fails|floor'
 
 demo: build
 	@mkdir -p $(OUT)
