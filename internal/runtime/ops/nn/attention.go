@@ -56,15 +56,7 @@ func attention(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	if mode := n.Attrs.Int("softmax_precision", 1); mode != 1 && mode != 10 && mode != 16 {
 		return opkernel.Unsupportedf(n, "softmax_precision %d (the softmax runs in float32)", mode)
 	}
-	view := &ir.Node{Name: n.Name, Op: n.Op, Attrs: n.Attrs}
-	for _, t := range in {
-		var val *ir.Value
-		if t != nil {
-			val = &ir.Value{DType: t.DType, Shape: t.Shape}
-		}
-		view.Inputs = append(view.Inputs, val)
-	}
-	g, err := ir.AttentionGeometry(view)
+	g, err := ir.AttentionGeometry(shapeView(n, in))
 	if err != nil {
 		return errf(n, "%v", err)
 	}
