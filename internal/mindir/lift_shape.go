@@ -408,7 +408,10 @@ func liftTopKFusion(m *mnode) (any, error) {
 	return tuple{n.Outputs[0], n.Outputs[1]}, nil
 }
 
-func liftCumSum(m *mnode) (any, error) {
+func liftCumSum(m *mnode) (any, error) { return liftScan(m, "CumSum") }
+
+// liftScan reads CumSum or CumProd into the IR op of the same name.
+func liftScan(m *mnode, op string) (any, error) {
 	x, err := m.tensor(0)
 	if err != nil {
 		return nil, err
@@ -435,7 +438,7 @@ func liftCumSum(m *mnode) (any, error) {
 			attrs[k] = ir.IntAttr(b2i(v != 0))
 		}
 	}
-	return m.emit1("CumSum", attrs, x, axis), nil
+	return m.emit1(op, attrs, x, axis), nil
 }
 
 func liftRange(m *mnode) (any, error) {

@@ -557,12 +557,15 @@ func lowerTopK(c *lowerCtx) (*msNode, error) {
 }
 
 // lowerCumSum: CumSum(x, axis) with exclusive and reverse as BOOL when given.
-func lowerCumSum(c *lowerCtx) (*msNode, error) {
+func lowerCumSum(c *lowerCtx) (*msNode, error) { return lowerScan(c, "CumSum") }
+
+// lowerScan writes CumSum or CumProd (the same operands and attributes).
+func lowerScan(c *lowerCtx, prim string) (*msNode, error) {
 	n := c.n
 	if !attrsOnly(n, "exclusive", "reverse") || len(n.Inputs) != 2 || n.Inputs[0] == nil || n.Inputs[1] == nil {
 		return nil, errNoPrimitive
 	}
-	m := &msNode{prim: "CumSum", inputs: n.Inputs}
+	m := &msNode{prim: prim, inputs: n.Inputs}
 	for _, k := range []string{"exclusive", "reverse"} {
 		if n.Attrs.Has(k) {
 			m.attrs = append(m.attrs, aBool(k, n.Attrs.Int(k, 0) != 0))

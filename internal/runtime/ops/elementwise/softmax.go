@@ -72,88 +72,112 @@ func softmaxGeneric[T float](ctx *opkernel.Ctx, d, s []T, outer, k, inner int, l
 	})
 }
 
-func cumSum(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
-	if err := checkArity(n, in, out, 2, 2, 1); err != nil {
-		return err
-	}
-	x, y := in[0], out[0]
-	if x.DType != y.DType || !slices.Equal(x.Shape, y.Shape) {
-		return nodeErr(n, "input %s does not match output %s", x, y)
-	}
-	ax, err := in[1].Int64s()
-	if err != nil || len(ax) != 1 {
-		return nodeErr(n, "axis must be one integer, got %s", in[1])
-	}
-	if opkernel.IsHalf(x.DType) {
-		w, flush := halfOut(y)
-		if err := cumSum(ctx, n, []*ir.Tensor{opkernel.HalfToF32(x), in[1]}, []*ir.Tensor{w}); err != nil {
+// cumOp is ONNX CumSum (prod false) or CumProd (prod true): the running
+// sums or products along axis (input 1); exclusive starts from 0 (1),
+// reverse scans from the end.
+func cumOp(prod bool) opkernel.Func {
+	var f opkernel.Func
+	f = func(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+		if err := checkArity(n, in, out, 2, 2, 1); err != nil {
 			return err
 		}
-		flush()
+		x, y := in[0], out[0]
+		if x.DType != y.DType || !slices.Equal(x.Shape, y.Shape) {
+			return nodeErr(n, "input %s does not match output %s", x, y)
+		}
+		ax, err := in[1].Int64s()
+		if err != nil || len(ax) != 1 {
+			return nodeErr(n, "axis must be one integer, got %s", in[1])
+		}
+		if opkernel.IsHalf(x.DType) {
+			w, flush := halfOut(y)
+			if err := f(ctx, n, []*ir.Tensor{opkernel.HalfToF32(x), in[1]}, []*ir.Tensor{w}); err != nil {
+				return err
+			}
+			flush()
+			return nil
+		}
+		rank := max(len(x.Shape), 1)
+		shape := x.Shape
+		if len(shape) == 0 {
+			shape = []int64{1}
+		}
+		axis, err := normAxis(n, ax[0], rank)
+		if err != nil {
+			return err
+		}
+		outer, k, inner := split3(shape, axis)
+		sc := scan{outer: outer, k: k, inner: inner, excl: n.Attrs.Int("exclusive", 0) != 0,
+			rev: n.Attrs.Int("reverse", 0) != 0, prod: prod}
+		switch x.DType {
+		case ir.Float32:
+			cumScanT(sc, y.F32(), x.F32())
+		case ir.Float64:
+			cumScanT(sc, y.F64(), x.F64())
+		case ir.Int8:
+			cumScanT(sc, y.I8(), x.I8())
+		case ir.Int16:
+			cumScanT(sc, y.I16(), x.I16())
+		case ir.Int32:
+			cumScanT(sc, y.I32(), x.I32())
+		case ir.Int64:
+			cumScanT(sc, y.I64(), x.I64())
+		case ir.Uint8:
+			cumScanT(sc, y.U8(), x.U8())
+		case ir.Uint16:
+			cumScanT(sc, y.U16(), x.U16())
+		case ir.Uint32:
+			cumScanT(sc, y.U32(), x.U32())
+		case ir.Uint64:
+			cumScanT(sc, y.U64(), x.U64())
+		default:
+			return opkernel.Unsupportedf(n, "dtype %s", x.DType)
+		}
 		return nil
 	}
-	rank := max(len(x.Shape), 1)
-	shape := x.Shape
-	if len(shape) == 0 {
-		shape = []int64{1}
-	}
-	axis, err := normAxis(n, ax[0], rank)
-	if err != nil {
-		return err
-	}
-	outer, k, inner := split3(shape, axis)
-	excl := n.Attrs.Int("exclusive", 0) != 0
-	rev := n.Attrs.Int("reverse", 0) != 0
-	switch x.DType {
-	case ir.Float32:
-		cumSumT(y.F32(), x.F32(), outer, k, inner, excl, rev)
-	case ir.Float64:
-		cumSumT(y.F64(), x.F64(), outer, k, inner, excl, rev)
-	case ir.Int8:
-		cumSumT(y.I8(), x.I8(), outer, k, inner, excl, rev)
-	case ir.Int16:
-		cumSumT(y.I16(), x.I16(), outer, k, inner, excl, rev)
-	case ir.Int32:
-		cumSumT(y.I32(), x.I32(), outer, k, inner, excl, rev)
-	case ir.Int64:
-		cumSumT(y.I64(), x.I64(), outer, k, inner, excl, rev)
-	case ir.Uint8:
-		cumSumT(y.U8(), x.U8(), outer, k, inner, excl, rev)
-	case ir.Uint16:
-		cumSumT(y.U16(), x.U16(), outer, k, inner, excl, rev)
-	case ir.Uint32:
-		cumSumT(y.U32(), x.U32(), outer, k, inner, excl, rev)
-	case ir.Uint64:
-		cumSumT(y.U64(), x.U64(), outer, k, inner, excl, rev)
-	default:
-		return opkernel.Unsupportedf(n, "dtype %s", x.DType)
-	}
-	return nil
+	return f
 }
 
-// cumSumT scans the middle dim of [outer, k, inner]; the running sums of
-// one outer slice advance together over inner, which keeps access contiguous.
-func cumSumT[T number](d, s []T, outer, k, inner int, excl, rev bool) {
-	acc := make([]T, inner)
-	for o := 0; o < outer; o++ {
-		clear(acc)
-		for step := 0; step < k; step++ {
-			i := step
-			if rev {
-				i = k - 1 - step
+// scan is the layout and mode of a scan over the middle dim of
+// [outer, k, inner].
+type scan struct {
+	outer, k, inner int
+	excl, rev, prod bool
+}
+
+// cumScanT scans the middle dim of [outer, k, inner]; the running sums
+// (products) of one outer slice advance together over inner, which keeps
+// access contiguous.
+func cumScanT[T number](sc scan, d, s []T) {
+	acc := make([]T, sc.inner)
+	for o := 0; o < sc.outer; o++ {
+		for j := range acc {
+			acc[j] = 0
+			if sc.prod {
+				acc[j] = 1
 			}
-			off := (o*k + i) * inner
-			src, dst := s[off:off+inner], d[off:off+inner]
-			if excl {
+		}
+		for step := 0; step < sc.k; step++ {
+			i := step
+			if sc.rev {
+				i = sc.k - 1 - step
+			}
+			off := (o*sc.k + i) * sc.inner
+			src, dst := s[off:off+sc.inner], d[off:off+sc.inner]
+			if sc.excl {
+				copy(dst, acc)
+			}
+			if sc.prod {
 				for j, v := range src {
-					dst[j] = acc[j]
-					acc[j] += v
+					acc[j] *= v
 				}
 			} else {
 				for j, v := range src {
 					acc[j] += v
-					dst[j] = acc[j]
 				}
+			}
+			if !sc.excl {
+				copy(dst, acc)
 			}
 		}
 	}
@@ -162,5 +186,5 @@ func cumSumT[T number](d, s []T, outer, k, inner int, excl, rev bool) {
 func init() {
 	opkernel.Register("Softmax", softmaxOp(false))
 	opkernel.Register("LogSoftmax", softmaxOp(true))
-	opkernel.Register("CumSum", cumSum)
+	opkernel.Register("CumSum", cumOp(false))
 }
