@@ -34,12 +34,17 @@ func (c *nodeCtx) convert(info *ir.OpInfo) error {
 		return c.globalPool()
 	case "CastLike":
 		// The target's element type is known when building: a plain Cast.
+		// Otherwise the IR's CastLike reads it from the target at run time.
 		target := c.input(1)
-		if target == nil || target.DType == ir.Undefined {
+		if target == nil || c.input(0) == nil {
+			return fmt.Errorf("CastLike needs an input and a target")
+		}
+		if target.DType == ir.Undefined {
 			if c.b.placeholders[target] {
 				return unsupportedf("CastLike target type is unknown: it comes from an unsupported node")
 			}
-			return unsupportedf("CastLike target type is unknown")
+			c.emit("CastLike", c.in[:2], ir.Attrs{}, c.outs...)
+			return nil
 		}
 		c.in = c.in[:1]
 		c.attrs["to"] = ir.IntAttr(int64(target.DType))
