@@ -25,9 +25,16 @@ func NMSSelect(n *Node, boxes, scores []float32, bshape, sshape []int64, maxOut,
 	if len(boxes) < nb*ns*4 || len(scores) < nb*nc*ns {
 		return nil, fmt.Errorf("boxes or scores hold fewer values than their shapes say")
 	}
-	limit, err := scalarOf(maxOut, 0)
-	if err != nil {
-		return nil, fmt.Errorf("max_output_boxes_per_class: %w", err)
+	limit := int64(0)
+	if maxOut != nil && maxOut.NumElements() > 0 {
+		if err := tensorDataOK(maxOut); err != nil {
+			return nil, fmt.Errorf("max_output_boxes_per_class: %w", err)
+		}
+		v, err := maxOut.Int64s()
+		if err != nil || len(v) != 1 {
+			return nil, fmt.Errorf("max_output_boxes_per_class must be one integer")
+		}
+		limit = v[0]
 	}
 	thr, err := scalarOf(iou, 0)
 	if err != nil {
@@ -65,7 +72,7 @@ func NMSSelect(n *Node, boxes, scores []float32, bshape, sshape []int64, maxOut,
 			sort.SliceStable(order, func(i, j int) bool { return sc[order[i]] > sc[order[j]] })
 			sel = sel[:0]
 			for _, i := range order {
-				if int64(len(sel)) >= int64(limit) {
+				if int64(len(sel)) >= limit {
 					break
 				}
 				keep := true
