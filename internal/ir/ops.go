@@ -81,6 +81,10 @@ type OpInfo struct {
 	Pattern Pattern   // fusion class
 	Flags   OpFlags
 	Note    string // convention differences from ONNX, if any
+
+	// OnnxAliases are older ONNX op types with the same signature and
+	// meaning that map to this row too (Scatter for ScatterElements).
+	OnnxAliases []string
 }
 
 // opTable is the core rows below plus the families that live in their own
@@ -237,6 +241,9 @@ func indexOps(table []OpInfo) (byName, byOnnx map[string]*OpInfo) {
 		byName[o.Name] = o
 		if o.Onnx != "" {
 			byOnnx[o.Onnx] = o
+		}
+		for _, a := range o.OnnxAliases {
+			byOnnx[a] = o
 		}
 	}
 	return byName, byOnnx
