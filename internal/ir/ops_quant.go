@@ -265,3 +265,28 @@ func inferQLinearConv(n *Node) error {
 	setOutput(n, 0, dt, s)
 	return nil
 }
+
+// QDQWeightKept reports whether constant folding should keep DequantizeLinear
+// node n although its inputs are constants: n dequantizes the weight (input
+// 1) or the bias (Conv2D input 2) of its only reader, a Conv2D or MatMul
+// whose result only a QuantizeLinear reads, the QDQ pattern fusion's
+// QDQFusion turns into QLinearConv or QLinearMatMul on the quantized
+// weight. readers maps values to the nodes reading them (Graph.Consumers).
+func QDQWeightKept(n *Node, readers map[*Value][]*Node) bool {
+	if n.Op != "DequantizeLinear" || len(n.Outputs) != 1 || n.Outputs[0] == nil {
+		return false
+	}
+	rs := readers[n.Outputs[0]]
+	if len(rs) != 1 {
+		return false
+	}
+	c := rs[0]
+	if (c.Op != "Conv2D" && c.Op != "MatMul") || len(c.Outputs) != 1 {
+		return false
+	}
+	if c.Input(1) != n.Outputs[0] && (c.Op != "Conv2D" || c.Input(2) != n.Outputs[0]) {
+		return false
+	}
+	q := readers[c.Outputs[0]]
+	return len(q) == 1 && q[0].Op == "QuantizeLinear"
+}
