@@ -48,6 +48,10 @@ var anfFusions = []pass{
 	// After ConvElemwiseAddFusion, and it leaves a conv with a residual
 	// alone: after an Add only RELU/RELU6 are fused, as before.
 	{anfStageIndex, 7, "ConvSwishActivationFusion", 0, nil, all, runConvSwishActivationFusion},
+	// Not a converter_lite pass (onnxruntime's QDQ selectors): DQ ->
+	// Conv2D/MatMul -> Q on quantized weights -> QLinearConv/QLinearMatMul
+	// (pass_qdq.go).
+	{anfStageIndex, 8, "QDQFusion", 0, nil, all, runQDQFusion},
 }
 
 // liteOnlyFusions are converter_lite's other InitFusions passes: names a

@@ -367,7 +367,7 @@ func TestAnfSwitchFile(t *testing.T) {
 	if len(g.Nodes) != 1 || len(warns) != 1 || !strings.Contains(warns[0], "ascend_oriented only") {
 		t.Errorf("CPU: %d nodes, warnings %q", len(g.Nodes), warns)
 	}
-	if !slices.Equal(AnfPassNames(), []string{"ConvBiasaddFusion", "ConvBatchNormFusion", "ConvScaleFusion", "ConvActivationFusion", "MatMulAddFusion", "MatMulActivationFusion", "ConvElemwiseAddFusion", "ConvSwishActivationFusion"}) {
+	if !slices.Equal(AnfPassNames(), []string{"ConvBiasaddFusion", "ConvBatchNormFusion", "ConvScaleFusion", "ConvActivationFusion", "MatMulAddFusion", "MatMulActivationFusion", "ConvElemwiseAddFusion", "ConvSwishActivationFusion", "QDQFusion"}) {
 		t.Errorf("names %v", AnfPassNames())
 	}
 }

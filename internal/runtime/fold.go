@@ -20,9 +20,14 @@ func FoldConstants(g *ir.Graph) (int, error) {
 	ctx := &opkernel.Ctx{Threads: 1}
 	folded := 0
 	kept := g.Nodes[:0:0]
+	readers := g.Consumers()
 	for _, n := range g.Nodes {
 		if err := ir.InferNode(n); err != nil {
 			return folded, err
+		}
+		if ir.QDQWeightKept(n, readers) { // fusion's QDQFusion reads the quantized weight
+			kept = append(kept, n)
+			continue
 		}
 		vals, ok, err := tryFold(ctx, n)
 		if err != nil {

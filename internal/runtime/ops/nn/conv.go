@@ -33,20 +33,12 @@ func conv(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	if hasHalf(x) {
 		return viaF32(ctx, n, in, out, conv)
 	}
-	if len(x.Shape) < 3 || len(w.Shape) != len(x.Shape) {
-		return errf(n, "x %v and w %v must have the same rank >= 3", x.Shape, w.Shape)
-	}
-	group := int(n.Attrs.Int("group", 1))
-	nb, c, m := int(x.Shape[0]), int(x.Shape[1]), int(w.Shape[0])
-	if group < 1 || c%group != 0 || m%group != 0 || int(w.Shape[1]) != c/group {
-		return errf(n, "group %d does not fit x %v and w %v", group, x.Shape, w.Shape)
+	nb, c, m, group, g, err := convGeometry(n, x, w)
+	if err != nil {
+		return err
 	}
 	if b != nil && b.NumElements() != int64(m) {
 		return errf(n, "bias has %d elements, expected %d", b.NumElements(), m)
-	}
-	g, err := windowAttrs(n, x.Shape[2:], w.Shape[2:], false)
-	if err != nil {
-		return err
 	}
 	if !slices.Equal(n.Attrs.Ints("kernel_shape", w.Shape[2:]), w.Shape[2:]) {
 		return errf(n, "kernel_shape %v does not match w %v", n.Attrs.Ints("kernel_shape", nil), w.Shape)
@@ -226,4 +218,19 @@ func convDirect[T float](ctx *opkernel.Ctx, g *geom, nb, c, m, group int, x, w, 
 			}
 		}
 	})
+}
+
+// convGeometry checks a convolution's x [N, C, D...] and w [M, C/group,
+// k...] and reads its group and window geometry.
+func convGeometry(n *ir.Node, x, w *ir.Tensor) (nb, c, m, group int, g *geom, err error) {
+	if len(x.Shape) < 3 || len(w.Shape) != len(x.Shape) {
+		return 0, 0, 0, 0, nil, errf(n, "x %v and w %v must have the same rank >= 3", x.Shape, w.Shape)
+	}
+	group = int(n.Attrs.Int("group", 1))
+	nb, c, m = int(x.Shape[0]), int(x.Shape[1]), int(w.Shape[0])
+	if group < 1 || c%group != 0 || m%group != 0 || int(w.Shape[1]) != c/group {
+		return 0, 0, 0, 0, nil, errf(n, "group %d does not fit x %v and w %v", group, x.Shape, w.Shape)
+	}
+	g, err = windowAttrs(n, x.Shape[2:], w.Shape[2:], false)
+	return nb, c, m, group, g, err
 }

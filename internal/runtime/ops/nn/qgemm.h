@@ -1,0 +1,31 @@
+#ifndef GKCONV_QGEMM_H
+#define GKCONV_QGEMM_H
+#include <stdint.h>
+// Exact 8-bit integer GEMM (int32 accumulation) for MatMulInteger,
+// QLinearMatMul, ConvInteger and QLinearConv: C[i][j] = sum_k (A[i][k] -
+// za[i]) * (B[k][j] - zb[j]), A and B uint8 or int8.
+//
+// B is packed once (gk_qgemm_pack_b) into strips of QG_NR columns with K
+// rounded up to a multiple of 4, as int8 (uint8 B is stored xor 0x80, i.e.
+// b - 128, its zero points shifted to match), the layout vpdpbusd reads:
+// strip s, group g of 4 k, column c, byte t at ((s*Kp/4 + g)*QG_NR + c)*4 + t.
+// A is read as uint8 (int8 A xor 0x80, zero point + 128).
+#define QG_NR 16
+
+// gk_qgemm_packed_size is the byte size of packed B.
+int64_t gk_qgemm_packed_size(int K, int N);
+// gk_qgemm_pack_b packs B [K, N] (row stride ldb); colsum[j] gets the sum
+// over k of the packed (int8) column j.
+void gk_qgemm_pack_b(const uint8_t *b, int bsigned, int K, int N, int ldb, int8_t *out, int32_t *colsum);
+// gk_qgemm computes rows [0, M) and strips [s0, s1) of C (row stride ldc).
+// za: M per-row zero points of A as given (int8 or uint8 values); zb: N
+// per-column zero points of the packed B (already shifted by -128 when B is
+// uint8).
+void gk_qgemm(int M, int K, int N, const uint8_t *a, int asigned, int lda, const int32_t *za, const int8_t *bp,
+              const int32_t *colsum, const int32_t *zb, int s0, int s1, int32_t *c, int ldc);
+// gk_qgemm_kernel_name names the code path at the current level.
+const char *gk_qgemm_kernel_name(void);
+// gk_requant: y[j] = clamp(round_half_even(float(acc[j]) * mult[j or 0]) + zp, lo, hi) for n values.
+void gk_requant(const int32_t *acc, int n, const float *mult, int per_col, int32_t zp, int lo, int hi, uint8_t *y,
+                int ysigned);
+#endif

@@ -1,0 +1,514 @@
+package nn
+
+// The 8-bit integer ops: MatMulInteger, QLinearMatMul, ConvInteger and
+// QLinearConv (ONNX semantics). All run on gk_qgemm (qgemm.c): exact int32
+// accumulation of (a - a_zero_point) * (b - b_zero_point) on AVX-512 VNNI
+// (vpdpbusd), AVX2 (int16 vpmaddwd) or portable C, following cpuisa's
+// level; the QLinear ops requantize with y = saturate(round_half_even(acc *
+// a_scale*b_scale/y_scale) + y_zero_point), the multiplier in float32, as
+// onnxruntime. Convolutions unfold x (im2col, padded with x's zero point)
+// and multiply the weights [M, C/group * k] by the columns. Constant B
+// (MatMul) is packed once at model load.
+
+/*
+#cgo CFLAGS: -O3 -std=gnu11 -I${SRCDIR}/../../cpuisa
+#cgo LDFLAGS: -lm
+#include "qgemm.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"slices"
+	"unsafe"
+
+	"gkconv/internal/ir"
+	"gkconv/internal/runtime/opkernel"
+)
+
+func init() {
+	opkernel.Register("MatMulInteger", matMulInteger)
+	opkernel.Register("QLinearMatMul", qlinearMatMul)
+	opkernel.Register("ConvInteger", convInteger)
+	opkernel.Register("QLinearConv", qlinearConv)
+	opkernel.RegisterPreparer("MatMulInteger", func(p *opkernel.Prep, n *ir.Node) (opkernel.Func, error) {
+		return prepareQMatMul(p, n, 1, matMulInteger)
+	})
+	opkernel.RegisterPreparer("QLinearMatMul", func(p *opkernel.Prep, n *ir.Node) (opkernel.Func, error) {
+		return prepareQMatMul(p, n, 3, qlinearMatMul)
+	})
+}
+
+// QGEMMKernel names the integer GEMM's code path at the current ISA level:
+// avx512vnni, avx2 or portable.
+func QGEMMKernel() string { return C.GoString(C.gk_qgemm_kernel_name()) }
+
+// qpackedB is a B [k, n] operand packed for gk_qgemm.
+type qpackedB struct {
+	k, n   int
+	signed bool
+	data   []int8
+	colsum []int32
+}
+
+func packQB(b []byte, signed bool, k, n, ldb int) *qpackedB {
+	p := &qpackedB{k: k, n: n, signed: signed, colsum: make([]int32, max(n, 1))}
+	p.data = make([]int8, max(int(C.gk_qgemm_packed_size(C.int(k), C.int(n))), 1))
+	if k > 0 && n > 0 {
+		sg := 0
+		if signed {
+			sg = 1
+		}
+		C.gk_qgemm_pack_b((*C.uint8_t)(unsafe.Pointer(&b[0])), C.int(sg), C.int(k), C.int(n), C.int(ldb),
+			(*C.int8_t)(unsafe.Pointer(&p.data[0])), (*C.int32_t)(unsafe.Pointer(&p.colsum[0])))
+	}
+	return p
+}
+
+// qgemm computes c[i][j] (row stride ldc) = sum_k (a[i][k] - za[i]) *
+// (b[k][j] - zb[j]) for the m rows of a (row stride lda) and the packed b;
+// zb holds b's zero points as given (n values).
+func qgemm(ctx *opkernel.Ctx, m int, a []byte, aSigned bool, lda int, za []int32, b *qpackedB, zb []int32, c []int32, ldc int) {
+	k, n := b.k, b.n
+	if m == 0 || n == 0 {
+		return
+	}
+	if k == 0 {
+		for i := 0; i < m; i++ {
+			clear(c[i*ldc : i*ldc+n])
+		}
+		return
+	}
+	zbs := zb
+	if !b.signed { // packed as b - 128
+		zbs = make([]int32, n)
+		for j := range zbs {
+			zbs[j] = zb[j] - 128
+		}
+	}
+	sa := 0
+	if aSigned {
+		sa = 1
+	}
+	const rowBlock = 64
+	strips := (n + C.QG_NR - 1) / C.QG_NR
+	rowChunks := (m + rowBlock - 1) / rowBlock
+	threads := 1
+	if ctx != nil {
+		threads = ctx.Threads
+	}
+	// split the strips too when there are fewer row blocks than workers
+	stripChunks := 1
+	if rowChunks < 2*threads && int64(m)*int64(n)*int64(k) >= minParallelFMAs {
+		stripChunks = min(strips, (2*threads+rowChunks-1)/rowChunks)
+	}
+	work := int64(m) * int64(n) * int64(k)
+	grain := 1
+	if work < minParallelFMAs {
+		grain = rowChunks * stripChunks
+	}
+	opkernel.ParallelFor(ctx, rowChunks*stripChunks, grain, func(s, e int) {
+		for u := s; u < e; u++ {
+			rc, sc := u/stripChunks, u%stripChunks
+			i0 := rc * rowBlock
+			rows := min(rowBlock, m-i0)
+			s0, s1 := sc*strips/stripChunks, (sc+1)*strips/stripChunks
+			if s0 == s1 {
+				continue
+			}
+			C.gk_qgemm(C.int(rows), C.int(k), C.int(n), (*C.uint8_t)(unsafe.Pointer(&a[i0*lda])), C.int(sa), C.int(lda),
+				(*C.int32_t)(unsafe.Pointer(&za[i0])), (*C.int8_t)(unsafe.Pointer(&b.data[0])),
+				(*C.int32_t)(unsafe.Pointer(&b.colsum[0])), (*C.int32_t)(unsafe.Pointer(&zbs[0])), C.int(s0), C.int(s1),
+				(*C.int32_t)(unsafe.Pointer(&c[i0*ldc])), C.int(ldc))
+		}
+	})
+}
+
+// zeroPoints reads an optional zero-point tensor as int32s (nil: none).
+func zeroPoints(t *ir.Tensor) ([]int32, error) {
+	if t == nil || t.NumElements() == 0 {
+		return nil, nil
+	}
+	switch t.DType {
+	case ir.Uint8:
+		out := make([]int32, len(t.Data))
+		for i, v := range t.Data {
+			out[i] = int32(v)
+		}
+		return out, nil
+	case ir.Int8:
+		out := make([]int32, len(t.Data))
+		for i, v := range t.I8() {
+			out[i] = int32(v)
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("zero point dtype %s (uint8 or int8)", t.DType)
+}
+
+// spread returns the per-index values of zp for count indices of which a
+// matrix has per: one value (per tensor), per values (repeated), or count.
+func spread(zp []int32, per, count int) ([]int32, bool) {
+	out := make([]int32, count)
+	switch {
+	case len(zp) == 0:
+	case len(zp) == 1:
+		for i := range out {
+			out[i] = zp[0]
+		}
+	case per > 0 && len(zp) == per && count%per == 0:
+		for i := range out {
+			out[i] = zp[i%per]
+		}
+	case len(zp) == count:
+		copy(out, zp)
+	default:
+		return nil, false
+	}
+	return out, true
+}
+
+// int8Signed says whether an 8-bit operand is int8 (false: uint8).
+func int8Signed(n *ir.Node, t *ir.Tensor, what string) (bool, error) {
+	switch t.DType {
+	case ir.Uint8:
+		return false, nil
+	case ir.Int8:
+		return true, nil
+	}
+	return false, opkernel.Unsupportedf(n, "%s dtype %s (uint8 or int8)", what, t.DType)
+}
+
+type qpackKey struct{ b *ir.Tensor }
+
+// prepareQMatMul packs a constant 2-D B (input bi) once per session.
+func prepareQMatMul(p *opkernel.Prep, n *ir.Node, bi int, run opkernel.Func) (opkernel.Func, error) {
+	bv := n.Input(bi)
+	if bv == nil || bv.Const == nil || len(bv.Const.Shape) != 2 || (bv.Const.DType != ir.Uint8 && bv.Const.DType != ir.Int8) {
+		return nil, nil
+	}
+	b := bv.Const
+	k, nn := int(b.Shape[0]), int(b.Shape[1])
+	pb := p.Once(qpackKey{b}, func() any {
+		w := packQB(b.Data, b.DType == ir.Int8, k, nn, nn)
+		p.Weights++
+		p.WeightBytes += int64(len(w.data))
+		return w
+	}).(*qpackedB)
+	return func(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+		if len(in) <= bi || in[bi] != b {
+			return run(ctx, n, in, out)
+		}
+		return qmatmul(ctx, n, in, out, bi, pb)
+	}, nil
+}
+
+func matMulInteger(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+	return qmatmul(ctx, n, in, out, 1, nil)
+}
+
+func qlinearMatMul(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+	return qmatmul(ctx, n, in, out, 3, nil)
+}
+
+// qmatmul runs MatMulInteger (bi = 1: A, B, a_zero_point?, b_zero_point?)
+// or QLinearMatMul (bi = 3: a, a_scale, a_zero_point, b, b_scale,
+// b_zero_point, y_scale, y_zero_point); pb is B packed at load, or nil.
+func qmatmul(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor, bi int, pb *qpackedB) error {
+	if err := need(n, in, bi+1); err != nil {
+		return err
+	}
+	qlinear := bi == 3
+	a, b, y := in[0], in[bi], out[0]
+	azpT, bzpT := input(in, 2), input(in, 3)
+	if qlinear {
+		if err := need(n, in, 8); err != nil {
+			return err
+		}
+		bzpT = in[5]
+	}
+	aSigned, err := int8Signed(n, a, "a")
+	if err != nil {
+		return err
+	}
+	bSigned, err := int8Signed(n, b, "b")
+	if err != nil {
+		return err
+	}
+	p, err := planMatMul(a.Shape, b.Shape, false, false)
+	if err != nil {
+		return errf(n, "%v", err)
+	}
+	if !slices.Equal(p.outShape, y.Shape) {
+		return errf(n, "output %v, expected %v", y.Shape, p.outShape)
+	}
+	azp, err := zeroPoints(azpT)
+	if err != nil {
+		return errf(n, "%v", err)
+	}
+	bzp, err := zeroPoints(bzpT)
+	if err != nil {
+		return errf(n, "%v", err)
+	}
+	// per-row zero points over every row of A, per-column over every column of B
+	aRows := int(a.NumElements()) / max(p.lda, 1)
+	if len(a.Shape) == 1 {
+		aRows = 1
+	}
+	bMats := int(b.NumElements()) / max(p.bSize, 1)
+	za, ok := spread(azp, rowsOf(a), aRows)
+	if !ok {
+		return errf(n, "a_zero_point has %d elements for a %v", len(azp), a.Shape)
+	}
+	zb, ok := spread(bzp, p.n, bMats*p.n)
+	if !ok {
+		return errf(n, "b_zero_point has %d elements for b %v", len(bzp), b.Shape)
+	}
+	mn := p.m * p.n
+	acc := slice[int32](y)
+	if qlinear {
+		acc = make([]int32, y.NumElements())
+	}
+	for t := 0; t < p.batch; t++ {
+		ao, bo := t*p.aSize, t*p.bSize
+		if p.aOff != nil {
+			ao, bo = p.aOff[t], p.bOff[t]
+		}
+		pbt := pb
+		if pbt == nil {
+			pbt = packQB(b.Data[bo:], bSigned, p.k, p.n, p.ldb)
+		}
+		bm := bo / max(p.bSize, 1)
+		qgemm(ctx, p.m, a.Data[ao:], aSigned, p.lda, za[ao/max(p.lda, 1):], pbt, zb[bm*p.n:(bm+1)*p.n], acc[t*mn:], p.n)
+	}
+	if !qlinear {
+		return nil
+	}
+	mult, perCol, err := qlinearMultipliers(n, in[1], in[4], in[6], p.n)
+	if err != nil {
+		return err
+	}
+	yzp, ySigned, err := outputQuant(n, in[7], y)
+	if err != nil {
+		return err
+	}
+	rows := len(acc) / max(p.n, 1)
+	opkernel.ParallelFor(ctx, rows, max(1, 4096/max(p.n, 1)), func(s, e int) {
+		for r := s; r < e; r++ {
+			requant(acc[r*p.n:(r+1)*p.n], mult, perCol, yzp, ySigned, y.Data[r*p.n:])
+		}
+	})
+	return nil
+}
+
+// outputQuant reads y_zero_point (one value) and y's signedness.
+func outputQuant(n *ir.Node, zp, y *ir.Tensor) (int32, bool, error) {
+	v, err := zeroPoints(zp)
+	if err != nil || len(v) != 1 {
+		return 0, false, errf(n, "y_zero_point must be one uint8 or int8 value")
+	}
+	signed, err := int8Signed(n, y, "y")
+	return v[0], signed, err
+}
+
+// rowsOf is the row count of one matrix of a (1 for a vector).
+func rowsOf(a *ir.Tensor) int {
+	if len(a.Shape) < 2 {
+		return 1
+	}
+	return int(a.Shape[len(a.Shape)-2])
+}
+
+// scalars reads a float32 or float16 scale tensor as float32s.
+func scalars(t *ir.Tensor) ([]float32, error) {
+	switch {
+	case t.DType == ir.Float32:
+		return t.F32(), nil
+	case opkernel.IsHalf(t.DType):
+		return opkernel.HalfToF32(t).F32(), nil
+	}
+	return nil, fmt.Errorf("scale dtype %s", t.DType)
+}
+
+// qlinearMultipliers is a_scale * b_scale[j] / y_scale in float32, per
+// column (or output channel) when b_scale has cols values.
+func qlinearMultipliers(n *ir.Node, as, bs, ys *ir.Tensor, cols int) ([]float32, bool, error) {
+	a, err := scalars(as)
+	if err != nil {
+		return nil, false, errf(n, "%v", err)
+	}
+	b, err := scalars(bs)
+	if err != nil {
+		return nil, false, errf(n, "%v", err)
+	}
+	y, err := scalars(ys)
+	if err != nil {
+		return nil, false, errf(n, "%v", err)
+	}
+	if len(a) != 1 || len(y) != 1 || (len(b) != 1 && len(b) != cols) {
+		return nil, false, opkernel.Unsupportedf(n, "scales with %d, %d and %d values (per tensor, or b per column)", len(a), len(b), len(y))
+	}
+	m := make([]float32, len(b))
+	for j, v := range b {
+		m[j] = a[0] * v / y[0]
+	}
+	return m, len(b) > 1, nil
+}
+
+// requant writes y[j] = saturate(round_half_even(acc[j] * mult) + zp).
+func requant(acc []int32, mult []float32, perCol bool, zp int32, signed bool, y []byte) {
+	if len(acc) == 0 {
+		return
+	}
+	pc, sg, lo, hi := 0, 0, 0, 255
+	if perCol {
+		pc = 1
+	}
+	if signed {
+		sg, lo, hi = 1, -128, 127
+	}
+	C.gk_requant((*C.int32_t)(unsafe.Pointer(&acc[0])), C.int(len(acc)), (*C.float)(unsafe.Pointer(&mult[0])), C.int(pc),
+		C.int32_t(zp), C.int(lo), C.int(hi), (*C.uint8_t)(unsafe.Pointer(&y[0])), C.int(sg))
+}
+
+func convInteger(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+	return qconv(ctx, n, in, out, false)
+}
+
+func qlinearConv(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+	return qconv(ctx, n, in, out, true)
+}
+
+// qconv runs ConvInteger (x, w, x_zero_point?, w_zero_point?) or
+// QLinearConv (x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale,
+// y_zero_point, B?).
+func qconv(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor, qlinear bool) error {
+	wi, xzi, wzi := 1, 2, 3
+	if qlinear {
+		if err := need(n, in, 8); err != nil {
+			return err
+		}
+		wi, xzi, wzi = 3, 2, 5
+	} else if err := need(n, in, 2); err != nil {
+		return err
+	}
+	x, w, y := in[0], in[wi], out[0]
+	xSigned, err := int8Signed(n, x, "x")
+	if err != nil {
+		return err
+	}
+	wSigned, err := int8Signed(n, w, "w")
+	if err != nil {
+		return err
+	}
+	nb, c, m, group, g, err := convGeometry(n, x, w)
+	if err != nil {
+		return err
+	}
+	if err := g.checkOut(n, y, nb, m); err != nil {
+		return err
+	}
+	xzp, err := zeroPoints(input(in, xzi))
+	if err != nil || len(xzp) > 1 {
+		return errf(n, "x_zero_point must be one uint8 or int8 value")
+	}
+	wzpv, err := zeroPoints(input(in, wzi))
+	if err != nil {
+		return errf(n, "%v", err)
+	}
+	wzp, ok := spread(wzpv, m, m)
+	if !ok {
+		return errf(n, "w_zero_point has %d values for %d output channels", len(wzpv), m)
+	}
+	xz := int32(0)
+	if len(xzp) == 1 {
+		xz = xzp[0]
+	}
+	cg, mg := c/group, m/group
+	kk, ov, iv := cg*g.kVol(), g.outVol(), g.inVol()
+	acc := slice[int32](y)
+	if qlinear {
+		acc = make([]int32, y.NumElements())
+	}
+	col := make([]byte, kk*ov)
+	zbs := make([]int32, ov)
+	for i := range zbs {
+		zbs[i] = xz
+	}
+	for bi := 0; bi < nb; bi++ {
+		for gi := 0; gi < group; gi++ {
+			xg := x.Data[(bi*c+gi*cg)*iv:]
+			im2colU8(ctx, g, cg, xg, col, byte(xz))
+			pb := packQB(col, xSigned, kk, ov, ov)
+			// weights [mg, kk] are A; the columns are B
+			qgemm(ctx, mg, w.Data[gi*mg*kk:], wSigned, kk, wzp[gi*mg:], pb, zbs, acc[(bi*m+gi*mg)*ov:], ov)
+		}
+	}
+	if !qlinear {
+		return nil
+	}
+	var bias []int32
+	if bt := input(in, 8); bt != nil && bt.NumElements() > 0 {
+		if bt.DType != ir.Int32 || bt.NumElements() != int64(m) {
+			return errf(n, "B must be int32 with %d values, got %s %v", m, bt.DType, bt.Shape)
+		}
+		bias = bt.I32()
+	}
+	mult, perCh, err := qlinearMultipliers(n, in[1], in[4], in[6], m)
+	if err != nil {
+		return err
+	}
+	yzp, ySigned, err := outputQuant(n, in[7], y)
+	if err != nil {
+		return err
+	}
+	opkernel.ParallelFor(ctx, nb*m, max(1, 4096/max(ov, 1)), func(s, e int) {
+		for t := s; t < e; t++ {
+			oc := t % m
+			row := acc[t*ov : (t+1)*ov]
+			if bias != nil {
+				for i := range row {
+					row[i] += bias[oc]
+				}
+			}
+			mu := mult
+			if perCh {
+				mu = mult[oc : oc+1]
+			}
+			requant(row, mu, false, yzp, ySigned, y.Data[t*ov:])
+		}
+	})
+	return nil
+}
+
+// im2colU8 unfolds cg channels of x into col [cg*kVol, outVol]; padding
+// reads pad (the zero point, so padded taps add nothing).
+func im2colU8(ctx *opkernel.Ctx, g *geom, cg int, x, col []byte, pad byte) {
+	inVol, ov, kv := g.inVol(), g.outVol(), g.kVol()
+	opkernel.ParallelFor(ctx, cg*kv, 8, func(s, e int) {
+		for r := s; r < e; r++ {
+			ic, kidx := r/kv, r%kv
+			kd, kh, kw := kidx/(g.k[1]*g.k[2]), (kidx/g.k[2])%g.k[1], kidx%g.k[2]
+			xc := x[ic*inVol:]
+			dst := col[r*ov : (r+1)*ov]
+			o := 0
+			for od := 0; od < g.out[0]; od++ {
+				id := od*g.s[0] - g.pb[0] + kd*g.d[0]
+				for oh := 0; oh < g.out[1]; oh++ {
+					ih := oh*g.s[1] - g.pb[1] + kh*g.d[1]
+					rowOK := id >= 0 && id < g.in[0] && ih >= 0 && ih < g.in[1]
+					base := (id*g.in[1] + ih) * g.in[2]
+					for ow := 0; ow < g.out[2]; ow++ {
+						iw := ow*g.s[2] - g.pb[2] + kw*g.d[2]
+						if rowOK && iw >= 0 && iw < g.in[2] {
+							dst[o] = xc[base+iw]
+						} else {
+							dst[o] = pad
+						}
+						o++
+					}
+				}
+			}
+		}
+	})
+}

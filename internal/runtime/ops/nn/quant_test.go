@@ -1,0 +1,154 @@
+package nn
+
+import (
+	"math"
+	"math/rand"
+	"testing"
+
+	"gkconv/internal/ir"
+	"gkconv/internal/runtime/cpuisa"
+	"gkconv/internal/runtime/opkernel"
+)
+
+func randQ(r *rand.Rand, dt ir.DType, shape ...int64) *ir.Tensor {
+	t := ir.NewTensor(dt, shape)
+	r.Read(t.Data)
+	return t
+}
+
+func qval(t *ir.Tensor, i int) int64 {
+	if t.DType == ir.Int8 {
+		return int64(int8(t.Data[i]))
+	}
+	return int64(t.Data[i])
+}
+
+func scalarQ(dt ir.DType, v int64) *ir.Tensor {
+	t := ir.NewTensor(dt, []int64{})
+	t.Data[0] = byte(v)
+	return t
+}
+
+// TestQGEMMExact checks gk_qgemm against plain int64 sums at every ISA
+// level, for all signedness pairs, per-row and per-column zero points and
+// sizes off the 4-row, 16-column and 4-deep blocks (and past one 64-row
+// block).
+func TestQGEMMExact(t *testing.T) {
+	defer cpuisa.Reset()
+	r := rand.New(rand.NewSource(1))
+	for _, lv := range []cpuisa.Level{cpuisa.AVX512, cpuisa.AVX2, cpuisa.Portable} {
+		if err := cpuisa.Force(lv); err != nil {
+			t.Logf("skip %s: %v", lv, err)
+			continue
+		}
+		t.Logf("level %s: integer GEMM %s", lv, QGEMMKernel())
+		for _, sz := range [][3]int{{1, 1, 1}, {3, 5, 17}, {4, 4, 16}, {70, 33, 40}, {129, 260, 35}, {2, 0, 3}} {
+			m, k, n := sz[0], sz[1], sz[2]
+			for _, as := range []bool{false, true} {
+				for _, bs := range []bool{false, true} {
+					a := make([]byte, m*k+1)
+					b := make([]byte, k*n+1)
+					r.Read(a)
+					r.Read(b)
+					za, zb := make([]int32, m), make([]int32, n)
+					val := func(v byte, s bool) int64 {
+						if s {
+							return int64(int8(v))
+						}
+						return int64(v)
+					}
+					for i := range za {
+						za[i] = int32(val(byte(r.Intn(256)), as))
+					}
+					for j := range zb {
+						zb[j] = int32(val(byte(r.Intn(256)), bs))
+					}
+					c := make([]int32, m*n)
+					qgemm(&opkernel.Ctx{Threads: 3}, m, a, as, k, za, packQB(b, bs, k, n, n), zb, c, n)
+					for i := 0; i < m; i++ {
+						for j := 0; j < n; j++ {
+							var want int64
+							for q := 0; q < k; q++ {
+								want += (val(a[i*k+q], as) - int64(za[i])) * (val(b[q*n+j], bs) - int64(zb[j]))
+							}
+							if int64(c[i*n+j]) != want {
+								t.Fatalf("%s (%s) m%d k%d n%d a signed %v b signed %v: c[%d][%d] = %d, want %d", lv, QGEMMKernel(), m, k, n, as, bs, i, j, c[i*n+j], want)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestMatMulIntegerBatchedZeroPoints: a 3-D A with per-row zero points
+// against a shared 2-D B with per-column zero points (one GEMM with the
+// batch folded into rows) and a broadcast batch.
+func TestMatMulIntegerBatchedZeroPoints(t *testing.T) {
+	r := rand.New(rand.NewSource(2))
+	a := randQ(r, ir.Uint8, 2, 3, 5)
+	b := randQ(r, ir.Int8, 1, 5, 4)
+	azp := randQ(r, ir.Uint8, 3)
+	bzp := randQ(r, ir.Int8, 4)
+	y := ir.NewTensor(ir.Int32, []int64{2, 3, 4})
+	n := &ir.Node{Name: "mmi", Op: "MatMulInteger"}
+	if err := matMulInteger(opkernel.DefaultCtx(), n, []*ir.Tensor{a, b, azp, bzp}, []*ir.Tensor{y}); err != nil {
+		t.Fatal(err)
+	}
+	for bt := 0; bt < 2; bt++ {
+		for i := 0; i < 3; i++ {
+			for j := 0; j < 4; j++ {
+				var want int64
+				for q := 0; q < 5; q++ {
+					want += (qval(a, (bt*3+i)*5+q) - qval(azp, i)) * (qval(b, q*4+j) - qval(bzp, j))
+				}
+				if got := int64(y.I32()[(bt*3+i)*4+j]); got != want {
+					t.Fatalf("y[%d][%d][%d] = %d, want %d", bt, i, j, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestQLinearConvRequant: padding reads the zero point, per-channel weight
+// scales and zero points, bias, rounding half to even and saturation, against
+// a direct loop.
+func TestQLinearConvRequant(t *testing.T) {
+	r := rand.New(rand.NewSource(3))
+	x := randQ(r, ir.Uint8, 1, 2, 5, 5)
+	w := randQ(r, ir.Int8, 3, 2, 3, 3)
+	xs, ws, ys := ir.Float32Tensor([]int64{}, 0.05), ir.Float32Tensor([]int64{3}, 0.01, 0.02, 0.5), ir.Float32Tensor([]int64{}, 0.1)
+	xz, wz, yz := scalarQ(ir.Uint8, 120), randQ(r, ir.Int8, 3), scalarQ(ir.Uint8, 128)
+	bias := ir.NewTensor(ir.Int32, []int64{3})
+	copy(bias.I32(), []int32{100, -2000, 7})
+	y := ir.NewTensor(ir.Uint8, []int64{1, 3, 5, 5})
+	n := &ir.Node{Name: "qc", Op: "QLinearConv", Attrs: ir.Attrs{"pads": ir.IntsAttr(1, 1, 1, 1)}}
+	if err := qlinearConv(opkernel.DefaultCtx(), n, []*ir.Tensor{x, xs, xz, w, ws, wz, ys, yz, bias}, []*ir.Tensor{y}); err != nil {
+		t.Fatal(err)
+	}
+	for oc := 0; oc < 3; oc++ {
+		for oh := 0; oh < 5; oh++ {
+			for ow := 0; ow < 5; ow++ {
+				acc := int64(bias.I32()[oc])
+				for ic := 0; ic < 2; ic++ {
+					for kh := 0; kh < 3; kh++ {
+						for kw := 0; kw < 3; kw++ {
+							ih, iw := oh-1+kh, ow-1+kw
+							if ih < 0 || ih >= 5 || iw < 0 || iw >= 5 {
+								continue
+							}
+							acc += (qval(x, (ic*5+ih)*5+iw) - 120) * (qval(w, ((oc*2+ic)*3+kh)*3+kw) - qval(wz, oc))
+						}
+					}
+				}
+				mult := float32(0.05) * ws.F32()[oc] / float32(0.1)
+				v := math.RoundToEven(float64(float32(acc)*mult)) + 128
+				v = math.Max(0, math.Min(255, v))
+				if got := y.Data[(oc*5+oh)*5+ow]; float64(got) != v {
+					t.Fatalf("y[%d][%d][%d] = %d, want %v (acc %d)", oc, oh, ow, got, v, acc)
+				}
+			}
+		}
+	}
+}
