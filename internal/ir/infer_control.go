@@ -145,6 +145,9 @@ func LoopCounts(n *Node) (carried, scans int, err error) {
 	if body == nil {
 		return 0, 0, fmt.Errorf("needs graph attribute body")
 	}
+	if len(n.Inputs) < 2 {
+		return 0, 0, fmt.Errorf("needs inputs M and cond (either may be omitted, not left out)")
+	}
 	k, err := captured(n, 2)
 	if err != nil {
 		return 0, 0, err

@@ -13,7 +13,7 @@ package ir
 var controlFlowOps = []OpInfo{
 	{Name: "If", Onnx: "If", In: Arity{1, -1}, Out: Arity{1, -1}, Infer: inferIf, Pattern: PatternOpaque,
 		Note: "then_branch/else_branch are graph attributes; the last captured_inputs inputs are outer-scope values, the inputs of both branches"},
-	{Name: "Loop", Onnx: "Loop", In: Arity{2, -1}, Out: Arity{1, -1}, Infer: inferLoop, Pattern: PatternOpaque,
+	{Name: "Loop", Onnx: "Loop", In: Arity{0, -1}, Out: Arity{1, -1}, Infer: inferLoop, Pattern: PatternOpaque,
 		Note: "body is a graph attribute; the last captured_inputs inputs are outer-scope values, the body's last inputs"},
 	{Name: "Scan", Onnx: "Scan", In: Arity{1, -1}, Out: Arity{1, -1}, Infer: inferScan, Pattern: PatternOpaque,
 		Note: "opset >= 9 form; body is a graph attribute; the last captured_inputs inputs are outer-scope values, the body's last inputs"},
