@@ -2,6 +2,7 @@ package convert
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"gkconv/internal/ir"
 	"gkconv/internal/mindir"
 	ob "gkconv/internal/onnx/onnxbuild"
+	"gkconv/internal/runtime"
 )
 
 func strs(s ...string) []string { return s }
@@ -69,17 +71,7 @@ func TestLoopOuterScopeFused(t *testing.T) {
 	w := []float32{0.5, 1, -1, 2}
 	wantXF, wantScan := loopReference(x, w)
 	for _, level := range []int{0, 2} {
-		o := onnxOptions(t, model)
-		if level == 0 {
-			o.Optimize = "none"
-		} else {
-			o.ConfigFile = writeConfig(t, "[graph_kernel_param]\nopt_level=2\n")
-		}
-		out, _ := convertOK(t, o)
-		m, err := mindir.Open(out)
-		if err != nil {
-			t.Fatal(err)
-		}
+		out, m := convertAt(t, model, level)
 		var loop *ir.Node
 		for _, n := range m.Graph.Nodes {
 			if n.Op == "Loop" {
@@ -107,6 +99,23 @@ func TestLoopOuterScopeFused(t *testing.T) {
 			t.Errorf("level %d: got %v %v%v, want %v %v", level, got[0].F32(), got[1].F32(), got[1].Shape, wantXF, wantScan)
 		}
 	}
+}
+
+// convertAt converts model at opt_level 0 (--optimize=none) or 2 and opens
+// the file written.
+func convertAt(t *testing.T, model string, level int) (string, *mindir.Model) {
+	o := onnxOptions(t, model)
+	if level == 0 {
+		o.Optimize = "none"
+	} else {
+		o.ConfigFile = writeConfig(t, "[graph_kernel_param]\nopt_level=2\n")
+	}
+	out, _ := convertOK(t, o)
+	m, err := mindir.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, m
 }
 
 func close32(a, b []float32) bool {
@@ -162,6 +171,44 @@ func TestBadSubgraphs(t *testing.T) {
 		}
 		if _, serr := os.Stat(o.OutputFile + ".mindir"); !errors.Is(serr, os.ErrNotExist) {
 			t.Errorf("%s: an output file was written", c.name)
+		}
+	}
+}
+
+// TestControlFlowModels converts the exported models of
+// scripts/models/export_control_flow.py (a TorchScript If with a
+// data-dependent branch; a greedy decoder whose Loop stops early and grows
+// its tokens each step) at opt_level 0 and 2 and matches onnxruntime's
+// outputs on every test set (the sets take different branches and stop
+// after different numbers of steps).
+func TestControlFlowModels(t *testing.T) {
+	for _, name := range []string{"cf_if", "cf_loop"} {
+		dir := testdataModel(t, name)
+		for _, level := range []int{0, 2} {
+			out, m := convertAt(t, dir+"/model.onnx", level)
+			g := m.Graph
+			for s := range 2 {
+				set := fmt.Sprintf("%s/test_data_set_%d", dir, s)
+				ins, err := readSet(set, "input", g.Inputs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := readSet(set, "output", g.Outputs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := runMindIR(t, out, ins)
+				for i := range got {
+					acc, err := runtime.Compare(g.Outputs[i].Name, got[i], want[i], 1e-4, 1e-3, 0)
+					if err != nil {
+						t.Fatalf("%s level %d set %d: %v", name, level, s, err)
+					}
+					if !acc.Pass {
+						t.Errorf("%s level %d set %d: output %s: %s", name, level, s, acc.Name, acc.FirstMismatch)
+					}
+				}
+			}
+			m.Close()
 		}
 	}
 }
