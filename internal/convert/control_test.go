@@ -212,3 +212,34 @@ func TestControlFlowModels(t *testing.T) {
 		}
 	}
 }
+
+// TestControlFlowMindIRReconvert converts the written .mindir again with
+// --fmk=MINDIR (at opt_level 2, so the bodies read back are fused again)
+// and checks the result still matches onnxruntime.
+func TestControlFlowMindIRReconvert(t *testing.T) {
+	dir := testdataModel(t, "cf_loop")
+	first, m := convertAt(t, dir+"/model.onnx", 0)
+	m.Close()
+	o := DefaultOptions()
+	o.FMK, o.ModelFile, o.OutputFile, o.KernelCacheDir = "MINDIR", first, t.TempDir()+"/again", kernelCache
+	o.ConfigFile = writeConfig(t, "[graph_kernel_param]\nopt_level=2\n")
+	out, _ := convertOK(t, o)
+	for s := range 2 {
+		set := fmt.Sprintf("%s/test_data_set_%d", dir, s)
+		ins, err := readSet(set, "input", []*ir.Value{{Name: "h0"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := readSet(set, "output", []*ir.Value{{Name: "tokens"}, {Name: "h"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := runMindIR(t, out, ins)
+		for i := range want {
+			acc, err := runtime.Compare(fmt.Sprint(i), got[i], want[i], 1e-4, 1e-3, 0)
+			if err != nil || !acc.Pass {
+				t.Errorf("set %d output %d: %v %s", s, i, err, acc.FirstMismatch)
+			}
+		}
+	}
+}
