@@ -569,6 +569,8 @@ func LoweredPrimitive(n *ir.Node) (prim, customType string, err error) {
 	switch {
 	case n.Op == ir.OpGraphKernel:
 		m, err = gw.graphKernelCustom(n, "")
+	case n.Op == "If":
+		return "Switch(Partial, Partial) call", "", nil // writeIf
 	case ir.IsControlFlow(n.Op):
 		m, err = gw.controlFlowCustom(n)
 	default:

@@ -554,6 +554,9 @@ func (gw *graphWriter) node(n *ir.Node, defined map[*ir.Value]bool) error {
 	if writtenApart(n) {
 		return gw.convApart(n, defined)
 	}
+	if n.Op == "If" {
+		return gw.writeIf(n, defined)
+	}
 	var m *msNode
 	var err error
 	if n.Op == ir.OpGraphKernel {
