@@ -92,8 +92,16 @@ func (c *nodeCtx) controlFlow(info *ir.OpInfo) error {
 	if c.op == "If" {
 		attrs = []string{"then_branch", "else_branch"}
 	}
-	if c.op == "Scan" && c.b.opset < 9 {
-		return unsupportedf("Scan-8 (batch axis and sequence_lens) is not supported; re-export with opset >= 9")
+	scan8 := c.op == "Scan" && c.b.opset < 9
+	if scan8 {
+		if c.input(0) != nil {
+			return unsupportedf("Scan-8 with sequence_lens is not supported; re-export with opset >= 9")
+		}
+		c.in = c.in[1:]
+		if d := c.attrs.Ints("directions", nil); d != nil {
+			c.attrs["scan_input_directions"] = ir.IntsAttr(d...)
+		}
+		delete(c.attrs, "directions")
 	}
 	if c.op == "Loop" {
 		for len(c.in) < 2 {
@@ -189,6 +197,41 @@ func (c *nodeCtx) controlFlow(info *ir.OpInfo) error {
 	if len(outer) > 0 {
 		c.attrs[ir.CapturedInputs] = ir.IntAttr(int64(len(outer)))
 	}
+	if scan8 {
+		c.scan8(outer)
+		return nil
+	}
 	c.emit(info.Name, append(c.in, outer...), c.attrs, c.outs...)
 	return nil
+}
+
+// scan8 emits an opset-8 Scan (every input and output has a leading batch
+// axis; the body sees one batch element) as two opset-9 Scans: an outer
+// one over the batch axis, every input a scan input, whose body is the
+// original Scan over the time axis.
+func (c *nodeCtx) scan8(outer []*ir.Value) {
+	inner := ir.NewGraph(c.name + "_batch")
+	var innerIns []*ir.Value
+	for i, v := range append(append([]*ir.Value{}, c.in...), outer...) {
+		name := fmt.Sprintf("batch_input_%d", i)
+		if i >= len(c.in) {
+			name = v.Name
+		}
+		b := &ir.Value{Name: name}
+		inner.Inputs = append(inner.Inputs, b)
+		innerIns = append(innerIns, b)
+	}
+	var outNames []string
+	for i := range c.outs {
+		outNames = append(outNames, fmt.Sprintf("batch_output_%d", i))
+	}
+	n := ir.NewNode(c.name, "Scan", innerIns, c.attrs, outNames...)
+	n.Provenance = []string{c.name}
+	inner.Nodes = []*ir.Node{n}
+	inner.Outputs = n.Outputs
+	attrs := ir.Attrs{"body": ir.GraphAttr(inner), "num_scan_inputs": ir.IntAttr(int64(len(c.in)))}
+	if len(outer) > 0 {
+		attrs[ir.CapturedInputs] = ir.IntAttr(int64(len(outer)))
+	}
+	c.emit("Scan", append(c.in, outer...), attrs, c.outs...)
 }
