@@ -462,7 +462,8 @@ func (b *builder) convertNode(idx int, rn *rawNode) error {
 	}
 	var info *ir.OpInfo
 	switch op {
-	case "Constant", "Gemm", "Upsample", "CastLike", "GlobalAveragePool", "GlobalMaxPool":
+	case "Constant", "Gemm", "Upsample", "CastLike", "GlobalAveragePool", "GlobalMaxPool",
+		"OptionalHasElement", "OptionalGetElement":
 	default:
 		var ok bool
 		if info, ok = ir.OpFromOnnx(op); !ok {
@@ -494,6 +495,8 @@ func (b *builder) convertNode(idx int, rn *rawNode) error {
 	convert := c.convert
 	if info != nil && ir.IsControlFlow(info.Name) {
 		convert = c.controlFlow
+	} else if op == "OptionalHasElement" || op == "OptionalGetElement" {
+		convert = c.optional
 	}
 	if err := convert(info); err != nil {
 		var ue *errUnsupported

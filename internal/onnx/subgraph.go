@@ -235,3 +235,29 @@ func (c *nodeCtx) scan8(outer []*ir.Value) {
 	}
 	c.emit("Scan", append(c.in, outer...), attrs, c.outs...)
 }
+
+// optional reads OptionalHasElement and OptionalGetElement on what the IR
+// has: a tensor (always an element) or an omitted input (none). Values of
+// ONNX's optional type are not supported.
+func (c *nodeCtx) optional(*ir.OpInfo) error {
+	in := c.input(0)
+	if in != nil && c.b.placeholders[in] {
+		return unsupportedf("optional-typed values are not supported")
+	}
+	if len(c.outs) != 1 || c.outs[0] == "" {
+		return fmt.Errorf("%s has %d outputs, want 1", c.op, len(c.outs))
+	}
+	if c.op == "OptionalGetElement" {
+		if in == nil {
+			return fmt.Errorf("OptionalGetElement of an omitted input has no element")
+		}
+		c.emit("Identity", []*ir.Value{in}, ir.Attrs{}, c.outs[0])
+		return nil
+	}
+	t := ir.NewTensor(ir.Bool, []int64{})
+	if in != nil {
+		t.Data[0] = 1
+	}
+	c.b.env[c.outs[0]] = c.b.g.AddConst(c.outs[0], t)
+	return nil
+}
