@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"fmt"
 	"log/slog"
 
 	"gkconv/internal/akgcfg"
@@ -41,6 +42,18 @@ func anfFuse(g *ir.Graph, cfg *akgcfg.Config, backend akgcfg.Backend, fo fuseOpt
 		}
 	}
 	res, warns, err := fusion.RunAnf(g, o)
+	for _, b := range bodies(g) {
+		if err != nil {
+			break
+		}
+		br, _, berr := fusion.RunAnf(b, o)
+		if berr != nil {
+			err = fmt.Errorf("body %s: %w", b.Name, berr)
+			break
+		}
+		res.NodesBefore += br.NodesBefore
+		res.NodesAfter += br.NodesAfter
+	}
 	source := "config"
 	if cfg != nil && cfg.Path != "" {
 		source = cfg.Path

@@ -82,6 +82,16 @@ func fuse(g *ir.Graph, cfg *akgcfg.Config, backend akgcfg.Backend, fo fuseOption
 	if err != nil {
 		return Errorf(CodeError, "graph kernel fusion: %v", err)
 	}
+	for _, b := range bodies(g) {
+		fopts.OnPass = nil
+		br, err := fusion.Run(b, flags, backend, builder, fopts)
+		if err != nil {
+			return Errorf(CodeError, "graph kernel fusion: body %s: %v", b.Name, err)
+		}
+		res.Kernels = append(res.Kernels, br.Kernels...)
+		res.NodesBefore += br.NodesBefore
+		res.NodesAfter += br.NodesAfter
+	}
 	for _, p := range res.Passes {
 		rep.Passes = append(rep.Passes, ReportPass{Stage: p.Stage, Name: p.Name, Level: p.Level, Ran: p.Ran, Changed: p.Changed, Note: p.Note})
 	}
@@ -89,7 +99,7 @@ func fuse(g *ir.Graph, cfg *akgcfg.Config, backend akgcfg.Backend, fo fuseOption
 	for _, k := range res.Kernels {
 		byNode[k.Node] = k
 	}
-	for _, n := range g.Nodes {
+	for _, n := range allNodes(g) {
 		if n.Op != ir.OpGraphKernel {
 			continue
 		}

@@ -566,9 +566,14 @@ func LoweredPrimitive(n *ir.Node) (prim, customType string, err error) {
 	wr := &writer{funcNames: map[*ir.Graph]string{}, names: map[string]bool{}}
 	gw := &graphWriter{wr: wr, g: ir.NewGraph("doc"), mname: map[*ir.Value]string{}, gp: &pb.GraphProto{}, index: map[int]string{}}
 	var m *msNode
-	if n.Op == ir.OpGraphKernel {
+	switch {
+	case n.Op == ir.OpGraphKernel:
 		m, err = gw.graphKernelCustom(n, "")
-	} else {
+	case n.Op == "If":
+		return "Switch(Partial, Partial) call", "", nil // writeIf
+	case ir.IsControlFlow(n.Op):
+		m, err = gw.controlFlowCustom(n)
+	default:
 		m, err = gw.lower(n)
 	}
 	if err != nil {

@@ -66,6 +66,15 @@ func (c *conv) custom(np *pb.NodeProto, pattrs []*pb.AttributeProto, syms []any)
 			if k == ir.GKCustomType || k == "" {
 				continue
 			}
+			if a.GetDocString() == graphAttrDoc {
+				// A control-flow body: the function it names.
+				body, err := c.body(string(a.S), c.depth)
+				if err != nil {
+					return nil, fmt.Errorf("attribute %s: %w", k, err)
+				}
+				attrs[k] = ir.GraphAttr(body)
+				continue
+			}
 			x, err := customAttrValue(a)
 			if err != nil {
 				return nil, fmt.Errorf("attribute %s: %w", k, err)

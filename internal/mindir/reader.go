@@ -353,6 +353,20 @@ func (c *conv) msGraph(gp *pb.GraphProto, depth int) (*ir.Graph, error) {
 			c.define(np, val)
 			continue
 		}
+		if res, handled, err := c.controlNode(np); handled {
+			// The If form: Partial, Switch and the call (lower_control.go).
+			var u *unsupportedOp
+			switch {
+			case errors.As(err, &u):
+				c.unsupported = append(c.unsupported, Unsupported{Node: name, Op: np.GetOpType(), Reason: u.what})
+				c.define(np, poisonVal{})
+			case err != nil:
+				return nil, fmt.Errorf("%s: node %s: %w", c.label, name, err)
+			default:
+				c.define(np, res)
+			}
+			continue
+		}
 		op, pattrs, err := c.primOf(np)
 		if err != nil {
 			var u *unsupportedOp

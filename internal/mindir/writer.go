@@ -554,6 +554,9 @@ func (gw *graphWriter) node(n *ir.Node, defined map[*ir.Value]bool) error {
 	if writtenApart(n) {
 		return gw.convApart(n, defined)
 	}
+	if n.Op == "If" {
+		return gw.writeIf(n, defined)
+	}
 	var m *msNode
 	var err error
 	if n.Op == ir.OpGraphKernel {
@@ -564,6 +567,8 @@ func (gw *graphWriter) node(n *ir.Node, defined map[*ir.Value]bool) error {
 			}
 		}
 		m, err = gw.graphKernelCustom(n, body)
+	} else if ir.IsControlFlow(n.Op) {
+		m, err = gw.controlFlowCustom(n)
 	} else {
 		m, err = gw.lower(n)
 	}
@@ -715,18 +720,28 @@ func (gw *graphWriter) tupleGetItem(n *ir.Node, tuple string, i int, v *ir.Value
 // after kernel_name; every name inside it is prefixed with the function's
 // name, so nothing collides with the main graph.
 func (wr *writer) function(n *ir.Node, depth int) (string, error) {
-	if name, ok := wr.funcNames[n.Body]; ok {
-		return name, nil
-	}
 	base := n.Attrs.String(ir.GKKernelName, "")
 	if base == "" {
 		base = n.Name
 	}
-	name := wr.uniq(base + "_body")
-	wr.funcNames[n.Body] = name
-	body, err := wr.graph(n.Body, name, name+"/", depth+1)
+	name, err := wr.graphFunction(n.Body, base+"_body", depth)
 	if err != nil {
 		return "", fmt.Errorf("graph kernel %s: %w", n.Name, err)
+	}
+	return name, nil
+}
+
+// graphFunction writes g once as a MindIR function named after base (made
+// unique); every name inside it is prefixed with the function's name.
+func (wr *writer) graphFunction(g *ir.Graph, base string, depth int) (string, error) {
+	if name, ok := wr.funcNames[g]; ok {
+		return name, nil
+	}
+	name := wr.uniq(base)
+	wr.funcNames[g] = name
+	body, err := wr.graph(g, name, name+"/", depth+1)
+	if err != nil {
+		return "", err
 	}
 	wr.funcs = append(wr.funcs, body)
 	return name, nil

@@ -31,6 +31,13 @@ type builder struct {
 	placeholders map[*ir.Value]bool
 
 	unsupported []Unsupported
+
+	// A subgraph's builder (control-flow body): parent builds the
+	// enclosing graph, rg is the body and captures are the outer-scope
+	// values the body reads, in order of first use (subgraph.go).
+	parent   *builder
+	rg       *rawGraph
+	captures []capture
 }
 
 func newBuilder(l *loader, rm *rawModel, opset int64, opts Options) *builder {
@@ -63,8 +70,18 @@ func unsupportedf(format string, args ...any) error {
 }
 
 func (b *builder) build() (*ir.Graph, error) {
-	rg := b.rm.graph
+	b.rg = b.rm.graph
+	return b.buildGraph()
+}
+
+// buildGraph converts b.rg: the model's main graph, or a body when b has a
+// parent (then its errors carry no file name: the parent adds the path).
+func (b *builder) buildGraph() (*ir.Graph, error) {
+	rg := b.rg
 	file := b.l.file
+	if b.parent != nil {
+		file = "subgraph"
+	}
 	name := rg.pb.GetName()
 	if name == "" {
 		name = "main"
@@ -142,8 +159,10 @@ func (b *builder) build() (*ir.Graph, error) {
 		g.Inputs = append(g.Inputs, v)
 		b.env[iname] = v
 	}
-	if err := b.applyInputShapes(); err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
+	if b.parent == nil {
+		if err := b.applyInputShapes(); err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
 	}
 
 	order, err := orderNodes(rg.nodes)
@@ -155,11 +174,11 @@ func (b *builder) build() (*ir.Graph, error) {
 			return nil, err
 		}
 	}
-	if len(b.unsupported) > 0 {
+	if len(b.unsupported) > 0 && b.parent == nil {
 		return nil, &UnsupportedError{File: file, Items: b.unsupported}
 	}
 	for _, vi := range rg.pb.GetOutput() {
-		v, ok := b.env[vi.GetName()]
+		v, ok := b.lookup(vi.GetName())
 		if !ok {
 			return nil, fmt.Errorf("%s: graph output %q is not produced by any node, input or initializer", file, vi.GetName())
 		}
@@ -414,6 +433,9 @@ func (b *builder) convertNode(idx int, rn *rawNode) error {
 		}
 	}
 	hard := func(err error) error {
+		if b.parent != nil {
+			return fmt.Errorf("node %s (%s): %w", c.name, op, err)
+		}
 		return fmt.Errorf("%s: node %s (%s): %w", b.l.file, c.name, op, err)
 	}
 	if op == "" {
@@ -424,7 +446,7 @@ func (b *builder) convertNode(idx int, rn *rawNode) error {
 			c.in = append(c.in, nil)
 			continue
 		}
-		v, ok := b.env[in]
+		v, ok := b.lookup(in)
 		if !ok {
 			return hard(fmt.Errorf("input %q is not a graph input, an initializer or the output of a node", in))
 		}
@@ -440,7 +462,8 @@ func (b *builder) convertNode(idx int, rn *rawNode) error {
 	}
 	var info *ir.OpInfo
 	switch op {
-	case "Constant", "Gemm", "Upsample", "CastLike", "GlobalAveragePool", "GlobalMaxPool":
+	case "Constant", "Gemm", "Upsample", "CastLike", "GlobalAveragePool", "GlobalMaxPool",
+		"OptionalHasElement", "OptionalGetElement":
 	default:
 		var ok bool
 		if info, ok = ir.OpFromOnnx(op); !ok {
@@ -454,6 +477,9 @@ func (b *builder) convertNode(idx int, rn *rawNode) error {
 	}
 	c.attrs = ir.Attrs{}
 	for _, ra := range rn.attrs {
+		if ra.g != nil && ir.IsControlFlow(info.Name) {
+			continue // bodies are built by controlFlow
+		}
 		a, err := b.l.attr(ra)
 		if err != nil {
 			var ue *errUnsupported
@@ -466,7 +492,13 @@ func (b *builder) convertNode(idx int, rn *rawNode) error {
 		c.attrs[ra.pb.GetName()] = a
 	}
 	delete(c.attrs, "consumed_inputs") // opset <= 5 memory hint, meaningless here
-	if err := c.convert(info); err != nil {
+	convert := c.convert
+	if info != nil && ir.IsControlFlow(info.Name) {
+		convert = c.controlFlow
+	} else if op == "OptionalHasElement" || op == "OptionalGetElement" {
+		convert = c.optional
+	}
+	if err := convert(info); err != nil {
 		var ue *errUnsupported
 		if errors.As(err, &ue) {
 			fail(ue.reason)
@@ -496,7 +528,7 @@ func (l *loader) attr(ra *rawAttr) (ir.Attr, error) {
 			typ = onnxpb.AttributeProto_INT
 		case pb.S != nil:
 			typ = onnxpb.AttributeProto_STRING
-		case pb.G != nil:
+		case ra.g != nil:
 			typ = onnxpb.AttributeProto_GRAPH
 		case len(pb.Floats) > 0:
 			typ = onnxpb.AttributeProto_FLOATS
@@ -506,7 +538,7 @@ func (l *loader) attr(ra *rawAttr) (ir.Attr, error) {
 			typ = onnxpb.AttributeProto_STRINGS
 		case len(ra.tensors) > 0:
 			typ = onnxpb.AttributeProto_TENSORS
-		case len(pb.Graphs) > 0:
+		case len(ra.graphs) > 0:
 			typ = onnxpb.AttributeProto_GRAPHS
 		default:
 			return ir.Attr{}, fmt.Errorf("attribute %s has neither a type nor a value", name)

@@ -64,7 +64,11 @@ func TestUnsupportedListsAll(t *testing.T) {
 	m.Node("n1", "FancyOp", strs("x"), strs("a"))
 	m.Node("ok", "Relu", strs("a"), strs("b"))
 	m.Node("", "FusedGemm", strs("b"), strs("c")).Domain = proto.String("com.microsoft")
-	m.Node("loop", "If", strs("x"), strs("d"), ob.Graph("then_branch", &onnxpb.GraphProto{}))
+	then := ob.New("then", 13).Output("d1", ob.Float, 2)
+	then.Node("lstm", "FancyOp", strs("x"), strs("d1")) // x: outer scope
+	els := ob.New("else", 13).Output("d2", ob.Float, 2)
+	els.Node("id", "Identity", strs("x"), strs("d2"))
+	m.Node("loop", "If", strs("x"), strs("d"), ob.Graph("then_branch", then.Graph()), ob.Graph("else_branch", els.Graph()))
 	m.Node("n4", "Add", strs("c", "d"), strs("y"))
 	dir := t.TempDir()
 	path := writeModel(t, dir, m)
@@ -79,14 +83,14 @@ func TestUnsupportedListsAll(t *testing.T) {
 	want := []Unsupported{
 		{"n1", "FancyOp", "op is not in the converter's op table"},
 		{"FusedGemm_2", "com.microsoft::FusedGemm", `domain "com.microsoft" is not supported`},
-		{"loop", "If", "op is not in the converter's op table"},
+		{"loop/then_branch/lstm", "FancyOp", "op is not in the converter's op table"},
 	}
 	for i, w := range want {
 		if ue.Items[i] != w {
 			t.Errorf("item %d = %+v, want %+v", i, ue.Items[i], w)
 		}
 	}
-	if msg := err.Error(); !strings.HasPrefix(msg, path+":") || !contains(msg, "n1: FancyOp", "FusedGemm_2", "loop: If") {
+	if msg := err.Error(); !strings.HasPrefix(msg, path+":") || !contains(msg, "n1: FancyOp", "FusedGemm_2", "loop/then_branch/lstm: FancyOp") {
 		t.Errorf("message %q", msg)
 	}
 }

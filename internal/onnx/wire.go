@@ -23,7 +23,9 @@ const (
 	graphInitializer  = 5
 	nodeAttribute     = 5
 	attrT             = 5
+	attrG             = 6
 	attrTensors       = 10
+	attrGraphs        = 11
 	tensorRawData     = 9
 )
 
@@ -44,9 +46,11 @@ type rawNode struct {
 }
 
 type rawAttr struct {
-	pb      *onnxpb.AttributeProto // all fields but t and tensors
+	pb      *onnxpb.AttributeProto // all fields but t, tensors, g and graphs
 	t       *rawTensor
 	tensors []*rawTensor
+	g       *rawGraph // a GRAPH attribute (control-flow body)
+	graphs  []*rawGraph
 }
 
 type rawTensor struct {
@@ -183,8 +187,23 @@ func decodeNode(b []byte) (*rawNode, error) {
 
 func decodeAttr(b []byte) (*rawAttr, error) {
 	a := &rawAttr{pb: &onnxpb.AttributeProto{}}
-	rest, err := splitFields(b, func(n protowire.Number) bool { return n == attrT || n == attrTensors },
+	var gChunks [][]byte
+	rest, err := splitFields(b, func(n protowire.Number) bool {
+		return n == attrT || n == attrTensors || n == attrG || n == attrGraphs
+	},
 		func(n protowire.Number, v []byte) error {
+			switch n {
+			case attrG:
+				gChunks = append(gChunks, v)
+				return nil
+			case attrGraphs:
+				g, err := decodeGraph([][]byte{v})
+				if err != nil {
+					return fmt.Errorf("graphs[%d]: %w", len(a.graphs), err)
+				}
+				a.graphs = append(a.graphs, g)
+				return nil
+			}
 			t, err := decodeTensor(v)
 			if err != nil {
 				return err
@@ -201,6 +220,11 @@ func decodeAttr(b []byte) (*rawAttr, error) {
 	}
 	if err := unmarshal.Unmarshal(rest, a.pb); err != nil {
 		return nil, err
+	}
+	if len(gChunks) > 0 {
+		if a.g, err = decodeGraph(gChunks); err != nil {
+			return nil, fmt.Errorf("graph %s: %w", a.pb.GetName(), err)
+		}
 	}
 	return a, nil
 }

@@ -21,13 +21,33 @@ func FoldConstants(g *ir.Graph) (int, error) {
 	folded := 0
 	kept := g.Nodes[:0:0]
 	readers := g.Consumers()
-	for _, n := range g.Nodes {
+	nodes := g.Nodes
+	var names *ir.Names
+	for i := 0; i < len(nodes); i++ {
+		n := nodes[i]
 		if err := ir.InferNode(n); err != nil {
 			return folded, err
 		}
 		if ir.QDQWeightKept(n, readers) { // fusion's QDQFusion reads the quantized weight
 			kept = append(kept, n)
 			continue
+		}
+		if ir.IsControlFlow(n.Op) {
+			// An If with a known condition becomes its branch; the other
+			// bodies are folded in place (control_fold.go).
+			if names == nil {
+				names = ir.GraphNames(g)
+			}
+			inl, f, err := foldControl(g, n, names)
+			folded += f
+			if err != nil {
+				return folded, err
+			}
+			if inl != nil {
+				nodes = append(append(append([]*ir.Node{}, nodes[:i+1]...), inl...), nodes[i+1:]...)
+				folded++
+				continue
+			}
 		}
 		vals, ok, err := tryFold(ctx, n)
 		if err != nil {

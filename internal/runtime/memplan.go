@@ -76,7 +76,15 @@ func (s *Session) MemoryPlan() MemoryPlan {
 	}
 	for ni, n := range s.g.Nodes {
 		alias := ir.LookupOp(n.Op).IsAlias()
+		if s.subs[ni] != nil {
+			// Control flow: what the bodies allocate depends on the data
+			// (branch taken, trip count); its outputs are not pooled.
+			plan.Unknown += len(n.Outputs)
+		}
 		for k, o := range n.Outputs {
+			if s.subs[ni] != nil {
+				break
+			}
 			if o == nil || (o.Name == "" && o.Shape == nil) {
 				continue
 			}

@@ -50,6 +50,10 @@ type Session struct {
 	prepBytes   int64 // their bytes
 
 	kernels []KernelBinding // how each fused kernel was bound, in graph order
+
+	// subs holds, per control-flow node index, a session per body
+	// (control.go); nil for other nodes.
+	subs []map[string]*Session
 }
 
 // UnsupportedOpsError lists every node the op library cannot run.
@@ -73,7 +77,25 @@ func NewSession(g *ir.Graph, opts Options) (*Session, error) {
 	var refused []error
 	var fallbacks []string // why kernels run interpreted against the policy's wish
 	prep := opkernel.NewPrep()
-	for _, n := range g.Nodes {
+	s.subs = make([]map[string]*Session, len(g.Nodes))
+	for ni, n := range g.Nodes {
+		if ir.IsControlFlow(n.Op) {
+			// Bodies get sessions of their own; what they cannot run is
+			// listed with the path of graphs that holds it.
+			subs, miss, err := newBodySessions(n, opts)
+			missing = append(missing, miss...)
+			if err != nil {
+				refused = append(refused, nodeErr(n, err))
+			}
+			s.subs[ni] = subs
+			for _, sub := range subs {
+				s.kernels = append(s.kernels, sub.kernels...)
+				s.prepWeights += sub.prepWeights
+				s.prepBytes += sub.prepBytes
+			}
+			s.funcs = append(s.funcs, nil)
+			continue
+		}
 		if n.Op == ir.OpGraphKernel {
 			// Fused kernels are bound now (policy, hash, ISA), not at the first run.
 			f, b, err := bindGraphKernel(n, opts.KernelPolicy)
@@ -98,7 +120,8 @@ func NewSession(g *ir.Graph, opts Options) (*Session, error) {
 		}
 		s.funcs = append(s.funcs, f)
 	}
-	s.prepWeights, s.prepBytes = prep.Weights, prep.WeightBytes
+	s.prepWeights += prep.Weights
+	s.prepBytes += prep.WeightBytes
 	if len(missing) > 0 {
 		return nil, &UnsupportedOpsError{Nodes: missing}
 	}
@@ -157,7 +180,11 @@ type buffer struct {
 }
 
 // Run executes the graph once. inputs are matched to g.Inputs by position.
-func (s *Session) Run(inputs []*ir.Tensor) ([]*ir.Tensor, error) {
+func (s *Session) Run(inputs []*ir.Tensor) ([]*ir.Tensor, error) { return s.run(inputs, true) }
+
+// run executes the graph; a body's session (check false) takes its inputs'
+// shapes as they come, since loop-carried values may change shape.
+func (s *Session) run(inputs []*ir.Tensor, check bool) ([]*ir.Tensor, error) {
 	g := s.g
 	if len(inputs) != len(g.Inputs) {
 		return nil, fmt.Errorf("model has %d input(s), %d given", len(g.Inputs), len(inputs))
@@ -169,8 +196,10 @@ func (s *Session) Run(inputs []*ir.Tensor) ([]*ir.Tensor, error) {
 		if t == nil {
 			return nil, fmt.Errorf("input %s: no data", v.Name)
 		}
-		if err := CheckInput(v, t); err != nil {
-			return nil, err
+		if check {
+			if err := CheckInput(v, t); err != nil {
+				return nil, err
+			}
 		}
 		vals[s.index[v]] = t
 	}
@@ -195,6 +224,14 @@ func (s *Session) Run(inputs []*ir.Tensor) ([]*ir.Tensor, error) {
 			}
 			in[k] = t
 			tmpIn = append(tmpIn, &ir.Value{Name: v.Name, DType: t.DType, Shape: t.Shape, Const: t})
+		}
+		if s.subs[ni] != nil {
+			// Control flow: the bodies decide the outputs' shapes.
+			if err := s.runControl(ni, n, in, vals); err != nil {
+				return nil, err
+			}
+			s.released(ni, n, bufs, vals)
+			continue
 		}
 		outShapes, err := inferRuntime(n, tmpIn)
 		if err != nil {
@@ -258,6 +295,26 @@ func (s *Session) Run(inputs []*ir.Tensor) ([]*ir.Tensor, error) {
 				return nil, err
 			}
 		}
+		s.released(ni, n, bufs, vals)
+	}
+	s.runs++
+	res := make([]*ir.Tensor, len(g.Outputs))
+	for i, v := range g.Outputs {
+		res[i] = vals[s.index[v]]
+		if res[i] == nil && v.Const != nil {
+			res[i] = v.Const
+		}
+		if res[i] == nil {
+			return nil, fmt.Errorf("graph output %s was not computed", v.Name)
+		}
+	}
+	return res, nil
+}
+
+// released returns to the pool the buffers whose last reader was node ni,
+// and those of its outputs nobody reads.
+func (s *Session) released(ni int, n *ir.Node, bufs []*buffer, vals []*ir.Tensor) {
+	{
 		// Release buffers whose last reader was this node.
 		for _, v := range n.Inputs {
 			if v == nil {
@@ -282,18 +339,6 @@ func (s *Session) Run(inputs []*ir.Tensor) ([]*ir.Tensor, error) {
 			}
 		}
 	}
-	s.runs++
-	res := make([]*ir.Tensor, len(g.Outputs))
-	for i, v := range g.Outputs {
-		res[i] = vals[s.index[v]]
-		if res[i] == nil && v.Const != nil {
-			res[i] = v.Const
-		}
-		if res[i] == nil {
-			return nil, fmt.Errorf("graph output %s was not computed", v.Name)
-		}
-	}
-	return res, nil
 }
 
 func (s *Session) release(b *buffer) {

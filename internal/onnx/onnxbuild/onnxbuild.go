@@ -159,7 +159,7 @@ func Tensor(name string, t *onnxpb.TensorProto) *onnxpb.AttributeProto {
 	return &onnxpb.AttributeProto{Name: proto.String(name), Type: onnxpb.AttributeProto_TENSOR.Enum(), T: t}
 }
 
-// Graph attributes are only used to test that control flow is refused.
+// Graph makes a graph attribute (a control-flow body).
 func Graph(name string, g *onnxpb.GraphProto) *onnxpb.AttributeProto {
 	return &onnxpb.AttributeProto{Name: proto.String(name), Type: onnxpb.AttributeProto_GRAPH.Enum(), G: g}
 }
