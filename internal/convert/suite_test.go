@@ -216,7 +216,6 @@ var pendingModelTests = map[string]string{
 	"simple/test_sequence_model6": "Sequence* ops",
 	"simple/test_sequence_model7": "Sequence* ops",
 	"simple/test_sequence_model8": "Sequence* ops",
-	"simple/test_shrink":          "Shrink",
 }
 
 // backendSuites are the ONNX backend test folders the suite runs: the node
