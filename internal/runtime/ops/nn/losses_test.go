@@ -179,6 +179,10 @@ func TestLpPool(t *testing.T) {
 	run(t, "LpPool", ir.Attrs{"kernel_shape": ir.IntsAttr(2), "pads": ir.IntsAttr(1, 1), "p": ir.IntAttr(3)},
 		[]*ir.Tensor{f32([]int64{1, 1, 3}, 1, -2, 2)}, y)
 	expect(t, y, 1, math.Cbrt(9), math.Cbrt(16), 2)
+	// LpPool-1 gave p as a float
+	run(t, "LpPool", ir.Attrs{"kernel_shape": ir.IntsAttr(2), "pads": ir.IntsAttr(1, 1), "p": ir.FloatAttr(3)},
+		[]*ir.Tensor{f32([]int64{1, 1, 3}, 1, -2, 2)}, y)
+	expect(t, y, 1, math.Cbrt(9), math.Cbrt(16), 2)
 	// p 2 (default), 2-D, strides, float64
 	x := ir.NewTensor(ir.Float64, []int64{1, 1, 2, 3})
 	copy(x.F64(), []float64{3, 4, 0, 1, 2, 2})
