@@ -116,6 +116,11 @@ func TestRMSNormalization(t *testing.T) {
 	// axis 0: one statistic over the whole tensor; scale [2] broadcasts over rows
 	run(t, "RMSNormalization", ir.Attrs{"axis": ir.IntAttr(-2), "epsilon": ir.FloatAttr(0)}, []*ir.Tensor{x, f32([]int64{2}, 1, 2)}, y)
 	expect(t, y, 1.2, 3.2, 0, 0)
+	// float16 through float32
+	h, yh := ir.NewTensor(ir.Float16, []int64{2, 2}), ir.NewTensor(ir.Float16, []int64{2, 2})
+	opkernel.F32ToHalf(h, []float32{3, 4, 0, 0})
+	run(t, "RMSNormalization", ir.Attrs{"axis": ir.IntAttr(0), "epsilon": ir.FloatAttr(0)}, []*ir.Tensor{h, f32([]int64{2}, 1, 2)}, yh)
+	expect16(t, yh, 1.2, 3.2, 0, 0)
 	// float64 and empty rows
 	x64 := ir.NewTensor(ir.Float64, []int64{0, 3})
 	run(t, "RMSNormalization", ir.Attrs{}, []*ir.Tensor{x64, f32([]int64{3}, 1, 1, 1)}, ir.NewTensor(ir.Float64, []int64{0, 3}))
