@@ -52,7 +52,7 @@ func (c *nodeCtx) convert(info *ir.OpInfo) error {
 		return nil
 	case "Resize":
 		c.resize()
-	case "Softmax", "LogSoftmax":
+	case "Softmax", "LogSoftmax", "Hardmax":
 		if opset < 13 {
 			return c.softmaxLegacy(info.Name)
 		}
@@ -408,7 +408,7 @@ func (c *nodeCtx) globalPool() error {
 	return nil
 }
 
-// softmaxLegacy: before opset 13 Softmax/LogSoftmax coerced the input to 2-D
+// softmaxLegacy: before opset 13 Softmax/LogSoftmax/Hardmax coerced the input to 2-D
 // at axis (default 1). When axis is the last one this is the new semantics;
 // otherwise Flatten(axis) -> op(axis=-1) -> Reshape back.
 func (c *nodeCtx) softmaxLegacy(irOp string) error {

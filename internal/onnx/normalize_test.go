@@ -173,11 +173,15 @@ func isUnsupported(err error) bool {
 }
 
 func TestSoftmaxLegacy(t *testing.T) {
-	// axis=1 of a rank-3 input: coerce to 2-D.
+	// axis=1 of a rank-3 input: coerce to 2-D (Hardmax likewise).
+	for _, op := range []string{"Hardmax", "Softmax"} {
+		m := ob.New("g", 11).Input("x", ob.Float, 2, 3, 4).Output("y", ob.Float, 2, 3, 4)
+		m.Node("sm", op, strs("x"), strs("y"))
+		wantOps(t, mustGraph(t, m), "Flatten", op, "Reshape")
+	}
 	m := ob.New("g", 11).Input("x", ob.Float, 2, 3, 4).Output("y", ob.Float, 2, 3, 4)
 	m.Node("sm", "Softmax", strs("x"), strs("y"))
 	g := mustGraph(t, m)
-	wantOps(t, g, "Flatten", "Softmax", "Reshape")
 	if g.Nodes[0].Attrs.Int("axis", 0) != 1 || g.Nodes[1].Attrs.Int("axis", 0) != -1 {
 		t.Errorf("attrs %v %v", g.Nodes[0].Attrs, g.Nodes[1].Attrs)
 	}

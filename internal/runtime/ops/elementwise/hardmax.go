@@ -1,7 +1,6 @@
 package elementwise
 
 import (
-	"math"
 	"slices"
 
 	"gkconv/internal/ir"
@@ -38,14 +37,22 @@ func init() {
 }
 
 // hardmax is ONNX Hardmax (opset 13): 1 at the first maximum along axis,
-// 0 elsewhere.
+// 0 elsewhere; a NaN counts as the maximum (numpy's argmax).
 func hardmax(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	if err := checkArity(n, in, out, 1, 1, 1); err != nil {
 		return err
 	}
 	x, y := in[0], out[0]
-	if x.DType != y.DType || !slices.Equal(x.Shape, y.Shape) || !x.DType.IsFloat() {
-		return opkernel.Unsupportedf(n, "input %s, output %s", x, y)
+	if x.DType != y.DType || !slices.Equal(x.Shape, y.Shape) {
+		return nodeErr(n, "input %s does not match output %s", x, y)
+	}
+	if opkernel.IsHalf(x.DType) {
+		w, flush := halfOut(y)
+		if err := hardmax(ctx, n, []*ir.Tensor{opkernel.HalfToF32(x)}, []*ir.Tensor{w}); err != nil {
+			return err
+		}
+		flush()
+		return nil
 	}
 	shape := x.Shape
 	if len(shape) == 0 {
@@ -56,28 +63,34 @@ func hardmax(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 		return err
 	}
 	outer, k, inner := split3(shape, axis)
-	v, err := x.Float64s()
-	if err != nil {
-		return nodeErr(n, "%v", err)
-	}
-	for o := 0; o < outer; o++ {
-		for j := 0; j < inner; j++ {
-			base := o*k*inner + j
-			best := -1
-			bv := math.Inf(-1)
-			for i := 0; i < k; i++ {
-				if e := v[base+i*inner]; best < 0 || e > bv || (math.IsNaN(e) && !math.IsNaN(bv)) {
-					best, bv = i, e
-				}
-			}
-			for i := 0; i < k; i++ {
-				one := 0.0
-				if i == best {
-					one = 1
-				}
-				y.PutFloat(base+i*inner, one)
-			}
-		}
+	switch x.DType {
+	case ir.Float32:
+		hardmaxT(ctx, y.F32(), x.F32(), outer, k, inner)
+	case ir.Float64:
+		hardmaxT(ctx, y.F64(), x.F64(), outer, k, inner)
+	default:
+		return opkernel.Unsupportedf(n, "dtype %s", x.DType)
 	}
 	return nil
+}
+
+func hardmaxT[T float](ctx *opkernel.Ctx, d, s []T, outer, k, inner int) {
+	opkernel.ParallelFor(ctx, outer*inner, max(1, grain/max(k, 1)), func(lo, hi int) {
+		for oi := lo; oi < hi; oi++ {
+			base := (oi/inner)*k*inner + oi%inner
+			best := 0
+			for i := 1; i < k; i++ {
+				b, e := s[base+best*inner], s[base+i*inner]
+				if b == b && (e > b || e != e) { // b not NaN; e larger or NaN
+					best = i
+				}
+			}
+			for i := 0; i < k; i++ {
+				d[base+i*inner] = 0
+			}
+			if k > 0 {
+				d[base+best*inner] = 1
+			}
+		}
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"gkconv/internal/ir"
+	"gkconv/internal/runtime/opkernel"
 )
 
 func TestCumProd(t *testing.T) {
@@ -60,6 +61,13 @@ func TestHardmax(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantF(t, y, []float64{0, 1, 1, 1, 0, 0}, 0)
+	// bfloat16 through float32
+	xb, yb := ir.NewTensor(ir.BFloat16, sh(3)), ir.NewTensor(ir.BFloat16, sh(3))
+	opkernel.F32ToHalf(xb, []float32{-1, 2, -3})
+	if err := run(t, "Hardmax", nil, []*ir.Tensor{xb}, yb); err != nil {
+		t.Fatal(err)
+	}
+	wantF(t, yb, []float64{0, 1, 0}, 0)
 	y64 := ir.NewTensor(ir.Float64, sh(0, 2))
 	if err := run(t, "Hardmax", nil, []*ir.Tensor{ir.NewTensor(ir.Float64, sh(0, 2))}, y64); err != nil {
 		t.Fatal(err)

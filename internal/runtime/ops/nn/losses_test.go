@@ -116,6 +116,11 @@ func TestRMSNormalization(t *testing.T) {
 	// axis 0: one statistic over the whole tensor; scale [2] broadcasts over rows
 	run(t, "RMSNormalization", ir.Attrs{"axis": ir.IntAttr(-2), "epsilon": ir.FloatAttr(0)}, []*ir.Tensor{x, f32([]int64{2}, 1, 2)}, y)
 	expect(t, y, 1.2, 3.2, 0, 0)
+	// float16 through float32
+	h, yh := ir.NewTensor(ir.Float16, []int64{2, 2}), ir.NewTensor(ir.Float16, []int64{2, 2})
+	opkernel.F32ToHalf(h, []float32{3, 4, 0, 0})
+	run(t, "RMSNormalization", ir.Attrs{"axis": ir.IntAttr(0), "epsilon": ir.FloatAttr(0)}, []*ir.Tensor{h, f32([]int64{2}, 1, 2)}, yh)
+	expect16(t, yh, 1.2, 3.2, 0, 0)
 	// float64 and empty rows
 	x64 := ir.NewTensor(ir.Float64, []int64{0, 3})
 	run(t, "RMSNormalization", ir.Attrs{}, []*ir.Tensor{x64, f32([]int64{3}, 1, 1, 1)}, ir.NewTensor(ir.Float64, []int64{0, 3}))
@@ -177,6 +182,10 @@ func TestLpNormalizationKernel(t *testing.T) {
 func TestLpPool(t *testing.T) {
 	y := ir.NewTensor(ir.Float32, []int64{1, 1, 4})
 	run(t, "LpPool", ir.Attrs{"kernel_shape": ir.IntsAttr(2), "pads": ir.IntsAttr(1, 1), "p": ir.IntAttr(3)},
+		[]*ir.Tensor{f32([]int64{1, 1, 3}, 1, -2, 2)}, y)
+	expect(t, y, 1, math.Cbrt(9), math.Cbrt(16), 2)
+	// LpPool-1 gave p as a float
+	run(t, "LpPool", ir.Attrs{"kernel_shape": ir.IntsAttr(2), "pads": ir.IntsAttr(1, 1), "p": ir.FloatAttr(3)},
 		[]*ir.Tensor{f32([]int64{1, 1, 3}, 1, -2, 2)}, y)
 	expect(t, y, 1, math.Cbrt(9), math.Cbrt(16), 2)
 	// p 2 (default), 2-D, strides, float64

@@ -30,7 +30,7 @@ func lpPool(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	if err := g.checkOut(n, y, int(x.Shape[0]), int(x.Shape[1])); err != nil {
 		return err
 	}
-	p := float64(n.Attrs.Int("p", 2))
+	p := n.Attrs.Float("p", 2) // an int since opset 2, a float in LpPool-1
 	if p <= 0 {
 		return errf(n, "p must be > 0, got %g", p)
 	}
