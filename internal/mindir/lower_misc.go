@@ -9,6 +9,8 @@ import (
 // primitives (written by lower, read back by lift); IR ops of the family
 // that have no MindSpore primitive are written as Custom(type="gkconv.<op>").
 //
+// CastLike is written as the Cast its output dtype (the target's, known
+// once shapes are inferred) makes it, and so reads back as a Cast.
 // Written as MindSpore's own primitive: BitwiseAnd, BitwiseOr, BitwiseXor
 // (ops/infer/bitwise*.h: two broadcast integer tensors) and BitwiseNot
 // (bitwise_not_op.yaml), ReverseSequence (as onnx_reverse_sequence_parser.cc:
@@ -25,6 +27,7 @@ var lowerMiscTable = schemaGated(map[string]lowerFunc{
 	"BitwiseXor":      lowerSame,
 	"BitwiseNot":      lowerSame,
 	"ReverseSequence": lowerReverseSequence,
+	"CastLike":        lowerCastLike,
 })
 
 var liftMiscTable = map[string]func(*mnode) (any, error){
@@ -33,6 +36,19 @@ var liftMiscTable = map[string]func(*mnode) (any, error){
 	"BitwiseXor":      liftBinary("BitwiseXor"),
 	"BitwiseNot":      liftBitwiseNot,
 	"ReverseSequence": liftReverseSequence,
+}
+
+// lowerCastLike writes Cast(x, to) for the target's dtype; with that dtype
+// still unknown it falls back to Custom.
+func lowerCastLike(c *lowerCtx) (*msNode, error) {
+	n := c.n
+	if len(n.Attrs) > 0 || len(n.Inputs) != 2 || len(n.Outputs) != 1 || n.Outputs[0].DType == ir.Undefined {
+		return nil, errNoPrimitive
+	}
+	cast := *n
+	cast.Op, cast.Inputs = "Cast", n.Inputs[:1]
+	cast.Attrs = ir.Attrs{"to": ir.IntAttr(int64(n.Outputs[0].DType))}
+	return lowerCast(&lowerCtx{gw: c.gw, n: &cast})
 }
 
 func liftBitwiseNot(m *mnode) (any, error) {

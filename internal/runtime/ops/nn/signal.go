@@ -130,6 +130,7 @@ func melWeightMatrixOp(_ *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error 
 		fb[i] = int(math.Floor(float64(dft+1) * hz / rate))
 	}
 	w := make([]float64, specBins*bins)
+	// Bins past the spectrogram (edges beyond Nyquist) are left out.
 	set := func(j, i int, x float64) {
 		if j >= 0 && j < specBins {
 			w[j*bins+i] = x
@@ -140,12 +141,12 @@ func melWeightMatrixOp(_ *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error 
 		if c == l {
 			set(c, i, 1)
 		} else {
-			for j := l; j <= c; j++ {
+			for j := max(l, 0); j <= min(c, specBins-1); j++ {
 				set(j, i, float64(j-l)/float64(c-l))
 			}
 		}
 		if h > c {
-			for j := c; j < h; j++ {
+			for j := max(c, 0); j < min(h, specBins); j++ {
 				set(j, i, float64(h-j)/float64(h-c))
 			}
 		}
