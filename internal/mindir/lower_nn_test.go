@@ -683,68 +683,75 @@ func TestNNLowerings(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			g := tc.g(newNNGraph(t))
 			covered[g.Nodes[0].Op] = true
-			if tc.needs > 0 && !schemaInputsOK(tc.prim, tc.needs) {
-				if tc.alt != nil {
-					tc.prim, tc.want, tc.nin, tc.loose = tc.alt.prim, tc.alt.want, tc.alt.nin, tc.loose || tc.alt.loose
-				} else {
-					tc.prim, tc.want, tc.nin, tc.check = "Custom:"+CustomTypePrefix+g.Nodes[0].Op, nil, 0, nil
-				}
-				t.Logf("the primitive schema has no %d-input form: expecting %s", tc.needs, tc.prim)
-			}
-			data := writeBytes(t, g, WriteOptions{})
-			rep, err := CheckBytes(data, tc.name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, v := range rep.Violations {
-				t.Errorf("converter check: %s", v)
-			}
-			w := nnDecode(t, data)
-			if w.prim != tc.prim {
-				t.Fatalf("written as %s, want %s", w.prim, tc.prim)
-			}
-			if tc.want != nil {
-				for k, typ := range tc.want {
-					if got, ok := w.types[k]; !ok {
-						t.Errorf("attribute %s is missing", k)
-					} else if got != typ {
-						t.Errorf("attribute %s is %s, want %s", k, got, typ)
-					}
-				}
-				for k, typ := range w.types {
-					if _, ok := tc.want[k]; !ok {
-						t.Errorf("unexpected attribute %s (%s)", k, typ)
-					}
-				}
-			}
-			if tc.nin > 0 && w.inputs != tc.nin {
-				t.Errorf("%d node inputs, want %d", w.inputs, tc.nin)
-			}
-			if tc.check != nil {
-				tc.check(t, w)
-			}
-			back, err := Parse(data)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(back.Nodes) != 1 || back.Nodes[0].Op != g.Nodes[0].Op {
-				t.Fatalf("read back as %v", back.Nodes)
-			}
-			if !tc.norun {
-				nnSameRun(t, g, back)
-			}
-			if !tc.loose {
-				nnNormConsts(g)
-				nnNormConsts(back)
-				if d := testkit.GraphDiff(g, back); d != "" {
-					t.Errorf("read back differs: %s", d)
-				}
-			}
+			runNNCase(t, tc, g)
 		})
 	}
 	for op := range lowerNNTable {
 		if !covered[op] {
 			t.Errorf("no case for %s", op)
+		}
+	}
+}
+
+// runNNCase writes g's one node, checks the primitive, its attributes and
+// inputs against tc, reads it back and compares the graphs and their runs.
+func runNNCase(t *testing.T, tc nnCase, g *ir.Graph) {
+	t.Helper()
+	if tc.needs > 0 && !schemaInputsOK(tc.prim, tc.needs) {
+		if tc.alt != nil {
+			tc.prim, tc.want, tc.nin, tc.loose = tc.alt.prim, tc.alt.want, tc.alt.nin, tc.loose || tc.alt.loose
+		} else {
+			tc.prim, tc.want, tc.nin, tc.check = "Custom:"+CustomTypePrefix+g.Nodes[0].Op, nil, 0, nil
+		}
+		t.Logf("the primitive schema has no %d-input form: expecting %s", tc.needs, tc.prim)
+	}
+	data := writeBytes(t, g, WriteOptions{})
+	rep, err := CheckBytes(data, tc.name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range rep.Violations {
+		t.Errorf("converter check: %s", v)
+	}
+	w := nnDecode(t, data)
+	if w.prim != tc.prim {
+		t.Fatalf("written as %s, want %s", w.prim, tc.prim)
+	}
+	if tc.want != nil {
+		for k, typ := range tc.want {
+			if got, ok := w.types[k]; !ok {
+				t.Errorf("attribute %s is missing", k)
+			} else if got != typ {
+				t.Errorf("attribute %s is %s, want %s", k, got, typ)
+			}
+		}
+		for k, typ := range w.types {
+			if _, ok := tc.want[k]; !ok {
+				t.Errorf("unexpected attribute %s (%s)", k, typ)
+			}
+		}
+	}
+	if tc.nin > 0 && w.inputs != tc.nin {
+		t.Errorf("%d node inputs, want %d", w.inputs, tc.nin)
+	}
+	if tc.check != nil {
+		tc.check(t, w)
+	}
+	back, err := Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Nodes) != 1 || back.Nodes[0].Op != g.Nodes[0].Op {
+		t.Fatalf("read back as %v", back.Nodes)
+	}
+	if !tc.norun {
+		nnSameRun(t, g, back)
+	}
+	if !tc.loose {
+		nnNormConsts(g)
+		nnNormConsts(back)
+		if d := testkit.GraphDiff(g, back); d != "" {
+			t.Errorf("read back differs: %s", d)
 		}
 	}
 }
