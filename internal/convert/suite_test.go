@@ -28,7 +28,7 @@ import (
 // (strings and ai.onnx.ml excepted) must pass here at opt_level 0 and 2:
 // raised as ops are added, so an op that silently becomes unsupported (or
 // a test that newly errors as unsupported) fails the suite.
-const ortPassFloor = 1087
+const ortPassFloor = 1427
 
 // excludedFromORTCount: the tests issue 13 leaves out of the comparison with
 // onnxruntime: string tensors and ops (no string dtype in the IR or the
