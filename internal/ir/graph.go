@@ -13,6 +13,8 @@ type Value struct {
 	// Shape: nil = unknown rank; a dim < 0 is unknown (DimNames may name it).
 	Shape    []int64
 	DimNames []string
+	// Elem is the element type of a Sequence value.
+	Elem     DType
 	Const    *Tensor
 	Producer *Node
 	OutIndex int

@@ -66,7 +66,15 @@ func (s *Session) runControl(ni int, n *ir.Node, in []*ir.Tensor, vals []*ir.Ten
 	case "Scan":
 		out, err = s.runScan(ni, n, in)
 	default:
-		err = fmt.Errorf("not a control-flow op")
+		f := seqOps[n.Op]
+		if f == nil {
+			err = fmt.Errorf("not a control-flow or sequence op")
+			break
+		}
+		var t *ir.Tensor
+		if t, err = f(n, in); err == nil {
+			out = []*ir.Tensor{t}
+		}
 	}
 	if err != nil {
 		return nodeErr(n, err)

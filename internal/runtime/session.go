@@ -52,7 +52,8 @@ type Session struct {
 	kernels []KernelBinding // how each fused kernel was bound, in graph order
 
 	// subs holds, per control-flow node index, a session per body
-	// (control.go); nil for other nodes.
+	// (control.go), an empty map for the sequence ops (sequence.go); nil
+	// for the nodes whose kernels write preallocated outputs.
 	subs []map[string]*Session
 }
 
@@ -93,6 +94,12 @@ func NewSession(g *ir.Graph, opts Options) (*Session, error) {
 				s.prepWeights += sub.prepWeights
 				s.prepBytes += sub.prepBytes
 			}
+			s.funcs = append(s.funcs, nil)
+			continue
+		}
+		if ir.IsSequenceOp(n.Op) {
+			// Computed directly, like control flow (sequence.go).
+			s.subs[ni] = map[string]*Session{}
 			s.funcs = append(s.funcs, nil)
 			continue
 		}
