@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -241,5 +242,29 @@ func TestControlFlowMindIRReconvert(t *testing.T) {
 				t.Errorf("set %d output %d: %v %s", s, i, err, acc.FirstMismatch)
 			}
 		}
+	}
+}
+
+// TestIfsNotMerged: two If nodes on the same condition and captured values
+// but with different branches stay two nodes through the passes (CSE does
+// not see the bodies, so it leaves control flow alone).
+func TestIfsNotMerged(t *testing.T) {
+	branch := func(op string) *ob.Model {
+		b := ob.New("br", 17).Output("o", ob.Float, 2)
+		b.Node("", op, strs("x"), strs("o"))
+		return b
+	}
+	m := ob.New("g", 17).Input("c", ob.Bool).Input("x", ob.Float, 2).Output("y1", ob.Float, 2).Output("y2", ob.Float, 2)
+	m.Node("if1", "If", strs("c"), strs("o1"), ob.Graph("then_branch", branch("Relu").Graph()), ob.Graph("else_branch", branch("Neg").Graph()))
+	m.Node("if2", "If", strs("c"), strs("o2"), ob.Graph("then_branch", branch("Neg").Graph()), ob.Graph("else_branch", branch("Relu").Graph()))
+	m.Node("sub1", "Sub", strs("o1", "x"), strs("y1"))
+	m.Node("sub2", "Sub", strs("o2", "x"), strs("y2"))
+	out, mm := convertAt(t, writeModel(t, m), 2)
+	mm.Close()
+	yes := ir.NewTensor(ir.Bool, []int64{})
+	yes.Data[0] = 1
+	got := runMindIR(t, out, []*ir.Tensor{yes, ir.Float32Tensor([]int64{2}, -1, 2)})
+	if !slices.Equal(got[0].F32(), []float32{1, 0}) || !slices.Equal(got[1].F32(), []float32{2, -4}) {
+		t.Errorf("y1 %v, y2 %v; want [1 0] and [2 -4]", got[0].F32(), got[1].F32())
 	}
 }

@@ -188,5 +188,13 @@ func (g *Graph) Validate() error {
 			return fmt.Errorf("graph output %s is not produced", o.Name)
 		}
 	}
+	// Control-flow bodies are closed graphs of their own.
+	for _, n := range g.Nodes {
+		for _, sg := range n.Subgraphs() {
+			if err := sg.Graph.Validate(); err != nil {
+				return fmt.Errorf("node %s: %s: %w", n, sg.Attr, err)
+			}
+		}
+	}
 	return nil
 }
