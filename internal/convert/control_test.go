@@ -85,10 +85,18 @@ func TestLoopOuterScopeFused(t *testing.T) {
 		if k := loop.Attrs.Int(ir.CapturedInputs, 0); k != 1 || len(loop.Inputs) != 4 || loop.Inputs[3].Name != "w" {
 			t.Errorf("level %d: captured_inputs=%d, inputs %v; want w captured", level, k, loop.Inputs)
 		}
+		rebuild, err := RebuildKernels(m.Graph, kernelCache)
+		if err != nil {
+			t.Fatal(err)
+		}
 		fused := 0
 		for _, n := range loop.Attrs.Graph("body").Nodes {
 			if n.Op == ir.OpGraphKernel {
 				fused++
+				// `benchmark --rebuildKernels` finds the bodies' kernels too.
+				if _, _, err := rebuild(n); err != nil {
+					t.Errorf("rebuilding %s in the body: %v", n.Name, err)
+				}
 			}
 		}
 		if (level == 2) != (fused > 0) {
