@@ -190,3 +190,21 @@ func TestBodyPreflight(t *testing.T) {
 		t.Errorf("message %q", err)
 	}
 }
+
+// The bodies' pools count in ArenaBytes.
+func TestArenaBytesCountsBodies(t *testing.T) {
+	g := loop(input("M", ir.Int64), nil)
+	if err := ir.InferShapes(g); err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewSession(g, Options{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Run([]*ir.Tensor{ir.Float32Tensor([]int64{1}, 100), ir.Int64Tensor(nil, 10), ir.Int64Tensor(nil, 3)}); err != nil {
+		t.Fatal(err)
+	}
+	if s.pool.peak != 0 || s.ArenaBytes() == 0 {
+		t.Errorf("outer pool peak %d, ArenaBytes %d: want the body's pool counted", s.pool.peak, s.ArenaBytes())
+	}
+}

@@ -424,8 +424,17 @@ func CheckInput(v *ir.Value, t *ir.Tensor) error {
 // runs build none.
 func (s *Session) PreparedWeights() (int, int64) { return s.prepWeights, s.prepBytes }
 
-// ArenaBytes is the peak of pooled intermediate memory.
-func (s *Session) ArenaBytes() int64 { return s.pool.peak }
+// ArenaBytes is the peak of pooled intermediate memory, the control-flow
+// bodies' pools (kept between runs) included.
+func (s *Session) ArenaBytes() int64 {
+	total := s.pool.peak
+	for _, subs := range s.subs {
+		for _, sub := range subs {
+			total += sub.ArenaBytes()
+		}
+	}
+	return total
+}
 
 // NodeTime is one row of the profile.
 type NodeTime struct {
