@@ -276,3 +276,38 @@ func TestIfsNotMerged(t *testing.T) {
 		t.Errorf("y1 %v, y2 %v; want [1 0] and [2 -4]", got[0].F32(), got[1].F32())
 	}
 }
+
+// TestIfTwoOutputsNestedLoop: an If with two outputs (a tuple call and
+// TupleGetItem in MindIR) whose then branch holds a Loop reading a main
+// graph input, converted at opt_level 0 and 2 and read back.
+func TestIfTwoOutputsNestedLoop(t *testing.T) {
+	body := ob.New("body", 17).Input("i", ob.Int64).Input("c", ob.Bool).Input("acc", ob.Float, 2).
+		Output("c_out", ob.Bool).Output("acc_out", ob.Float, 2)
+	body.Node("keep", "Identity", strs("c"), strs("c_out"))
+	body.Node("add", "Add", strs("acc", "x"), strs("acc_out")) // x: two graphs out
+	then := ob.New("then", 17).Output("a", ob.Float, 2).Output("b", ob.Float, 2).Init(ob.Int64s("M", nil, []int64{3}))
+	then.Node("loop", "Loop", strs("M", "", "x"), strs("a"), ob.Graph("body", body.Graph()))
+	then.Node("neg", "Neg", strs("x"), strs("b"))
+	els := ob.New("else", 17).Output("a2", ob.Float, 2).Output("b2", ob.Float, 2)
+	els.Node("relu", "Relu", strs("x"), strs("a2"))
+	els.Node("abs", "Abs", strs("x"), strs("b2"))
+	m := ob.New("g", 17).Input("c", ob.Bool).Input("x", ob.Float, 2).Output("y1", ob.Float, 2).Output("y2", ob.Float, 2)
+	m.Node("if", "If", strs("c"), strs("y1", "y2"), ob.Graph("then_branch", then.Graph()), ob.Graph("else_branch", els.Graph()))
+	model := writeModel(t, m)
+	x := ir.Float32Tensor([]int64{2}, -1, 2)
+	for _, level := range []int{0, 2} {
+		out, mm := convertAt(t, model, level)
+		mm.Close()
+		for _, c := range []struct {
+			cond   byte
+			y1, y2 []float32
+		}{{1, []float32{-4, 8}, []float32{1, -2}}, {0, []float32{0, 2}, []float32{1, 2}}} {
+			cond := ir.NewTensor(ir.Bool, []int64{})
+			cond.Data[0] = c.cond
+			got := runMindIR(t, out, []*ir.Tensor{cond, x})
+			if !slices.Equal(got[0].F32(), c.y1) || !slices.Equal(got[1].F32(), c.y2) {
+				t.Errorf("level %d cond %d: %v %v, want %v %v", level, c.cond, got[0].F32(), got[1].F32(), c.y1, c.y2)
+			}
+		}
+	}
+}
