@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -84,10 +85,18 @@ func TestLoopOuterScopeFused(t *testing.T) {
 		if k := loop.Attrs.Int(ir.CapturedInputs, 0); k != 1 || len(loop.Inputs) != 4 || loop.Inputs[3].Name != "w" {
 			t.Errorf("level %d: captured_inputs=%d, inputs %v; want w captured", level, k, loop.Inputs)
 		}
+		rebuild, err := RebuildKernels(m.Graph, kernelCache)
+		if err != nil {
+			t.Fatal(err)
+		}
 		fused := 0
 		for _, n := range loop.Attrs.Graph("body").Nodes {
 			if n.Op == ir.OpGraphKernel {
 				fused++
+				// `benchmark --rebuildKernels` finds the bodies' kernels too.
+				if _, _, err := rebuild(n); err != nil {
+					t.Errorf("rebuilding %s in the body: %v", n.Name, err)
+				}
 			}
 		}
 		if (level == 2) != (fused > 0) {
@@ -239,6 +248,65 @@ func TestControlFlowMindIRReconvert(t *testing.T) {
 			acc, err := runtime.Compare(fmt.Sprint(i), got[i], want[i], 1e-4, 1e-3, 0)
 			if err != nil || !acc.Pass {
 				t.Errorf("set %d output %d: %v %s", s, i, err, acc.FirstMismatch)
+			}
+		}
+	}
+}
+
+// TestIfsNotMerged: two If nodes on the same condition and captured values
+// but with different branches stay two nodes through the passes (CSE does
+// not see the bodies, so it leaves control flow alone).
+func TestIfsNotMerged(t *testing.T) {
+	branch := func(op string) *ob.Model {
+		b := ob.New("br", 17).Output("o", ob.Float, 2)
+		b.Node("", op, strs("x"), strs("o"))
+		return b
+	}
+	m := ob.New("g", 17).Input("c", ob.Bool).Input("x", ob.Float, 2).Output("y1", ob.Float, 2).Output("y2", ob.Float, 2)
+	m.Node("if1", "If", strs("c"), strs("o1"), ob.Graph("then_branch", branch("Relu").Graph()), ob.Graph("else_branch", branch("Neg").Graph()))
+	m.Node("if2", "If", strs("c"), strs("o2"), ob.Graph("then_branch", branch("Neg").Graph()), ob.Graph("else_branch", branch("Relu").Graph()))
+	m.Node("sub1", "Sub", strs("o1", "x"), strs("y1"))
+	m.Node("sub2", "Sub", strs("o2", "x"), strs("y2"))
+	out, mm := convertAt(t, writeModel(t, m), 2)
+	mm.Close()
+	yes := ir.NewTensor(ir.Bool, []int64{})
+	yes.Data[0] = 1
+	got := runMindIR(t, out, []*ir.Tensor{yes, ir.Float32Tensor([]int64{2}, -1, 2)})
+	if !slices.Equal(got[0].F32(), []float32{1, 0}) || !slices.Equal(got[1].F32(), []float32{2, -4}) {
+		t.Errorf("y1 %v, y2 %v; want [1 0] and [2 -4]", got[0].F32(), got[1].F32())
+	}
+}
+
+// TestIfTwoOutputsNestedLoop: an If with two outputs (a tuple call and
+// TupleGetItem in MindIR) whose then branch holds a Loop reading a main
+// graph input, converted at opt_level 0 and 2 and read back.
+func TestIfTwoOutputsNestedLoop(t *testing.T) {
+	body := ob.New("body", 17).Input("i", ob.Int64).Input("c", ob.Bool).Input("acc", ob.Float, 2).
+		Output("c_out", ob.Bool).Output("acc_out", ob.Float, 2)
+	body.Node("keep", "Identity", strs("c"), strs("c_out"))
+	body.Node("add", "Add", strs("acc", "x"), strs("acc_out")) // x: two graphs out
+	then := ob.New("then", 17).Output("a", ob.Float, 2).Output("b", ob.Float, 2).Init(ob.Int64s("M", nil, []int64{3}))
+	then.Node("loop", "Loop", strs("M", "", "x"), strs("a"), ob.Graph("body", body.Graph()))
+	then.Node("neg", "Neg", strs("x"), strs("b"))
+	els := ob.New("else", 17).Output("a2", ob.Float, 2).Output("b2", ob.Float, 2)
+	els.Node("relu", "Relu", strs("x"), strs("a2"))
+	els.Node("abs", "Abs", strs("x"), strs("b2"))
+	m := ob.New("g", 17).Input("c", ob.Bool).Input("x", ob.Float, 2).Output("y1", ob.Float, 2).Output("y2", ob.Float, 2)
+	m.Node("if", "If", strs("c"), strs("y1", "y2"), ob.Graph("then_branch", then.Graph()), ob.Graph("else_branch", els.Graph()))
+	model := writeModel(t, m)
+	x := ir.Float32Tensor([]int64{2}, -1, 2)
+	for _, level := range []int{0, 2} {
+		out, mm := convertAt(t, model, level)
+		mm.Close()
+		for _, c := range []struct {
+			cond   byte
+			y1, y2 []float32
+		}{{1, []float32{-4, 8}, []float32{1, -2}}, {0, []float32{0, 2}, []float32{1, 2}}} {
+			cond := ir.NewTensor(ir.Bool, []int64{})
+			cond.Data[0] = c.cond
+			got := runMindIR(t, out, []*ir.Tensor{cond, x})
+			if !slices.Equal(got[0].F32(), c.y1) || !slices.Equal(got[1].F32(), c.y2) {
+				t.Errorf("level %d cond %d: %v %v, want %v %v", level, c.cond, got[0].F32(), got[1].F32(), c.y1, c.y2)
 			}
 		}
 	}

@@ -33,7 +33,7 @@ var ErrNoCompiler = errors.New("no C compiler")
 func RebuildKernels(g *ir.Graph, cacheDir string) (func(*ir.Node) ([]byte, string, error), error) {
 	copies := map[*ir.Node]*ir.Node{}
 	var nodes []*ir.Node
-	for _, n := range g.Nodes {
+	for _, n := range allNodes(g) { // fused kernels of control-flow bodies too
 		if n.Op != ir.OpGraphKernel || n.Body == nil || n.Attrs.String(ir.GKProcess, "cpu") != "cpu" {
 			continue
 		}

@@ -72,8 +72,9 @@ func cseGraph(g *ir.Graph, protected map[*ir.Value]bool, mergeConsts bool) int {
 				n.Inputs[i] = r
 			}
 		}
-		// Reshape-like ops are not merged (graph_kernel_cse).
-		if ir.LookupOp(n.Op).IsReshape() || slices.Contains(n.Outputs, nil) {
+		// Reshape-like ops are not merged (graph_kernel_cse), nor control
+		// flow: its bodies are not part of the key.
+		if ir.LookupOp(n.Op).IsReshape() || slices.Contains(n.Outputs, nil) || len(n.Subgraphs()) > 0 {
 			continue
 		}
 		key := nodeKey(n, id)

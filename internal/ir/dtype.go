@@ -27,13 +27,17 @@ const (
 	Complex64  DType = 14
 	Complex128 DType = 15
 	BFloat16   DType = 16
+	// Sequence is not an element type: a value of this type is an ONNX
+	// seq(tensor) (Value.Elem is the element type; at run time the
+	// Tensor's Seq holds the tensors).
+	Sequence DType = 100
 )
 
 var dtypeNames = map[DType]string{
 	Undefined: "undefined", Float32: "float32", Uint8: "uint8", Int8: "int8", Uint16: "uint16",
 	Int16: "int16", Int32: "int32", Int64: "int64", String: "string", Bool: "bool",
 	Float16: "float16", Float64: "float64", Uint32: "uint32", Uint64: "uint64",
-	Complex64: "complex64", Complex128: "complex128", BFloat16: "bfloat16",
+	Complex64: "complex64", Complex128: "complex128", BFloat16: "bfloat16", Sequence: "sequence",
 }
 
 func (d DType) String() string {

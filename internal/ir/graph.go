@@ -13,6 +13,8 @@ type Value struct {
 	// Shape: nil = unknown rank; a dim < 0 is unknown (DimNames may name it).
 	Shape    []int64
 	DimNames []string
+	// Elem is the element type of a Sequence value.
+	Elem     DType
 	Const    *Tensor
 	Producer *Node
 	OutIndex int
@@ -184,6 +186,14 @@ func (g *Graph) Validate() error {
 	for _, o := range g.Outputs {
 		if !avail[o] {
 			return fmt.Errorf("graph output %s is not produced", o.Name)
+		}
+	}
+	// Control-flow bodies are closed graphs of their own.
+	for _, n := range g.Nodes {
+		for _, sg := range n.Subgraphs() {
+			if err := sg.Graph.Validate(); err != nil {
+				return fmt.Errorf("node %s: %s: %w", n, sg.Attr, err)
+			}
 		}
 	}
 	return nil

@@ -17,6 +17,26 @@ var controlFlowOps = []OpInfo{
 		Note: "body is a graph attribute; the last captured_inputs inputs are outer-scope values, the body's last inputs"},
 	{Name: "Scan", Onnx: "Scan", In: Arity{1, -1}, Out: Arity{1, -1}, Infer: inferScan, Pattern: PatternOpaque,
 		Note: "opset >= 9 form; body is a graph attribute; the last captured_inputs inputs are outer-scope values, the body's last inputs"},
+	// Sequence values (DType Sequence, element type in Value.Elem).
+	{Name: "SequenceEmpty", Onnx: "SequenceEmpty", In: Arity{0, 0}, Out: Arity{1, 1}, Infer: inferSequenceEmpty, Pattern: PatternOpaque},
+	{Name: "SequenceConstruct", Onnx: "SequenceConstruct", In: Arity{1, -1}, Out: Arity{1, 1}, Infer: inferSequenceConstruct, Pattern: PatternOpaque},
+	{Name: "SequenceInsert", Onnx: "SequenceInsert", In: Arity{2, 3}, Out: Arity{1, 1}, Infer: inferSequenceSame, Pattern: PatternOpaque},
+	{Name: "SequenceErase", Onnx: "SequenceErase", In: Arity{1, 2}, Out: Arity{1, 1}, Infer: inferSequenceSame, Pattern: PatternOpaque},
+	{Name: "SequenceAt", Onnx: "SequenceAt", In: Arity{2, 2}, Out: Arity{1, 1}, Infer: inferSequenceElem, Pattern: PatternOpaque},
+	{Name: "SequenceLength", Onnx: "SequenceLength", In: Arity{1, 1}, Out: Arity{1, 1}, Infer: inferSequenceLength, Pattern: PatternOpaque},
+	{Name: "SplitToSequence", Onnx: "SplitToSequence", In: Arity{1, 2}, Out: Arity{1, 1}, Infer: inferSplitToSequence, Pattern: PatternOpaque},
+	{Name: "ConcatFromSequence", Onnx: "ConcatFromSequence", In: Arity{1, 1}, Out: Arity{1, 1}, Infer: inferSequenceElem, Pattern: PatternOpaque},
+}
+
+// IsSequenceOp reports the ops that take or make Sequence values; the
+// runtime computes their outputs directly (no preallocated tensors).
+func IsSequenceOp(op string) bool {
+	switch op {
+	case "SequenceEmpty", "SequenceConstruct", "SequenceInsert", "SequenceErase", "SequenceAt",
+		"SequenceLength", "SplitToSequence", "ConcatFromSequence":
+		return true
+	}
+	return false
 }
 
 // CapturedInputs is the IR attribute counting a control-flow node's trailing

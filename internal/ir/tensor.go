@@ -16,6 +16,8 @@ type Tensor struct {
 	Data  []byte
 	// Strings holds the elements of a String tensor (Data is then empty).
 	Strings []string
+	// Seq holds the tensors of a Sequence value (DType Sequence).
+	Seq []*Tensor
 }
 
 // NumElements of a shape; 1 for a scalar, -1 if any dim is unknown. A
@@ -80,6 +82,7 @@ func (t *Tensor) Clone() *Tensor {
 	c.Shape = append([]int64(nil), t.Shape...)
 	c.Data = append([]byte(nil), t.Data...)
 	c.Strings = append([]string(nil), t.Strings...)
+	c.Seq = append([]*Tensor(nil), t.Seq...)
 	return &c
 }
 

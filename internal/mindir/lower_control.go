@@ -163,6 +163,17 @@ type partialVal struct {
 	args []*ir.Value
 }
 
+// branchFunc is a Switch operand: a Partial node's value or a function.
+func (c *conv) branchFunc(name string) (partialVal, bool) {
+	if p, ok := c.syms[name].(partialVal); ok {
+		return p, true
+	}
+	if _, ok := c.funcs[name]; ok {
+		return partialVal{fn: name}, true
+	}
+	return partialVal{}, false
+}
+
 // switchVal is a Switch node's value: one of two partials.
 type switchVal struct {
 	cond       *ir.Value
@@ -171,8 +182,9 @@ type switchVal struct {
 }
 
 // controlNode reads the nodes of the If form: Partial of a function,
-// Switch of two such partials, and the call of a Switch (the If). handled
-// is false for every other node.
+// Switch of two functions or partials, and the call of a Switch, with or
+// without arguments of its own (the If). handled is false for every other
+// node.
 func (c *conv) controlNode(np *pb.NodeProto) (res any, handled bool, err error) {
 	ref, ok := strings.CutPrefix(np.GetOpType(), "REF::")
 	if !ok {
@@ -200,10 +212,10 @@ func (c *conv) controlNode(np *pb.NodeProto) (res any, handled bool, err error) 
 			if len(np.Input) != 3 {
 				return nil, false, nil
 			}
-			a, okA := c.syms[np.Input[1]].(partialVal)
-			b, okB := c.syms[np.Input[2]].(partialVal)
+			a, okA := c.branchFunc(np.Input[1])
+			b, okB := c.branchFunc(np.Input[2])
 			if !okA || !okB {
-				return nil, true, &unsupportedOp{"Switch of values other than two Partial functions"}
+				return nil, true, &unsupportedOp{"Switch of values other than two functions or Partial functions"}
 			}
 			cond, err := asValue(c.syms[np.Input[0]], "Switch condition")
 			if err != nil {
@@ -217,9 +229,17 @@ func (c *conv) controlNode(np *pb.NodeProto) (res any, handled bool, err error) 
 	if !ok {
 		return nil, false, nil
 	}
-	if len(np.Input) != 0 || !slices.Equal(sw.then.args, sw.els.args) {
-		return nil, true, &unsupportedOp{"call of a Switch whose branches take different arguments"}
+	// The call's own arguments go to both branches, after their partial ones.
+	var callArgs []*ir.Value
+	for i, in := range np.Input {
+		v, err := asValue(c.syms[in], fmt.Sprintf("call argument %d", i))
+		if err != nil {
+			return nil, true, err
+		}
+		callArgs = append(callArgs, v)
 	}
+	thenArgs := append(append([]*ir.Value{}, sw.then.args...), callArgs...)
+	elseArgs := append(append([]*ir.Value{}, sw.els.args...), callArgs...)
 	then, err := c.body(sw.then.fn, c.depth)
 	if err != nil {
 		return nil, true, err
@@ -228,12 +248,43 @@ func (c *conv) controlNode(np *pb.NodeProto) (res any, handled bool, err error) 
 	if err != nil {
 		return nil, true, err
 	}
+	// The If's captured values: both branches' arguments, each branch's
+	// inputs reordered to them (an argument only the other branch takes is
+	// an unused input).
+	var caps []*ir.Value
+	for _, v := range append(append([]*ir.Value{}, thenArgs...), elseArgs...) {
+		if !slices.Contains(caps, v) {
+			caps = append(caps, v)
+		}
+	}
+	for _, br := range []struct {
+		g    *ir.Graph
+		args []*ir.Value
+	}{{then, thenArgs}, {els, elseArgs}} {
+		if len(br.g.Inputs) != len(br.args) {
+			return nil, true, fmt.Errorf("branch %s takes %d inputs, called with %d", br.g.Name, len(br.g.Inputs), len(br.args))
+		}
+		ins := make([]*ir.Value, len(caps))
+		for i, v := range br.args {
+			j := slices.Index(caps, v)
+			if ins[j] != nil {
+				return nil, true, &unsupportedOp{"a branch called with the same value twice"}
+			}
+			ins[j] = br.g.Inputs[i]
+		}
+		for j, v := range caps {
+			if ins[j] == nil {
+				ins[j] = &ir.Value{Name: v.Name, DType: v.DType, Shape: v.Shape}
+			}
+		}
+		br.g.Inputs = ins
+	}
 	attrs := ir.Attrs{"then_branch": ir.GraphAttr(then), "else_branch": ir.GraphAttr(els)}
-	if k := len(sw.then.args); k > 0 {
+	if k := len(caps); k > 0 {
 		attrs[ir.CapturedInputs] = ir.IntAttr(int64(k))
 	}
 	m := c.nodeOf(np)
 	nout, tupled := outCount(np)
-	n := m.emitWith("If", append([]*ir.Value{sw.cond}, sw.then.args...), nout, attrs, nil)
+	n := m.emitWith("If", append([]*ir.Value{sw.cond}, caps...), nout, attrs, nil)
 	return c.finish(m, outsOf(n, tupled)), true, nil
 }

@@ -179,9 +179,20 @@ func putInts(t *ir.Tensor, v []int64) {
 type typeInfo struct {
 	UnknownRank bool     `json:"unknown_rank,omitempty"`
 	DimNames    []string `json:"dim_names,omitempty"`
+	// Sequence: the value is a sequence of tensors of the data_type (a
+	// Custom op's value; MindSpore's abstract says tensor).
+	Sequence bool `json:"sequence,omitempty"`
 }
 
 func typeToProto(v *ir.Value) *pb.TensorProto {
+	if v.DType == ir.Sequence {
+		elem := v.Elem
+		if elem == ir.Undefined {
+			elem = ir.Float32
+		}
+		b, _ := json.Marshal(typeInfo{Sequence: true})
+		return &pb.TensorProto{DataType: ptr(int32(elem)), Dims: []int64{-2}, DocString: ptr(string(b))}
+	}
 	t := &pb.TensorProto{DataType: ptr(int32(v.DType))}
 	var info typeInfo
 	if v.Shape == nil {
@@ -214,6 +225,12 @@ func typeFromProto(t *pb.TensorProto, own bool) (ir.DType, []int64, []string) {
 		dt = ir.Undefined
 	}
 	shape := append([]int64{}, t.Dims...)
+	if own && t.DocString != nil {
+		var info typeInfo
+		if json.Unmarshal([]byte(*t.DocString), &info) == nil && info.Sequence {
+			return ir.Sequence, nil, nil
+		}
+	}
 	for _, d := range shape {
 		if d == -2 {
 			return dt, nil, nil

@@ -174,6 +174,15 @@ func (b *builder) buildGraph() (*ir.Graph, error) {
 			return nil, err
 		}
 	}
+	if b.parent == nil {
+		// Sequence values live inside the graph only: a run's outputs are
+		// tensors.
+		for _, vi := range rg.pb.GetOutput() {
+			if err := setType(&ir.Value{}, vi); err != nil {
+				b.unsupported = append(b.unsupported, Unsupported{Node: vi.GetName(), Op: "graph output", Reason: err.Error()})
+			}
+		}
+	}
 	if len(b.unsupported) > 0 && b.parent == nil {
 		return nil, &UnsupportedError{File: file, Items: b.unsupported}
 	}

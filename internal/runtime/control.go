@@ -66,7 +66,15 @@ func (s *Session) runControl(ni int, n *ir.Node, in []*ir.Tensor, vals []*ir.Ten
 	case "Scan":
 		out, err = s.runScan(ni, n, in)
 	default:
-		err = fmt.Errorf("not a control-flow op")
+		f := seqOps[n.Op]
+		if f == nil {
+			err = fmt.Errorf("not a control-flow or sequence op")
+			break
+		}
+		var t *ir.Tensor
+		if t, err = f(n, in); err == nil {
+			out = []*ir.Tensor{t}
+		}
 	}
 	if err != nil {
 		return nodeErr(n, err)
@@ -236,14 +244,22 @@ func (s *Session) runScan(ni int, n *ir.Node, in []*ir.Tensor) ([]*ir.Tensor, er
 	for j := range l.ScanOuts {
 		parts := scans[j]
 		ax := int(l.OutAxes[j])
-		if len(parts) > 0 {
-			r := len(parts[0].Shape) + 1
+		r := -1
+		switch static := n.Outputs[l.States+j]; {
+		case len(parts) > 0:
+			r = len(parts[0].Shape) + 1
+		case static != nil && static.Shape != nil:
+			r = len(static.Shape)
+		}
+		if r >= 0 {
 			if ax < 0 {
 				ax += r
 			}
 			if ax < 0 || ax >= r {
 				return nil, fmt.Errorf("scan_output_axes[%d]=%d is out of range for rank %d", j, l.OutAxes[j], r)
 			}
+		} else if ax < 0 {
+			ax = 0
 		}
 		t, err := stack(parts, ax, l.OutDirs[j] != 0, n.Outputs[l.States+j])
 		if err != nil {

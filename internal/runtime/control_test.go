@@ -138,20 +138,29 @@ func TestLoop(t *testing.T) {
 
 // Scan over axis 1 in reverse, stacking along axis 1 in reverse: a running
 // sum from the end.
-func TestScanAxesDirections(t *testing.T) {
+// sumScan is a Scan of a [2, steps] input along axis 1 (attrs set the
+// axes and directions) whose body adds each column to a running sum and
+// outputs the sum.
+func sumScan(steps int64, attrs ir.Attrs) (*ir.Graph, *ir.Node) {
 	b := body("body", []*ir.Value{input("acc", ir.Float32, 2), input("col", ir.Float32, 2)}, func(g *ir.Graph) []*ir.Value {
 		s := g.AddNode("add", "Add", []*ir.Value{g.Inputs[0], g.Inputs[1]}, "acc_out").Outputs[0]
 		o := g.AddNode("id", "Identity", []*ir.Value{s}, "out").Outputs[0]
 		return []*ir.Value{s, o}
 	})
 	g := ir.NewGraph("main")
-	acc, x := input("acc0", ir.Float32, 2), input("x", ir.Float32, 2, 3)
+	acc, x := input("acc0", ir.Float32, 2), input("x", ir.Float32, 2, steps)
 	g.Inputs = []*ir.Value{acc, x}
 	n := g.AddNode("scan", "Scan", []*ir.Value{acc, x}, "acc", "ys")
-	n.Attrs = ir.Attrs{"body": ir.GraphAttr(b), "num_scan_inputs": ir.IntAttr(1),
-		"scan_input_axes": ir.IntsAttr(-1), "scan_input_directions": ir.IntsAttr(1),
-		"scan_output_axes": ir.IntsAttr(1), "scan_output_directions": ir.IntsAttr(1)}
+	attrs["body"] = ir.GraphAttr(b)
+	attrs["num_scan_inputs"] = ir.IntAttr(1)
+	n.Attrs = attrs
 	g.Outputs = n.Outputs
+	return g, n
+}
+
+func TestScanAxesDirections(t *testing.T) {
+	g, n := sumScan(3, ir.Attrs{"scan_input_axes": ir.IntsAttr(-1), "scan_input_directions": ir.IntsAttr(1),
+		"scan_output_axes": ir.IntsAttr(1), "scan_output_directions": ir.IntsAttr(1)})
 	got := run(t, g, ir.Float32Tensor([]int64{2}, 0, 0), ir.Float32Tensor([]int64{2, 3}, 1, 2, 3, 10, 20, 30))
 	if !slices.Equal(got[0].F32(), []float32{6, 60}) {
 		t.Errorf("final state %v", got[0].F32())
@@ -188,5 +197,33 @@ func TestBodyPreflight(t *testing.T) {
 	}
 	if err != nil && !strings.Contains(err.Error(), "if_1/then_branch/lstm") {
 		t.Errorf("message %q", err)
+	}
+}
+
+// The bodies' pools count in ArenaBytes.
+func TestArenaBytesCountsBodies(t *testing.T) {
+	g := loop(input("M", ir.Int64), nil)
+	if err := ir.InferShapes(g); err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewSession(g, Options{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Run([]*ir.Tensor{ir.Float32Tensor([]int64{1}, 100), ir.Int64Tensor(nil, 10), ir.Int64Tensor(nil, 3)}); err != nil {
+		t.Fatal(err)
+	}
+	if s.pool.peak != 0 || s.ArenaBytes() == 0 {
+		t.Errorf("outer pool peak %d, ArenaBytes %d: want the body's pool counted", s.pool.peak, s.ArenaBytes())
+	}
+}
+
+// A Scan over zero steps gives its initial state and empty scan outputs,
+// also with a negative output axis.
+func TestScanZeroSteps(t *testing.T) {
+	g, _ := sumScan(0, ir.Attrs{"scan_input_axes": ir.IntsAttr(1), "scan_output_axes": ir.IntsAttr(-1)})
+	got := run(t, g, ir.Float32Tensor([]int64{2}, 7, 8), ir.NewTensor(ir.Float32, []int64{2, 0}))
+	if !slices.Equal(got[0].F32(), []float32{7, 8}) || !slices.Equal(got[1].Shape, []int64{2, 0}) {
+		t.Errorf("state %v, scan output shape %v; want [7 8] and [2 0]", got[0].F32(), got[1].Shape)
 	}
 }

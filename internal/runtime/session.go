@@ -52,7 +52,8 @@ type Session struct {
 	kernels []KernelBinding // how each fused kernel was bound, in graph order
 
 	// subs holds, per control-flow node index, a session per body
-	// (control.go); nil for other nodes.
+	// (control.go), an empty map for the sequence ops (sequence.go); nil
+	// for the nodes whose kernels write preallocated outputs.
 	subs []map[string]*Session
 }
 
@@ -93,6 +94,12 @@ func NewSession(g *ir.Graph, opts Options) (*Session, error) {
 				s.prepWeights += sub.prepWeights
 				s.prepBytes += sub.prepBytes
 			}
+			s.funcs = append(s.funcs, nil)
+			continue
+		}
+		if ir.IsSequenceOp(n.Op) {
+			// Computed directly, like control flow (sequence.go).
+			s.subs[ni] = map[string]*Session{}
 			s.funcs = append(s.funcs, nil)
 			continue
 		}
@@ -417,8 +424,17 @@ func CheckInput(v *ir.Value, t *ir.Tensor) error {
 // runs build none.
 func (s *Session) PreparedWeights() (int, int64) { return s.prepWeights, s.prepBytes }
 
-// ArenaBytes is the peak of pooled intermediate memory.
-func (s *Session) ArenaBytes() int64 { return s.pool.peak }
+// ArenaBytes is the peak of pooled intermediate memory, the control-flow
+// bodies' pools (kept between runs) included.
+func (s *Session) ArenaBytes() int64 {
+	total := s.pool.peak
+	for _, subs := range s.subs {
+		for _, sub := range subs {
+			total += sub.ArenaBytes()
+		}
+	}
+	return total
+}
 
 // NodeTime is one row of the profile.
 type NodeTime struct {

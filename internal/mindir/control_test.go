@@ -1,0 +1,71 @@
+package mindir
+
+import (
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"gkconv/internal/ir"
+	pb "gkconv/internal/mindir/mindirpb"
+)
+
+// An if in the form MindSpore's frontend writes, not only ours: Switch of a
+// Partial (then, bound to x) and a bare function (else), called with y. It
+// reads as one If capturing x and y, each branch's inputs in that order
+// (the else branch gets an unused input for x).
+func TestReadMindSporeIf(t *testing.T) {
+	m := &pb.ModelProto{
+		IrVersion: s("0.1.1"), ProducerName: s("MindSpore"), ModelVersion: s("2.5.0"),
+		LittleEndian: proto.Bool(true), MindIrVersion: proto.Int64(1),
+		Primitives: []*pb.PrimitiveProto{prim("Partial:1", "Partial"), prim("Switch:2", "Switch"), prim("Sub:3", "Sub"), prim("ReLU:4", "ReLU")},
+		Graph: &pb.GraphProto{
+			Name: s("g"),
+			Input: []*pb.ValueInfoProto{
+				{Name: s("g:c"), Tensor: []*pb.TensorProto{{DataType: proto.Int32(int32(pb.TensorProto_BOOL))}}},
+				tensorInfo("g:x", pb.TensorProto_FLOAT, 2, 2), tensorInfo("g:y", pb.TensorProto_FLOAT, 2, 2),
+			},
+			Node: []*pb.NodeProto{
+				{Name: s("g:p"), Output: []string{"g:p"}, OpType: s("REF::Partial:1"), Input: []string{"then_fn", "g:x"}},
+				{Name: s("g:sw"), Output: []string{"g:sw"}, OpType: s("REF::Switch:2"), Input: []string{"g:c", "g:p", "else_fn"}},
+				node("g:out", "REF::g:sw", "g:y"),
+			},
+			Output: []*pb.ValueInfoProto{tensorInfo("g:out", pb.TensorProto_FLOAT, 2, 2)},
+		},
+		Functions: []*pb.GraphProto{{
+			Name:   s("then_fn"),
+			Input:  []*pb.ValueInfoProto{tensorInfo("then_fn:a", pb.TensorProto_FLOAT, 2, 2), tensorInfo("then_fn:b", pb.TensorProto_FLOAT, 2, 2)},
+			Node:   []*pb.NodeProto{node("then_fn:d", "REF::Sub:3", "then_fn:a", "then_fn:b")},
+			Output: []*pb.ValueInfoProto{tensorInfo("then_fn:d", pb.TensorProto_FLOAT, 2, 2)},
+		}, {
+			Name:   s("else_fn"),
+			Input:  []*pb.ValueInfoProto{tensorInfo("else_fn:b", pb.TensorProto_FLOAT, 2, 2)},
+			Node:   []*pb.NodeProto{node("else_fn:r", "REF::ReLU:4", "else_fn:b")},
+			Output: []*pb.ValueInfoProto{tensorInfo("else_fn:r", pb.TensorProto_FLOAT, 2, 2)},
+		}},
+	}
+	b, err := proto.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := Parse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Nodes) != 1 || g.Nodes[0].Op != "If" {
+		t.Fatalf("nodes %v, want one If", g.Nodes)
+	}
+	n := g.Nodes[0]
+	if n.Attrs.Int(ir.CapturedInputs, 0) != 2 || n.Inputs[1] != g.Inputs[1] || n.Inputs[2] != g.Inputs[2] {
+		t.Fatalf("If inputs %v, want c, x, y", n.Inputs)
+	}
+	then, els := n.Attrs.Graph("then_branch"), n.Attrs.Graph("else_branch")
+	if then.Nodes[0].Inputs[0] != then.Inputs[0] || then.Nodes[0].Inputs[1] != then.Inputs[1] {
+		t.Errorf("then branch: Sub reads %v, inputs %v", then.Nodes[0].Inputs, then.Inputs)
+	}
+	if len(els.Inputs) != 2 || els.Nodes[0].Inputs[0] != els.Inputs[1] {
+		t.Errorf("else branch: ReLU reads %v, inputs %v; want the second (y)", els.Nodes[0].Inputs, els.Inputs)
+	}
+	if err := ir.InferShapes(g); err != nil {
+		t.Fatal(err)
+	}
+}
