@@ -207,16 +207,7 @@ func isUnsupported(err error) bool {
 // pytorch-converted, pytorch-operator) onnxruntime passes that are still
 // unsupported here, with the reason; the suite fails when one of them
 // fails otherwise or passes (then it must leave this list).
-var pendingModelTests = map[string]string{
-	"simple/test_sequence_model1": "Sequence* ops",
-	"simple/test_sequence_model2": "Sequence* ops",
-	"simple/test_sequence_model3": "Sequence* ops",
-	"simple/test_sequence_model4": "Sequence* ops",
-	"simple/test_sequence_model5": "Sequence* ops",
-	"simple/test_sequence_model6": "Sequence* ops",
-	"simple/test_sequence_model7": "Sequence* ops",
-	"simple/test_sequence_model8": "Sequence* ops",
-}
+var pendingModelTests = map[string]string{}
 
 // backendSuites are the ONNX backend test folders the suite runs: the node
 // tests and the three suites of small models.
@@ -317,7 +308,7 @@ func summarizeSuite(t *testing.T, suite string, level int, dirs []string, rows m
 	}
 	var passed, failed, unsupported, ortPassed, ortBoth int
 	var failures []string
-	unsupportedOps := map[string]int{}
+	unsupportedOps, allUnsupportedOps := map[string]int{}, map[string]int{}
 	for i, dir := range dirs {
 		name := filepath.Base(dir)
 		row := rows[suite+"/"+name]
@@ -337,6 +328,9 @@ func summarizeSuite(t *testing.T, suite string, level int, dirs []string, rows m
 			}
 		case isUnsupported(err):
 			unsupported++
+			for _, op := range row.ops {
+				allUnsupportedOps[op]++
+			}
 			if _, pending := pendingModelTests[suite+"/"+name]; suite != "node" && counted && !pending {
 				failures = append(failures, fmt.Sprintf("%s: %v", name, oneLine(err)))
 			}
@@ -349,6 +343,8 @@ func summarizeSuite(t *testing.T, suite string, level int, dirs []string, rows m
 			failed++
 			if row.ort == "pass" {
 				failures = append(failures, fmt.Sprintf("%s: %v", name, oneLine(err)))
+			} else {
+				t.Logf("%s, opt_level %d: %s fails here and in onnxruntime (%s): %v", suite, level, name, row.ort, oneLine(err))
 			}
 		}
 	}
@@ -358,6 +354,12 @@ func summarizeSuite(t *testing.T, suite string, level int, dirs []string, rows m
 	}
 	sort.Strings(ops)
 	t.Logf("%s, opt_level %d: ops of the unsupported tests onnxruntime passes (tests): %s", suite, level, strings.Join(ops, " "))
+	ops = ops[:0]
+	for op, n := range allUnsupportedOps {
+		ops = append(ops, fmt.Sprintf("%s(%d)", op, n))
+	}
+	sort.Strings(ops)
+	t.Logf("%s, opt_level %d: ops of all unsupported tests (tests): %s", suite, level, strings.Join(ops, " "))
 	pct := 0.0
 	if ortPassed > 0 {
 		pct = 100 * float64(ortBoth) / float64(ortPassed)
