@@ -29,3 +29,11 @@ const char *gk_qgemm_kernel_name(void);
 void gk_requant(const int32_t *acc, int n, const float *mult, int per_col, int32_t zp, int lo, int hi, uint8_t *y,
                 int ysigned);
 #endif
+// gk_qconv_pack unfolds (im2col) the cg channels of an 8-bit x of one image
+// and group straight into gk_qgemm's packed-B layout for the output
+// positions [p0, p1) (p0 a multiple of QG_NR; out zeroed beforehand): B is
+// [cg*kvol, outvol], padding reads pad (x's zero point); colsum as
+// gk_qgemm_pack_b's. Geometry: in/k/stride/pad-begin/dilation/out per
+// spatial dim (D, H, W).
+void gk_qconv_pack(const uint8_t *x, int xsigned, int cg, const int *geo, uint8_t pad, int p0, int p1, int8_t *out,
+                   int32_t *colsum);

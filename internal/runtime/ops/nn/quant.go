@@ -430,16 +430,36 @@ func qconv(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor, qlinear bool) er
 	if qlinear {
 		acc = make([]int32, y.NumElements())
 	}
-	col := make([]byte, kk*ov)
 	zbs := make([]int32, ov)
 	for i := range zbs {
 		zbs[i] = xz
 	}
+	pb := &qpackedB{k: kk, n: ov, signed: xSigned, colsum: make([]int32, max(ov, 1))}
+	pb.data = make([]int8, max(int(C.gk_qgemm_packed_size(C.int(kk), C.int(ov))), 1))
+	var geo [18]C.int
+	for i := 0; i < 3; i++ {
+		geo[i], geo[3+i], geo[6+i], geo[9+i], geo[12+i], geo[15+i] = C.int(g.in[i]), C.int(g.k[i]), C.int(g.s[i]), C.int(g.pb[i]), C.int(g.d[i]), C.int(g.out[i])
+	}
+	xsg := 0
+	if xSigned {
+		xsg = 1
+	}
+	strips := (ov + C.QG_NR - 1) / C.QG_NR
+	threads := 1
+	if ctx != nil {
+		threads = ctx.Threads
+	}
 	for bi := 0; bi < nb; bi++ {
 		for gi := 0; gi < group; gi++ {
 			xg := x.Data[(bi*c+gi*cg)*iv:]
-			im2colU8(ctx, g, cg, xg, col, byte(xz))
-			pb := packQB(col, xSigned, kk, ov, ov)
+			if kk == 0 || ov == 0 {
+				continue
+			}
+			// unfold x straight into the packed layout (every byte), by strips of positions
+			opkernel.ParallelFor(ctx, strips, max(1, strips/(4*threads)), func(s, e int) {
+				C.gk_qconv_pack((*C.uint8_t)(unsafe.Pointer(&xg[0])), C.int(xsg), C.int(cg), &geo[0], C.uint8_t(byte(xz)),
+					C.int(s*C.QG_NR), C.int(min(e*C.QG_NR, ov)), (*C.int8_t)(unsafe.Pointer(&pb.data[0])), (*C.int32_t)(unsafe.Pointer(&pb.colsum[0])))
+			})
 			// weights [mg, kk] are A; the columns are B
 			qgemm(ctx, mg, w.Data[gi*mg*kk:], wSigned, kk, wzp[gi*mg:], pb, zbs, acc[(bi*m+gi*mg)*ov:], ov)
 		}
@@ -479,36 +499,4 @@ func qconv(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor, qlinear bool) er
 		}
 	})
 	return nil
-}
-
-// im2colU8 unfolds cg channels of x into col [cg*kVol, outVol]; padding
-// reads pad (the zero point, so padded taps add nothing).
-func im2colU8(ctx *opkernel.Ctx, g *geom, cg int, x, col []byte, pad byte) {
-	inVol, ov, kv := g.inVol(), g.outVol(), g.kVol()
-	opkernel.ParallelFor(ctx, cg*kv, 8, func(s, e int) {
-		for r := s; r < e; r++ {
-			ic, kidx := r/kv, r%kv
-			kd, kh, kw := kidx/(g.k[1]*g.k[2]), (kidx/g.k[2])%g.k[1], kidx%g.k[2]
-			xc := x[ic*inVol:]
-			dst := col[r*ov : (r+1)*ov]
-			o := 0
-			for od := 0; od < g.out[0]; od++ {
-				id := od*g.s[0] - g.pb[0] + kd*g.d[0]
-				for oh := 0; oh < g.out[1]; oh++ {
-					ih := oh*g.s[1] - g.pb[1] + kh*g.d[1]
-					rowOK := id >= 0 && id < g.in[0] && ih >= 0 && ih < g.in[1]
-					base := (id*g.in[1] + ih) * g.in[2]
-					for ow := 0; ow < g.out[2]; ow++ {
-						iw := ow*g.s[2] - g.pb[2] + kw*g.d[2]
-						if rowOK && iw >= 0 && iw < g.in[2] {
-							dst[o] = xc[base+iw]
-						} else {
-							dst[o] = pad
-						}
-						o++
-					}
-				}
-			}
-		}
-	})
 }
