@@ -167,18 +167,33 @@ const char *gk_qgemm_kernel_name(void) {
     return f == dot_vnni ? "avx512vnni" : f == dot_avx2 ? "avx2" : "portable";
 }
 
+void gk_qgemm_pack_a(const uint8_t *a, int asigned, int M, int K, int lda, uint8_t *out, int32_t *rowsum) {
+    pack_a(a, M, K, (K + 3) & ~3, lda, asigned, out, rowsum);
+}
+
 void gk_qgemm(int M, int K, int N, const uint8_t *a, int asigned, int lda, const int32_t *za, const int8_t *bp,
-              const int32_t *colsum, const int32_t *zb, int s0, int s1, int32_t *c, int ldc) {
+              const int32_t *colsum, const int32_t *zb, int s0, int s1, int32_t *c, int ldc, const uint8_t *apk,
+              const int32_t *arow) {
     int kp = (K + 3) & ~3;
     dot_fn dot = pick_dot();
-    // A is packed in blocks of rows that stay in L2 across the strips.
+    // A is packed in blocks of rows that stay in L2 across the strips
+    // (unless packed already: apk, arow).
     int rb = QG_MR * 16;
-    uint8_t *ap = malloc((size_t)rb * kp + 64);
-    int32_t rowsum[QG_MR * 16], zar[QG_MR * 16];
+    uint8_t *abuf = apk ? NULL : malloc((size_t)rb * kp + 64);
+    int32_t rowbuf[QG_MR * 16], zar[QG_MR * 16];
     int32_t acc[QG_MR * QG_NR];
     for (int i0 = 0; i0 < M; i0 += rb) {
         int rows = M - i0 < rb ? M - i0 : rb;
-        pack_a(a + (int64_t)i0 * lda, rows, K, kp, lda, asigned, ap, rowsum);
+        const uint8_t *ap;
+        const int32_t *rowsum;
+        if (apk) {
+            ap = apk + (int64_t)i0 * kp;
+            rowsum = arow + i0;
+        } else {
+            pack_a(a + (int64_t)i0 * lda, rows, K, kp, lda, asigned, abuf, rowbuf);
+            ap = abuf;
+            rowsum = rowbuf;
+        }
         for (int r = 0; r < rows; r++) zar[r] = za[i0 + r] + (asigned ? 128 : 0);
         for (int s = s0; s < s1; s++) {
             const int8_t *bs = bp + (int64_t)s * kp * QG_NR;
@@ -191,7 +206,7 @@ void gk_qgemm(int M, int K, int N, const uint8_t *a, int asigned, int lda, const
             }
         }
     }
-    free(ap);
+    free(abuf);
 }
 
 GK_ISA_BODY void requant_run_body(const int32_t *acc, int n, const float *mult,

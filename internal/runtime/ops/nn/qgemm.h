@@ -21,8 +21,14 @@ void gk_qgemm_pack_b(const uint8_t *b, int bsigned, int K, int N, int ldb, int8_
 // za: M per-row zero points of A as given (int8 or uint8 values); zb: N
 // per-column zero points of the packed B (already shifted by -128 when B is
 // uint8).
+// apk and arow, when not NULL, are A packed by gk_qgemm_pack_a (a and lda
+// are then not read).
 void gk_qgemm(int M, int K, int N, const uint8_t *a, int asigned, int lda, const int32_t *za, const int8_t *bp,
-              const int32_t *colsum, const int32_t *zb, int s0, int s1, int32_t *c, int ldc);
+              const int32_t *colsum, const int32_t *zb, int s0, int s1, int32_t *c, int ldc, const uint8_t *apk,
+              const int32_t *arow);
+// gk_qgemm_pack_a packs A [M, K] (row stride lda) once: rows of K rounded
+// up to a multiple of 4, as uint8 (int8 A xor 0x80), and their sums.
+void gk_qgemm_pack_a(const uint8_t *a, int asigned, int M, int K, int lda, uint8_t *out, int32_t *rowsum);
 // gk_qgemm_kernel_name names the code path at the current level.
 const char *gk_qgemm_kernel_name(void);
 // gk_requant: y[j] = clamp(round_half_even(float(acc[j]) * mult[j or 0]) + zp, lo, hi) for n values.

@@ -64,7 +64,11 @@ func TestQGEMMExact(t *testing.T) {
 						zb[j] = int32(val(byte(r.Intn(256)), bs))
 					}
 					c := make([]int32, m*n)
-					qgemm(&opkernel.Ctx{Threads: 3}, m, a, as, k, za, packQB(b, bs, k, n, n), zb, c, n)
+					var pa *qpackedA
+					if m%2 == 1 { // prepacked A on odd sizes
+						pa = packQA(a, as, m, k)
+					}
+					qgemm(&opkernel.Ctx{Threads: 3}, m, a, as, k, za, pa, packQB(b, bs, k, n, n), zb, c, n)
 					for i := 0; i < m; i++ {
 						for j := 0; j < n; j++ {
 							var want int64
