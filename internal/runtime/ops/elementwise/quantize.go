@@ -179,6 +179,10 @@ func quantizeLinear(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	if err != nil {
 		return err
 	}
+	if !p.perAxis && !p.blocked && (y.DType == ir.Uint8 || y.DType == ir.Int8) {
+		quantize8(ctx, xs, p.scale[0], p.zero(0), lo, hi, y.Data)
+		return nil
+	}
 	store := storeInt(y)
 	p.forRuns(ctx, len(xs), func(s, e, si int) {
 		sc, z := p.scale[si], p.zero(si)
@@ -187,6 +191,27 @@ func quantizeLinear(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 		}
 	})
 	return nil
+}
+
+// quantize8 is the per-tensor 8-bit QuantizeLinear: y holds the bytes of
+// uint8 or int8 values in [lo, hi].
+func quantize8(ctx *opkernel.Ctx, xs []float32, scale float32, zp, lo, hi int64, y []byte) {
+	flo, fhi, fz := float64(lo-zp), float64(hi-zp), float64(zp)
+	opkernel.ParallelFor(ctx, len(xs), grain, func(s, e int) {
+		for i, x := range xs[s:e] {
+			q := x / scale
+			v := math.RoundToEven(float64(q))
+			switch {
+			case v < flo:
+				v = flo
+			case v > fhi:
+				v = fhi
+			case v != v: // NaN: the zero point (saturated), as QuantizeF32
+				v = min(max(0, flo), fhi)
+			}
+			y[s+i] = byte(int64(v + fz))
+		}
+	})
 }
 
 // storeInt returns a setter of element i of an integer tensor.

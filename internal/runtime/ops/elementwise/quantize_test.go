@@ -1,6 +1,7 @@
 package elementwise
 
 import (
+	"math"
 	"testing"
 
 	"gkconv/internal/ir"
@@ -18,23 +19,23 @@ func i8Tensor(shape []int64, vals ...int8) *ir.Tensor {
 // TestQuantizeLinearRounding: halves round to even, values saturate, the
 // default output is uint8 without a zero point.
 func TestQuantizeLinearRounding(t *testing.T) {
-	x := ir.Float32Tensor([]int64{7}, 0.5, 1.5, 2.5, -0.5, -1.5, 1000, -1000)
-	y := ir.NewTensor(ir.Int8, []int64{7})
+	x := ir.Float32Tensor([]int64{8}, 0.5, 1.5, 2.5, -0.5, -1.5, 1000, -1000, float32(math.NaN()))
+	y := ir.NewTensor(ir.Int8, []int64{8})
 	n := &ir.Node{Name: "q", Op: "QuantizeLinear"}
 	if err := quantizeLinear(opkernel.DefaultCtx(), n, []*ir.Tensor{x, ir.Float32Tensor(nil, 1), i8Tensor(nil, 1)}, []*ir.Tensor{y}); err != nil {
 		t.Fatal(err)
 	}
-	want := []int8{1, 3, 3, 1, -1, 127, -128}
+	want := []int8{1, 3, 3, 1, -1, 127, -128, 1}
 	for i, w := range want {
 		if got := int8(y.Data[i]); got != w {
 			t.Errorf("y[%d] = %d, want %d", i, got, w)
 		}
 	}
-	u := ir.NewTensor(ir.Uint8, []int64{7})
+	u := ir.NewTensor(ir.Uint8, []int64{8})
 	if err := quantizeLinear(opkernel.DefaultCtx(), n, []*ir.Tensor{x, ir.Float32Tensor(nil, 1)}, []*ir.Tensor{u}); err != nil {
 		t.Fatal(err)
 	}
-	for i, w := range []uint8{0, 2, 2, 0, 0, 255, 0} {
+	for i, w := range []uint8{0, 2, 2, 0, 0, 255, 0, 0} {
 		if u.Data[i] != w {
 			t.Errorf("uint8 y[%d] = %d, want %d", i, u.Data[i], w)
 		}

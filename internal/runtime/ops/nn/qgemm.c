@@ -167,18 +167,33 @@ const char *gk_qgemm_kernel_name(void) {
     return f == dot_vnni ? "avx512vnni" : f == dot_avx2 ? "avx2" : "portable";
 }
 
+void gk_qgemm_pack_a(const uint8_t *a, int asigned, int M, int K, int lda, uint8_t *out, int32_t *rowsum) {
+    pack_a(a, M, K, (K + 3) & ~3, lda, asigned, out, rowsum);
+}
+
 void gk_qgemm(int M, int K, int N, const uint8_t *a, int asigned, int lda, const int32_t *za, const int8_t *bp,
-              const int32_t *colsum, const int32_t *zb, int s0, int s1, int32_t *c, int ldc) {
+              const int32_t *colsum, const int32_t *zb, int s0, int s1, int32_t *c, int ldc, const uint8_t *apk,
+              const int32_t *arow) {
     int kp = (K + 3) & ~3;
     dot_fn dot = pick_dot();
-    // A is packed in blocks of rows that stay in L2 across the strips.
+    // A is packed in blocks of rows that stay in L2 across the strips
+    // (unless packed already: apk, arow).
     int rb = QG_MR * 16;
-    uint8_t *ap = malloc((size_t)rb * kp + 64);
-    int32_t rowsum[QG_MR * 16], zar[QG_MR * 16];
+    uint8_t *abuf = apk ? NULL : malloc((size_t)rb * kp + 64);
+    int32_t rowbuf[QG_MR * 16], zar[QG_MR * 16];
     int32_t acc[QG_MR * QG_NR];
     for (int i0 = 0; i0 < M; i0 += rb) {
         int rows = M - i0 < rb ? M - i0 : rb;
-        pack_a(a + (int64_t)i0 * lda, rows, K, kp, lda, asigned, ap, rowsum);
+        const uint8_t *ap;
+        const int32_t *rowsum;
+        if (apk) {
+            ap = apk + (int64_t)i0 * kp;
+            rowsum = arow + i0;
+        } else {
+            pack_a(a + (int64_t)i0 * lda, rows, K, kp, lda, asigned, abuf, rowbuf);
+            ap = abuf;
+            rowsum = rowbuf;
+        }
         for (int r = 0; r < rows; r++) zar[r] = za[i0 + r] + (asigned ? 128 : 0);
         for (int s = s0; s < s1; s++) {
             const int8_t *bs = bp + (int64_t)s * kp * QG_NR;
@@ -191,15 +206,103 @@ void gk_qgemm(int M, int K, int N, const uint8_t *a, int asigned, int lda, const
             }
         }
     }
-    free(ap);
+    free(abuf);
 }
 
-void gk_requant(const int32_t *acc, int n, const float *mult, int per_col, int32_t zp, int lo, int hi, uint8_t *y,
-                int ysigned) {
+GK_ISA_BODY void requant_run_body(const int32_t *acc, int n, const float *mult,
+                                                                 int per_col, int32_t zp, int lo, int hi, uint8_t *y,
+                                                                 int ysigned) {
+    float flo = (float)lo, fhi = (float)hi, fz = (float)zp, m0 = mult[0];
     for (int j = 0; j < n; j++) {
-        float f = (float)acc[j] * mult[per_col ? j : 0];
-        float r = nearbyintf(f) + (float)zp;
-        int v = r < (float)lo ? lo : r > (float)hi ? hi : (int)r;
+        float f = (float)acc[j] * (per_col ? mult[j] : m0);
+        float r = __builtin_nearbyintf(f) + fz;
+        r = r < flo ? flo : r > fhi ? fhi : r;
+        int v = (int)r;
         y[j] = ysigned ? (uint8_t)(int8_t)v : (uint8_t)v;
     }
+}
+
+GK_ISA_VARIANTS(gk_nn_isa(), requant_run,
+                (const int32_t *acc, int n, const float *mult, int per_col, int32_t zp, int lo, int hi, uint8_t *y,
+                 int ysigned),
+                (acc, n, mult, per_col, zp, lo, hi, y, ysigned))
+
+// gk_requant's rounding is nearbyint's (the default mode: half to even).
+void gk_requant(const int32_t *acc, int n, const float *mult, int per_col, int32_t zp, int lo, int hi, uint8_t *y,
+                int ysigned) {
+    requant_run(acc, n, mult, per_col, zp, lo, hi, y, ysigned);
+}
+
+// unfold_row writes tap k's values of x for the n output positions from p0
+// into row (pad outside x).
+static void unfold_row(const uint8_t *x, int k, int kvol, const int *geo, int64_t invol, uint8_t pad, int p0, int n,
+                       uint8_t *row) {
+    const int *in = geo, *kk = geo + 3, *st = geo + 6, *pb = geo + 9, *dl = geo + 12, *o = geo + 15;
+    int ic = k / kvol, r = k % kvol;
+    int kd = r / (kk[1] * kk[2]), kh = (r / kk[2]) % kk[1], kw = r % kk[2];
+    const uint8_t *xc = x + ic * invol;
+    int ow = p0 % o[2], oh = (p0 / o[2]) % o[1], od = p0 / (o[2] * o[1]);
+    int i = 0;
+    while (i < n) {
+        int id = od * st[0] - pb[0] + kd * dl[0], ih = oh * st[1] - pb[1] + kh * dl[1];
+        int run = o[2] - ow < n - i ? o[2] - ow : n - i;
+        if (id < 0 || id >= in[0] || ih < 0 || ih >= in[1]) {
+            memset(row + i, pad, (size_t)run);
+        } else {
+            const uint8_t *xr = xc + ((int64_t)id * in[1] + ih) * in[2];
+            int iw = ow * st[2] - pb[2] + kw * dl[2];
+            if (st[2] == 1 && iw >= 0 && iw + run <= in[2]) {
+                memcpy(row + i, xr + iw, (size_t)run);
+            } else {
+                for (int j = 0; j < run; j++, iw += st[2]) row[i + j] = (iw >= 0 && iw < in[2]) ? xr[iw] : pad;
+            }
+        }
+        i += run;
+        ow += run;
+        if (ow == o[2]) {
+            ow = 0;
+            if (++oh == o[1]) {
+                oh = 0;
+                od++;
+            }
+        }
+    }
+}
+
+void gk_qconv_pack(const uint8_t *x, int xsigned, int cg, const int *geo, uint8_t pad, int p0, int p1, int8_t *out,
+                   int32_t *colsum) {
+    const int *kk = geo + 3;
+    int kvol = kk[0] * kk[1] * kk[2], K = cg * kvol, kp = (K + 3) & ~3;
+    int64_t invol = (int64_t)geo[0] * geo[1] * geo[2];
+    uint8_t flip = xsigned ? 0 : 0x80;
+    int n = p1 - p0;
+    if (n <= 0) return;
+    // four taps (one group of 4 k) at a time, padded to whole strips
+    int ns = (n + QG_NR - 1) / QG_NR, np = ns * QG_NR;
+    uint8_t *rows = malloc((size_t)4 * np);
+    int32_t *cs = calloc((size_t)np, sizeof(int32_t));
+    for (int k0 = 0; k0 < kp; k0 += 4) {
+        for (int t = 0; t < 4; t++) {
+            uint8_t *row = rows + (size_t)t * np;
+            if (k0 + t < K) {
+                unfold_row(x, k0 + t, kvol, geo, invol, pad, p0, n, row);
+                memset(row + n, flip, (size_t)(np - n));
+            } else {
+                memset(row, flip, (size_t)np); // zero after the flip
+            }
+        }
+        const uint8_t *r0 = rows, *r1 = rows + np, *r2 = rows + 2 * (size_t)np, *r3 = rows + 3 * (size_t)np;
+        for (int sp = 0; sp < ns; sp++) {
+            uint32_t *dst = (uint32_t *)(out + ((int64_t)(p0 / QG_NR + sp) * kp + k0) * QG_NR);
+            for (int c = 0; c < QG_NR; c++) {
+                int j = sp * QG_NR + c;
+                uint8_t a = r0[j] ^ flip, b = r1[j] ^ flip, d = r2[j] ^ flip, e = r3[j] ^ flip;
+                dst[c] = (uint32_t)a | (uint32_t)b << 8 | (uint32_t)d << 16 | (uint32_t)e << 24;
+                cs[j] += (int8_t)a + (int8_t)b + (int8_t)d + (int8_t)e;
+            }
+        }
+    }
+    for (int j = 0; j < n; j++) colsum[p0 + j] = cs[j];
+    free(rows);
+    free(cs);
 }

@@ -21,11 +21,25 @@ void gk_qgemm_pack_b(const uint8_t *b, int bsigned, int K, int N, int ldb, int8_
 // za: M per-row zero points of A as given (int8 or uint8 values); zb: N
 // per-column zero points of the packed B (already shifted by -128 when B is
 // uint8).
+// apk and arow, when not NULL, are A packed by gk_qgemm_pack_a (a and lda
+// are then not read).
 void gk_qgemm(int M, int K, int N, const uint8_t *a, int asigned, int lda, const int32_t *za, const int8_t *bp,
-              const int32_t *colsum, const int32_t *zb, int s0, int s1, int32_t *c, int ldc);
+              const int32_t *colsum, const int32_t *zb, int s0, int s1, int32_t *c, int ldc, const uint8_t *apk,
+              const int32_t *arow);
+// gk_qgemm_pack_a packs A [M, K] (row stride lda) once: rows of K rounded
+// up to a multiple of 4, as uint8 (int8 A xor 0x80), and their sums.
+void gk_qgemm_pack_a(const uint8_t *a, int asigned, int M, int K, int lda, uint8_t *out, int32_t *rowsum);
 // gk_qgemm_kernel_name names the code path at the current level.
 const char *gk_qgemm_kernel_name(void);
 // gk_requant: y[j] = clamp(round_half_even(float(acc[j]) * mult[j or 0]) + zp, lo, hi) for n values.
 void gk_requant(const int32_t *acc, int n, const float *mult, int per_col, int32_t zp, int lo, int hi, uint8_t *y,
                 int ysigned);
 #endif
+// gk_qconv_pack unfolds (im2col) the cg channels of an 8-bit x of one image
+// and group straight into gk_qgemm's packed-B layout for the output
+// positions [p0, p1) (p0 a multiple of QG_NR; out zeroed beforehand): B is
+// [cg*kvol, outvol], padding reads pad (x's zero point); colsum as
+// gk_qgemm_pack_b's. Geometry: in/k/stride/pad-begin/dilation/out per
+// spatial dim (D, H, W).
+void gk_qconv_pack(const uint8_t *x, int xsigned, int cg, const int *geo, uint8_t pad, int p0, int p1, int8_t *out,
+                   int32_t *colsum);

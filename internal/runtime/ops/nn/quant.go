@@ -37,6 +37,12 @@ func init() {
 	opkernel.RegisterPreparer("QLinearMatMul", func(p *opkernel.Prep, n *ir.Node) (opkernel.Func, error) {
 		return prepareQMatMul(p, n, 3, qlinearMatMul)
 	})
+	opkernel.RegisterPreparer("ConvInteger", func(p *opkernel.Prep, n *ir.Node) (opkernel.Func, error) {
+		return prepareQConv(p, n, 1, false)
+	})
+	opkernel.RegisterPreparer("QLinearConv", func(p *opkernel.Prep, n *ir.Node) (opkernel.Func, error) {
+		return prepareQConv(p, n, 3, true)
+	})
 }
 
 // QGEMMKernel names the integer GEMM's code path at the current ISA level:
@@ -65,10 +71,38 @@ func packQB(b []byte, signed bool, k, n, ldb int) *qpackedB {
 	return p
 }
 
+// qpackedA is an A [m, k] operand packed once for gk_qgemm (a constant
+// convolution weight).
+type qpackedA struct {
+	data   []uint8
+	rowsum []int32
+}
+
+func packQA(a []byte, signed bool, m, k int) *qpackedA {
+	kp := (k + 3) &^ 3
+	p := &qpackedA{data: make([]uint8, max(m*kp, 1)), rowsum: make([]int32, max(m, 1))}
+	if m > 0 && k > 0 {
+		sg := 0
+		if signed {
+			sg = 1
+		}
+		C.gk_qgemm_pack_a((*C.uint8_t)(unsafe.Pointer(&a[0])), C.int(sg), C.int(m), C.int(k), C.int(k),
+			(*C.uint8_t)(unsafe.Pointer(&p.data[0])), (*C.int32_t)(unsafe.Pointer(&p.rowsum[0])))
+	}
+	return p
+}
+
+// rows is the packed A of rows [r0, ...) of a k-column matrix.
+func (p *qpackedA) rows(r0, k int) *qpackedA {
+	kp := (k + 3) &^ 3
+	return &qpackedA{data: p.data[r0*kp:], rowsum: p.rowsum[r0:]}
+}
+
 // qgemm computes c[i][j] (row stride ldc) = sum_k (a[i][k] - za[i]) *
 // (b[k][j] - zb[j]) for the m rows of a (row stride lda) and the packed b;
 // zb holds b's zero points as given (n values).
-func qgemm(ctx *opkernel.Ctx, m int, a []byte, aSigned bool, lda int, za []int32, b *qpackedB, zb []int32, c []int32, ldc int) {
+// pa, when not nil, is a packed once (packQA; a is then not read).
+func qgemm(ctx *opkernel.Ctx, m int, a []byte, aSigned bool, lda int, za []int32, pa *qpackedA, b *qpackedB, zb []int32, c []int32, ldc int) {
 	k, n := b.k, b.n
 	if m == 0 || n == 0 {
 		return
@@ -116,10 +150,19 @@ func qgemm(ctx *opkernel.Ctx, m int, a []byte, aSigned bool, lda int, za []int32
 			if s0 == s1 {
 				continue
 			}
-			C.gk_qgemm(C.int(rows), C.int(k), C.int(n), (*C.uint8_t)(unsafe.Pointer(&a[i0*lda])), C.int(sa), C.int(lda),
+			var ap *C.uint8_t
+			var ar *C.int32_t
+			var ar0 *C.uint8_t
+			if pa != nil {
+				kp := (k + 3) &^ 3
+				ap, ar = (*C.uint8_t)(unsafe.Pointer(&pa.data[i0*kp])), (*C.int32_t)(unsafe.Pointer(&pa.rowsum[i0]))
+			} else {
+				ar0 = (*C.uint8_t)(unsafe.Pointer(&a[i0*lda]))
+			}
+			C.gk_qgemm(C.int(rows), C.int(k), C.int(n), ar0, C.int(sa), C.int(lda),
 				(*C.int32_t)(unsafe.Pointer(&za[i0])), (*C.int8_t)(unsafe.Pointer(&b.data[0])),
 				(*C.int32_t)(unsafe.Pointer(&b.colsum[0])), (*C.int32_t)(unsafe.Pointer(&zbs[0])), C.int(s0), C.int(s1),
-				(*C.int32_t)(unsafe.Pointer(&c[i0*ldc])), C.int(ldc))
+				(*C.int32_t)(unsafe.Pointer(&c[i0*ldc])), C.int(ldc), ap, ar)
 		}
 	})
 }
@@ -279,7 +322,7 @@ func qmatmul(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor, bi int, pb *qp
 			pbt = packQB(b.Data[bo:], bSigned, p.k, p.n, p.ldb)
 		}
 		bm := bo / max(p.bSize, 1)
-		qgemm(ctx, p.m, a.Data[ao:], aSigned, p.lda, za[ao/max(p.lda, 1):], pbt, zb[bm*p.n:(bm+1)*p.n], acc[t*mn:], p.n)
+		qgemm(ctx, p.m, a.Data[ao:], aSigned, p.lda, za[ao/max(p.lda, 1):], nil, pbt, zb[bm*p.n:(bm+1)*p.n], acc[t*mn:], p.n)
 	}
 	if !qlinear {
 		return nil
@@ -372,17 +415,43 @@ func requant(acc []int32, mult []float32, perCol bool, zp int32, signed bool, y 
 }
 
 func convInteger(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
-	return qconv(ctx, n, in, out, false)
+	return qconv(ctx, n, in, out, false, nil)
 }
 
 func qlinearConv(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
-	return qconv(ctx, n, in, out, true)
+	return qconv(ctx, n, in, out, true, nil)
+}
+
+type qpackAKey struct{ w *ir.Tensor }
+
+// prepareQConv packs a constant weight (input wi) once per session as the
+// A operand of the convolution GEMM.
+func prepareQConv(p *opkernel.Prep, n *ir.Node, wi int, qlinear bool) (opkernel.Func, error) {
+	wv := n.Input(wi)
+	if wv == nil || wv.Const == nil || len(wv.Const.Shape) < 3 || (wv.Const.DType != ir.Uint8 && wv.Const.DType != ir.Int8) {
+		return nil, nil
+	}
+	w := wv.Const
+	m := int(w.Shape[0])
+	k := int(w.NumElements()) / max(m, 1)
+	pa := p.Once(qpackAKey{w}, func() any {
+		a := packQA(w.Data, w.DType == ir.Int8, m, k)
+		p.Weights++
+		p.WeightBytes += int64(len(a.data))
+		return a
+	}).(*qpackedA)
+	return func(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+		if len(in) <= wi || in[wi] != w {
+			return qconv(ctx, n, in, out, qlinear, nil)
+		}
+		return qconv(ctx, n, in, out, qlinear, pa)
+	}, nil
 }
 
 // qconv runs ConvInteger (x, w, x_zero_point?, w_zero_point?) or
 // QLinearConv (x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale,
-// y_zero_point, B?).
-func qconv(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor, qlinear bool) error {
+// y_zero_point, B?); pa is w packed at load, or nil.
+func qconv(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor, qlinear bool, pa *qpackedA) error {
 	wi, xzi, wzi := 1, 2, 3
 	if qlinear {
 		if err := need(n, in, 8); err != nil {
@@ -430,18 +499,42 @@ func qconv(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor, qlinear bool) er
 	if qlinear {
 		acc = make([]int32, y.NumElements())
 	}
-	col := make([]byte, kk*ov)
 	zbs := make([]int32, ov)
 	for i := range zbs {
 		zbs[i] = xz
 	}
+	pb := &qpackedB{k: kk, n: ov, signed: xSigned, colsum: make([]int32, max(ov, 1))}
+	pb.data = make([]int8, max(int(C.gk_qgemm_packed_size(C.int(kk), C.int(ov))), 1))
+	var geo [18]C.int
+	for i := 0; i < 3; i++ {
+		geo[i], geo[3+i], geo[6+i], geo[9+i], geo[12+i], geo[15+i] = C.int(g.in[i]), C.int(g.k[i]), C.int(g.s[i]), C.int(g.pb[i]), C.int(g.d[i]), C.int(g.out[i])
+	}
+	xsg := 0
+	if xSigned {
+		xsg = 1
+	}
+	strips := (ov + C.QG_NR - 1) / C.QG_NR
+	threads := 1
+	if ctx != nil {
+		threads = ctx.Threads
+	}
 	for bi := 0; bi < nb; bi++ {
 		for gi := 0; gi < group; gi++ {
 			xg := x.Data[(bi*c+gi*cg)*iv:]
-			im2colU8(ctx, g, cg, xg, col, byte(xz))
-			pb := packQB(col, xSigned, kk, ov, ov)
+			if kk == 0 || ov == 0 {
+				continue
+			}
+			// unfold x straight into the packed layout (every byte), by strips of positions
+			opkernel.ParallelFor(ctx, strips, max(1, strips/(4*threads)), func(s, e int) {
+				C.gk_qconv_pack((*C.uint8_t)(unsafe.Pointer(&xg[0])), C.int(xsg), C.int(cg), &geo[0], C.uint8_t(byte(xz)),
+					C.int(s*C.QG_NR), C.int(min(e*C.QG_NR, ov)), (*C.int8_t)(unsafe.Pointer(&pb.data[0])), (*C.int32_t)(unsafe.Pointer(&pb.colsum[0])))
+			})
 			// weights [mg, kk] are A; the columns are B
-			qgemm(ctx, mg, w.Data[gi*mg*kk:], wSigned, kk, wzp[gi*mg:], pb, zbs, acc[(bi*m+gi*mg)*ov:], ov)
+			var pag *qpackedA
+			if pa != nil {
+				pag = pa.rows(gi*mg, kk)
+			}
+			qgemm(ctx, mg, w.Data[gi*mg*kk:], wSigned, kk, wzp[gi*mg:], pag, pb, zbs, acc[(bi*m+gi*mg)*ov:], ov)
 		}
 	}
 	if !qlinear {
@@ -479,36 +572,4 @@ func qconv(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor, qlinear bool) er
 		}
 	})
 	return nil
-}
-
-// im2colU8 unfolds cg channels of x into col [cg*kVol, outVol]; padding
-// reads pad (the zero point, so padded taps add nothing).
-func im2colU8(ctx *opkernel.Ctx, g *geom, cg int, x, col []byte, pad byte) {
-	inVol, ov, kv := g.inVol(), g.outVol(), g.kVol()
-	opkernel.ParallelFor(ctx, cg*kv, 8, func(s, e int) {
-		for r := s; r < e; r++ {
-			ic, kidx := r/kv, r%kv
-			kd, kh, kw := kidx/(g.k[1]*g.k[2]), (kidx/g.k[2])%g.k[1], kidx%g.k[2]
-			xc := x[ic*inVol:]
-			dst := col[r*ov : (r+1)*ov]
-			o := 0
-			for od := 0; od < g.out[0]; od++ {
-				id := od*g.s[0] - g.pb[0] + kd*g.d[0]
-				for oh := 0; oh < g.out[1]; oh++ {
-					ih := oh*g.s[1] - g.pb[1] + kh*g.d[1]
-					rowOK := id >= 0 && id < g.in[0] && ih >= 0 && ih < g.in[1]
-					base := (id*g.in[1] + ih) * g.in[2]
-					for ow := 0; ow < g.out[2]; ow++ {
-						iw := ow*g.s[2] - g.pb[2] + kw*g.d[2]
-						if rowOK && iw >= 0 && iw < g.in[2] {
-							dst[o] = xc[base+iw]
-						} else {
-							dst[o] = pad
-						}
-						o++
-					}
-				}
-			}
-		}
-	})
 }

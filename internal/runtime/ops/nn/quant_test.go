@@ -64,7 +64,11 @@ func TestQGEMMExact(t *testing.T) {
 						zb[j] = int32(val(byte(r.Intn(256)), bs))
 					}
 					c := make([]int32, m*n)
-					qgemm(&opkernel.Ctx{Threads: 3}, m, a, as, k, za, packQB(b, bs, k, n, n), zb, c, n)
+					var pa *qpackedA
+					if m%2 == 1 { // prepacked A on odd sizes
+						pa = packQA(a, as, m, k)
+					}
+					qgemm(&opkernel.Ctx{Threads: 3}, m, a, as, k, za, pa, packQB(b, bs, k, n, n), zb, c, n)
 					for i := 0; i < m; i++ {
 						for j := 0; j < n; j++ {
 							var want int64
@@ -122,6 +126,16 @@ func TestQLinearConvRequant(t *testing.T) {
 	xz, wz, yz := scalarQ(ir.Uint8, 120), randQ(r, ir.Int8, 3), scalarQ(ir.Uint8, 128)
 	bias := ir.NewTensor(ir.Int32, []int64{3})
 	copy(bias.I32(), []int32{100, -2000, 7})
+	defer cpuisa.Reset()
+	for _, lv := range []cpuisa.Level{cpuisa.AVX512, cpuisa.AVX2, cpuisa.Portable} {
+		if err := cpuisa.Force(lv); err != nil {
+			continue
+		}
+		checkQLinearConv(t, lv, x, xs, xz, w, ws, wz, ys, yz, bias)
+	}
+}
+
+func checkQLinearConv(t *testing.T, lv cpuisa.Level, x, xs, xz, w, ws, wz, ys, yz, bias *ir.Tensor) {
 	y := ir.NewTensor(ir.Uint8, []int64{1, 3, 5, 5})
 	n := &ir.Node{Name: "qc", Op: "QLinearConv", Attrs: ir.Attrs{"pads": ir.IntsAttr(1, 1, 1, 1)}}
 	if err := qlinearConv(opkernel.DefaultCtx(), n, []*ir.Tensor{x, xs, xz, w, ws, wz, ys, yz, bias}, []*ir.Tensor{y}); err != nil {
@@ -146,9 +160,31 @@ func TestQLinearConvRequant(t *testing.T) {
 				v := math.RoundToEven(float64(float32(acc)*mult)) + 128
 				v = math.Max(0, math.Min(255, v))
 				if got := y.Data[(oc*5+oh)*5+ow]; float64(got) != v {
-					t.Fatalf("y[%d][%d][%d] = %d, want %v (acc %d)", oc, oh, ow, got, v, acc)
+					t.Fatalf("%s: y[%d][%d][%d] = %d, want %v (acc %d)", lv, oc, oh, ow, got, v, acc)
 				}
 			}
+		}
+	}
+}
+
+// BenchmarkQLinearConv: resnet18's layer1 3x3 convolution (64 -> 64
+// channels, 56x56), one thread.
+func BenchmarkQLinearConv(b *testing.B) {
+	r := rand.New(rand.NewSource(4))
+	x := randQ(r, ir.Uint8, 1, 64, 56, 56)
+	w := randQ(r, ir.Int8, 64, 64, 3, 3)
+	ws := ir.NewTensor(ir.Float32, []int64{64})
+	for i := range ws.F32() {
+		ws.F32()[i] = 0.01
+	}
+	in := []*ir.Tensor{x, ir.Float32Tensor(nil, 0.05), scalarQ(ir.Uint8, 120), w, ws, ir.NewTensor(ir.Int8, []int64{64}), ir.Float32Tensor(nil, 0.1), scalarQ(ir.Uint8, 128)}
+	y := ir.NewTensor(ir.Uint8, []int64{1, 64, 56, 56})
+	n := &ir.Node{Name: "qc", Op: "QLinearConv", Attrs: ir.Attrs{"pads": ir.IntsAttr(1, 1, 1, 1)}}
+	ctx := &opkernel.Ctx{Threads: 1}
+	b.SetBytes(int64(64 * 64 * 9 * 56 * 56)) // multiply-adds
+	for i := 0; i < b.N; i++ {
+		if err := qlinearConv(ctx, n, in, []*ir.Tensor{y}); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
