@@ -486,7 +486,7 @@ func (b *builder) convertNode(idx int, rn *rawNode) error {
 	}
 	c.attrs = ir.Attrs{}
 	for _, ra := range rn.attrs {
-		if ra.g != nil && ir.IsControlFlow(info.Name) {
+		if ra.g != nil && info != nil && ir.IsControlFlow(info.Name) {
 			continue // bodies are built by controlFlow
 		}
 		a, err := b.l.attr(ra)
