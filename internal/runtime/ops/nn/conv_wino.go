@@ -56,9 +56,30 @@ func useWinograd(n *ir.Node, w *ir.Tensor, g *geom, group, c, m int) bool {
 	return mode > 0 || winoFaster(g, c, m)
 }
 
-// winoFaster is the shape rule (see BenchmarkConvWinograd).
+// winoFaster is the shape rule, from BenchmarkConvWinograd on resnet50's
+// 3x3 stride-1 convs (batch 1, pad 1, bias + ReLU) on the 2-core AMD EPYC
+// (Zen 4) while other jobs loaded it: time of Winograd / time of the path
+// taken without it (packed slivers at 56 and 28, packed transposed at 14
+// and 7 on AVX-512; im2col + OpenBLAS at 56 and 28, packed transposed at 14
+// and 7 on AVX2), medians of 5 runs of 20 alternating iterations (1 thread:
+// process CPU time; 2 threads: wall time):
+//
+//	              AVX-512 1t  AVX-512 2t  AVX2 1t  AVX2 2t
+//	56x56 C=M=64     0.35        0.40       0.42     0.45
+//	28x28 C=M=128    0.34        0.33       0.48     0.49
+//	14x14 C=M=256    0.48        0.49       0.67     0.80
+//	 7x7  C=M=512    0.65        0.65       0.92     0.95 (runs 0.75-1.27)
+//
+// So: planes of 14x14 and more at both levels, 7x7 only on AVX-512 (on
+// AVX2 the 4 tiles of a 7x7 plane leave the 6x16 GEMM too little reuse
+// of each weight panel to win reliably). Nothing was measured below 64
+// channels: those keep the other paths.
 func winoFaster(g *geom, c, m int) bool {
-	return g.out[1]*g.out[2] >= 196 && c >= 16 && m >= 16
+	side := min(g.out[1], g.out[2])
+	if c < 64 || m < 64 {
+		return false
+	}
+	return side >= 14 || (side >= 7 && winoNR() == 32)
 }
 
 // winoG is G of F(4x4, 3x3): the 6 weight-transform rows.
@@ -131,11 +152,15 @@ func convWinoF32(ctx *opkernel.Ctx, g *geom, nb, c, m, nr int, x, u, b, z, y []f
 	if ctx != nil {
 		threads = max(1, ctx.Threads)
 	}
-	for mg > nr && nb*bands*((m+mg-1)/mg) < threads { // a task for every thread
-		mg = max(nr, (mg/2+nr-1)/nr*nr)
-	}
-	mg = min(mg, mp)
 	groups := (m + mg - 1) / mg
+	// With few tasks, more channel groups so the tasks split evenly over
+	// the threads (each group redoes the input transform: cheap next to its
+	// GEMMs while a group has at least nr channels).
+	for threads > 1 && nb*bands*groups < 8*threads && (nb*bands*groups)%threads != 0 && (m+groups)/(groups+1) >= nr {
+		groups++
+	}
+	mg = min(mp, ((m+groups-1)/groups+nr-1)/nr*nr)
+	groups = (m + mg - 1) / mg
 	inVol, outVol := g.inVol(), g.outVol()
 	scratch := int(C.wino_scratch_floats(C.int(cp), C.int(ow), C.int(rows), C.int(mg), C.int(nr)))
 	opkernel.ParallelFor(ctx, nb*bands*groups, 1, func(s, e int) {

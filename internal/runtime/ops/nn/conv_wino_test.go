@@ -231,6 +231,11 @@ func TestConvWinogradCache(t *testing.T) {
 	if u3 := winoWeights(w, 3, 8, winoNR()); &u3[0] == &u1[0] {
 		t.Fatal("stale transform after the weight data changed")
 	}
+	g56 := &geom{rank: 2, out: [3]int{1, 56, 56}}
+	g7 := &geom{rank: 2, out: [3]int{1, 7, 7}}
+	if !winoFaster(g56, 64, 64) || winoFaster(g56, 32, 64) || winoFaster(g7, 512, 512) != (winoNR() == 32) {
+		t.Error("winoFaster does not follow its measured rule")
+	}
 	winoMode.Store(1)
 	defer winoMode.Store(0)
 	g := &geom{rank: 2, in: [3]int{1, 5, 5}, out: [3]int{1, 5, 5}, k: [3]int{1, 3, 3}, s: [3]int{1, 1, 1}, d: [3]int{1, 1, 1}}
@@ -285,25 +290,30 @@ func BenchmarkConvWinograd(b *testing.B) {
 		b.Run(fmt.Sprintf("%dx%d_c%d", s.hw, s.hw, s.c), func(b *testing.B) {
 			ctx := &opkernel.Ctx{Threads: benchThreads()}
 			defer winoMode.Store(0)
-			run := func(mode int32) time.Duration {
+			// wall and process CPU time of one conv on the path of mode
+			run := func(mode int32) (time.Duration, time.Duration) {
 				winoMode.Store(mode)
-				t0 := time.Now()
+				t0, c0 := time.Now(), cpuTime()
 				if err := conv(ctx, nodes[mode], ins[mode], out); err != nil {
 					b.Fatal(err)
 				}
-				return time.Since(t0)
+				return time.Since(t0), cpuTime() - c0
 			}
 			run(-1)
 			run(1)
 			b.ResetTimer()
-			var cur, wino time.Duration
+			var cur, wino, curCPU, winoCPU time.Duration
 			for i := 0; i < b.N; i++ {
-				cur += run(-1)
-				wino += run(1)
+				w, c := run(-1)
+				cur, curCPU = cur+w, curCPU+c
+				w, c = run(1)
+				wino, winoCPU = wino+w, winoCPU+c
 			}
 			b.ReportMetric(float64(cur.Microseconds())/1e3/float64(b.N), "cur-ms")
 			b.ReportMetric(float64(wino.Microseconds())/1e3/float64(b.N), "wino-ms")
 			b.ReportMetric(float64(wino)/float64(cur), "wino/cur")
+			// on a loaded machine the CPU time is the steadier measure (one thread)
+			b.ReportMetric(float64(winoCPU)/float64(curCPU), "wino/cur-cpu")
 		})
 	}
 }
