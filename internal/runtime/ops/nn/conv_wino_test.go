@@ -168,10 +168,19 @@ func TestConvWinogradRandom(t *testing.T) {
 
 // TestConvWinogradAccuracy measures the error of the Winograd path against
 // the float64 direct conv on N(0,1) inputs and weights up to 512 channels
-// (resnet50's 3x3 shapes, pad 1) and holds it to the backend suite's
-// tolerance, atol 1e-4 + rtol 1e-3 (observed on AVX-512 and AVX2: max abs
-// error below 3e-4 at outputs of magnitude ~68 (C=512), max |err|/(1+|want|)
-// about 1e-5).
+// (resnet50's 3x3 shapes, pad 1) and bounds it by 5e-5 x max |y|. Observed
+// (the same on AVX-512 and AVX2; the direct float32 path's max abs error in
+// brackets):
+//
+//	C=M=64  56x56: max abs 6.1e-4 (1.1e-4), max |y| 117, max abs/(1+|y|) 2.9e-4
+//	C=M=128 28x28: max abs 1.4e-3 (2.3e-4), max |y| 176, max abs/(1+|y|) 5.5e-4
+//	C=M=256 14x14: max abs 2.0e-3 (6.8e-5), max |y| 200, max abs/(1+|y|) 9.2e-4
+//	C=M=512  7x7 : max abs 4.5e-3 (1.0e-4), max |y| 254, max abs/(1+|y|) 9.6e-4
+//
+// That is 5-40x the direct path's error, about 2e-5 of the output's range:
+// outputs near zero of such sums miss atol 1e-4, so N(0,1) data of this
+// size is not held to the suite's tolerance; resnet50's own data is
+// (converter benchmark against test_data_set_0: max abs error 8.3e-5).
 func TestConvWinogradAccuracy(t *testing.T) {
 	shapes := []struct{ c, hw int }{{64, 56}, {128, 28}, {256, 14}, {512, 7}}
 	winoLevels(t, func(t *testing.T) {
@@ -200,6 +209,9 @@ func TestConvWinogradAccuracy(t *testing.T) {
 				base = max(base, math.Abs(float64(y0.F32()[j])-want))
 			}
 			t.Logf("direct path max abs error %.3g", base)
+			if maxAbs > 5e-5*maxMag {
+				t.Errorf("C=M=%d %dx%d: max abs error %.3g above 5e-5 x max |y| %.3g", s.c, s.hw, s.hw, maxAbs, maxMag)
+			}
 			t.Logf("C=M=%d %dx%d: max abs error %.3g (max |y| %.3g), max abs/(1+|y|) %.3g", s.c, s.hw, s.hw, maxAbs, maxMag, maxRel)
 		}
 	})
@@ -316,4 +328,25 @@ func BenchmarkConvWinograd(b *testing.B) {
 			b.ReportMetric(float64(winoCPU)/float64(curCPU), "wino/cur-cpu")
 		})
 	}
+}
+
+// TestConvWinogradEmpty runs the path on an empty batch and on a plane
+// whose padding makes the whole output come from a single input pixel.
+func TestConvWinogradEmpty(t *testing.T) {
+	winoLevels(t, func(t *testing.T) {
+		rng := rand.New(rand.NewSource(5))
+		wt := randTensor(rng, 20, 5, 3, 3)
+		attrs := ir.Attrs{"pads": ir.IntsAttr(1, 1, 1, 1)}
+		if y := winoConv(t, 2, attrs, []*ir.Tensor{ir.NewTensor(ir.Float32, []int64{0, 5, 6, 6}), wt}); y.NumElements() != 0 {
+			t.Fatalf("empty batch gave %v", y.Shape)
+		}
+		x := randTensor(rng, 1, 5, 1, 1)
+		ref := winoRef(t, attrs, []*ir.Tensor{x, wt}, ir.ActNone)
+		y := winoConv(t, 1, attrs, []*ir.Tensor{x, wt})
+		for j, want := range ref {
+			if got := float64(y.F32()[j]); math.Abs(got-want) > 1e-5 {
+				t.Fatalf("1x1 plane: element %d got %g want %g", j, got, want)
+			}
+		}
+	})
 }
