@@ -55,6 +55,13 @@ func conv(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	}
 	switch x.DType {
 	case ir.Float32:
+		if useWinograd(n, w, g, group, c, m) {
+			nr := winoNR()
+			if u := winoWeights(w, c, m, nr); u != nil {
+				convWinoF32(ctx, g, nb, c, m, nr, x.F32(), u, slice[float32](b), slice[float32](z), y.F32(), act)
+				return nil
+			}
+		}
 		if form := usePackedConv(n, w, g, group, c, m); form != packNone {
 			if wp := packedConvWeights(w, c*g.kVol(), m, form); wp != nil {
 				run := convPackedF32

@@ -67,6 +67,24 @@ var packedConvCache = struct {
 // packedConvWeights returns w [m, k] packed in the given form, packing it at
 // first use; nil when the cap is reached.
 func packedConvWeights(w *ir.Tensor, k, m, form int) []float32 {
+	size := ir.PackedLen(k, m, ir.PackNR) * 4
+	if form == packSlivers {
+		size = (m + 11) / 12 * 12 * k * 4
+	}
+	return cachedConvWeights(w, k, m, form, size, func(wf []float32) []float32 {
+		if form == packSlivers {
+			data := make([]float32, size/4)
+			C.conv_pack_w(cf(wf), cf(data), C.int(m), C.int(k))
+			return data
+		}
+		return ir.PackB(wf[:k*m], k, m, ir.PackNR, true)
+	})
+}
+
+// cachedConvWeights returns the cached transform of w [m, k] in the given
+// form (size bytes), made by pack from w's data at first use (or when the
+// data was replaced); nil when the cap is reached.
+func cachedConvWeights(w *ir.Tensor, k, m, form, size int, pack func(wf []float32) []float32) []float32 {
 	wf := w.F32()
 	if len(wf) < k*m || k*m == 0 {
 		return nil
@@ -79,10 +97,6 @@ func packedConvWeights(w *ir.Tensor, k, m, form int) []float32 {
 	if seen && e.src == &wf[0] && e.k == k && e.m == m && e.form == form {
 		return e.data
 	}
-	size := ir.PackedLen(k, m, ir.PackNR) * 4
-	if form == packSlivers {
-		size = (m + 11) / 12 * 12 * k * 4
-	}
 	old := 0
 	if seen {
 		old = len(e.data) * 4
@@ -90,13 +104,7 @@ func packedConvWeights(w *ir.Tensor, k, m, form int) []float32 {
 	if c.bytes-old+size > packedConvMaxBytes {
 		return nil
 	}
-	var data []float32
-	if form == packSlivers {
-		data = make([]float32, size/4)
-		C.conv_pack_w(cf(wf), cf(data), C.int(m), C.int(k))
-	} else {
-		data = ir.PackB(wf[:k*m], k, m, ir.PackNR, true)
-	}
+	data := pack(wf)
 	// The packed copy is what runs from now on: drop the original's pages when
 	// it lies in the model file's mapping (read back from the file if needed).
 	ir.ReleaseMapped(w.Data)

@@ -1,0 +1,182 @@
+package nn
+
+// Winograd F(4x4, 3x3) convolution for float32 2-D convs with a constant
+// 3x3 kernel, stride 1, dilation 1, group 1 (any padding, any batch): per
+// 4x4 output tile, y = A^T [(G g G^T) . (B^T d B)] A, the elementwise
+// product summed over input channels as 36 GEMMs. 36 multiply-adds per
+// tile and channel pair instead of 144: 4x fewer than the direct product,
+// at the price of the input and output transforms. The weights are
+// transformed once per weight tensor (in float64) and kept in the packed
+// conv cache (packedConvCache: the same cap, weak keys). The kernels are in
+// conv_wino.c.
+
+/*
+#cgo CFLAGS: -O3 -std=gnu11 -I${SRCDIR}/../../cpuisa
+#include "conv_wino.h"
+*/
+import "C"
+
+import (
+	"os"
+	"sync/atomic"
+
+	"gkconv/internal/ir"
+	"gkconv/internal/runtime/opkernel"
+)
+
+// winoMode forces the Winograd path for tests and benchmarks: 0 lets
+// winoFaster choose, 1 takes it for every conv it can run, -1 never.
+// GKCONV_WINOGRAD=0 (or off) / 1 (or on) sets it at start-up.
+var winoMode atomic.Int32
+
+func init() {
+	switch os.Getenv("GKCONV_WINOGRAD") {
+	case "0", "off":
+		winoMode.Store(-1)
+	case "1", "on":
+		winoMode.Store(1)
+	}
+}
+
+// packWino is the packedConvCache form of Winograd weights for panels of nr
+// channels: packWino + nr (the panel width follows the ISA level).
+const packWino = 16
+
+// useWinograd says whether the Winograd path runs this conv: a shape it can
+// run (float32 2-D 3x3, stride 1, dilation 1, group 1, constant weights, at
+// the AVX2 level or above) and, unless winoMode forces it, winoFaster.
+func useWinograd(n *ir.Node, w *ir.Tensor, g *geom, group, c, m int) bool {
+	mode := winoMode.Load()
+	if mode < 0 || group != 1 || g.rank != 2 || g.k != [3]int{1, 3, 3} || g.s != [3]int{1, 1, 1} || g.d != [3]int{1, 1, 1} {
+		return false
+	}
+	if len(n.Inputs) < 2 || n.Inputs[1] == nil || n.Inputs[1].Const != w || C.wino_nr() == 0 {
+		return false
+	}
+	return mode > 0 || winoFaster(g, c, m)
+}
+
+// winoFaster is the shape rule, from BenchmarkConvWinograd on resnet50's
+// 3x3 stride-1 convs (batch 1, pad 1, bias + ReLU) on the 2-core AMD EPYC
+// (Zen 4) while other jobs loaded it: time of Winograd / time of the path
+// taken without it (packed slivers at 56 and 28, packed transposed at 14
+// and 7 on AVX-512; im2col + OpenBLAS at 56 and 28, packed transposed at 14
+// and 7 on AVX2), medians of 5 runs of 20 alternating iterations (1 thread:
+// process CPU time; 2 threads: wall time):
+//
+//	              AVX-512 1t  AVX-512 2t  AVX2 1t  AVX2 2t
+//	56x56 C=M=64     0.35        0.40       0.42     0.45
+//	28x28 C=M=128    0.34        0.33       0.48     0.49
+//	14x14 C=M=256    0.48        0.49       0.67     0.80
+//	 7x7  C=M=512    0.65        0.65       0.92     0.95 (runs 0.75-1.27)
+//
+// So: planes of 14x14 and more at both levels, 7x7 only on AVX-512 (on
+// AVX2 the 4 tiles of a 7x7 plane leave the 6x16 GEMM too little reuse
+// of each weight panel to win reliably). Nothing was measured below 64
+// channels: those keep the other paths.
+func winoFaster(g *geom, c, m int) bool {
+	side := min(g.out[1], g.out[2])
+	if c < 64 || m < 64 {
+		return false
+	}
+	return side >= 14 || (side >= 7 && winoNR() == 32)
+}
+
+// winoG is G of F(4x4, 3x3): the 6 weight-transform rows.
+var winoG = [6][3]float64{
+	{1.0 / 4, 0, 0},
+	{-1.0 / 6, -1.0 / 6, -1.0 / 6},
+	{-1.0 / 6, 1.0 / 6, -1.0 / 6},
+	{1.0 / 24, 1.0 / 12, 1.0 / 6},
+	{1.0 / 24, -1.0 / 12, 1.0 / 6},
+	{0, 0, 1},
+}
+
+// winoPack transforms w [m][c][3][3] into U = G g G^T laid out for the
+// GEMMs: [36][mp/nr][cp][nr], channels padded with zeros to cp (a multiple
+// of 16) and mp (a multiple of nr).
+func winoPack(w []float32, c, m, nr int) []float32 {
+	cp, mp := winoCp(c), (m+nr-1)/nr*nr
+	u := make([]float32, 36*mp*cp)
+	panels := mp / nr
+	for oc := range m {
+		p, l := oc/nr, oc%nr
+		for ic := range c {
+			g := w[(oc*c+ic)*9:]
+			var t [6][3]float64 // G g
+			for i := range 6 {
+				for b := range 3 {
+					t[i][b] = winoG[i][0]*float64(g[b]) + winoG[i][1]*float64(g[3+b]) + winoG[i][2]*float64(g[6+b])
+				}
+			}
+			for i := range 6 {
+				for k := range 6 {
+					v := t[i][0]*winoG[k][0] + t[i][1]*winoG[k][1] + t[i][2]*winoG[k][2]
+					u[(((i*6+k)*panels+p)*cp+ic)*nr+l] = float32(v)
+				}
+			}
+		}
+	}
+	return u
+}
+
+func winoCp(c int) int { return (c + 15) / 16 * 16 }
+
+// winoWeights returns w's Winograd transform for panels of nr, made at first
+// use and held in packedConvCache under its cap; nil when the cap is
+// reached.
+func winoWeights(w *ir.Tensor, c, m, nr int) []float32 {
+	size := 36 * ((m + nr - 1) / nr * nr) * winoCp(c) * 4
+	return cachedConvWeights(w, 9*c, m, packWino+nr, size, func(wf []float32) []float32 { return winoPack(wf, c, m, nr) })
+}
+
+// Blocking of convWinoF32 (see BenchmarkConvWinograd): a task takes bands
+// of about winoTiles tiles (whole tile rows) and output channels in groups
+// whose GEMM output [36][tiles][group] stays within winoGroupBytes.
+var (
+	winoTiles      = 24
+	winoGroupBytes = 256 << 10
+)
+
+// convWinoF32 runs the conv by Winograd on u = winoWeights(w, c, m, nr); z
+// is the residual (laid out as y; nil: none).
+func convWinoF32(ctx *opkernel.Ctx, g *geom, nb, c, m, nr int, x, u, b, z, y []float32, act int64) {
+	cp, mp := winoCp(c), (m+nr-1)/nr*nr
+	oh, ow := g.out[1], g.out[2]
+	th, tw := (oh+3)/4, (ow+3)/4
+	rows := max(1, min(th, (winoTiles+tw-1)/tw))
+	bands := (th + rows - 1) / rows
+	tiles := rows * tw
+	mg := max(nr, winoGroupBytes/(36*4*tiles)/nr*nr)
+	threads := 1
+	if ctx != nil {
+		threads = max(1, ctx.Threads)
+	}
+	groups := (m + mg - 1) / mg
+	// With few tasks, more channel groups so the tasks split evenly over
+	// the threads (each group redoes the input transform: cheap next to its
+	// GEMMs while a group has at least nr channels).
+	for threads > 1 && nb*bands*groups < 8*threads && (nb*bands*groups)%threads != 0 && (m+groups)/(groups+1) >= nr {
+		groups++
+	}
+	mg = min(mp, ((m+groups-1)/groups+nr-1)/nr*nr)
+	groups = (m + mg - 1) / mg
+	inVol, outVol := g.inVol(), g.outVol()
+	scratch := int(C.wino_scratch_floats(C.int(cp), C.int(ow), C.int(rows), C.int(mg), C.int(nr)))
+	opkernel.ParallelFor(ctx, nb*bands*groups, 1, func(s, e int) {
+		sp := getF32(scratch)
+		defer putF32(sp)
+		for t := s; t < e; t++ {
+			bi, band, grp := t/(bands*groups), t/groups%bands, t%groups
+			m0 := grp * mg
+			r := min(rows, th-band*rows)
+			C.wino_task(cf(x[bi*c*inVol:]), C.int(c), C.int(g.in[1]), C.int(g.in[2]), C.int(g.pb[1]), C.int(g.pb[2]),
+				C.int(oh), C.int(ow), C.int(band*rows), C.int(r), cf(u), C.int(cp), C.int(mp), C.int(nr),
+				C.int(m0), C.int(min(mg, m-m0)), cf(y[bi*m*outVol:]), cf(b), cf(from(z, bi*m*outVol)), C.int(act), cf(*sp))
+		}
+	})
+}
+
+// winoNR is the Winograd panel width at the current ISA level (0: no
+// Winograd path).
+func winoNR() int { return int(C.wino_nr()) }
