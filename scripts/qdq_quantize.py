@@ -195,7 +195,9 @@ def quantize(m, ranges):
     after = {}
     for n in out_qdq:
         y = n.output[0]
-        if y in graph_outs:
+        if y in graph_outs or y in qdq_of:
+            # A graph output stays float; a tensor another quantized op
+            # reads already has its QDQ pair (same scale) before that op.
             continue
         s, z = uint8_params(*ranges[y])
         sn, zn = const(y + "_scale", np.array(s, np.float32)), const(y + "_zp", np.array(z, np.uint8))

@@ -29,13 +29,20 @@ func qdqModelDir(t testing.TB, name string) string {
 // differences move a few requantized activations by one step (1 LSB) and
 // that propagates: onnxruntime's own outputs at graph optimisation
 // "disabled" and "all" differ by up to 0.021 on this model, so the bound is
-// 0.03.
+// 0.03. mobilenet_v2_bn: the same effect through 17 inverted-residual
+// blocks with depthwise convs: onnxruntime's outputs at "disabled" and
+// "all" differ by up to 0.048 (988 of 1000 logits beyond 1e-4), our
+// unfused QDQ run differs from ORT "all" by 0.048 and our QLinearConv run
+// by 0.026, so the bound is 0.03 and the mean bias (a systematic 1-LSB
+// shift) 50%; a wrong grouped conv is off by O(1).
 var qdqCases = []struct {
 	name       string
 	atol, rtol float64
 	mean       float64 // mean bias bound, percent
 }{
 	{"resnet18_bn", 1e-4, 1e-3, 0.5},
+	{"mobilenet_v2_bn", 3e-2, 1e-3, 50},
+	{"squeezenet1_1", 1e-4, 1e-3, 0.5},
 	{"bert_tiny", 3e-2, 1e-3, 5},
 }
 
