@@ -247,6 +247,9 @@ func arith(ctx *opkernel.Ctx, n *ir.Node, op binOp, out, a, b *ir.Tensor) error 
 	switch a.DType {
 	case ir.Float32:
 		if code, fast := f32Fast[op]; fast {
+			if rowsBroadcastF32(ctx, code, out, a, b) {
+				return nil
+			}
 			return nodeErrIf(n, broadcast2(ctx, out.Shape, out.F32(), a.F32(), a.Shape, b.F32(), b.Shape,
 				func(d []float32, a []float32, sa int, b []float32, sb int) { f32Binary(code, d, a, sa, b, sb) }))
 		}
@@ -281,6 +284,35 @@ func arith(ctx *opkernel.Ctx, n *ir.Node, op binOp, out, a, b *ir.Tensor) error 
 		return opkernel.Unsupportedf(n, "dtype %s", a.DType)
 	}
 	return nil
+}
+
+// rowsBroadcastF32 runs out = a (op) b in one C call per worker when the
+// broadcast is [rows, n] against [rows, 1] after merging dims (either order),
+// e.g. [N,C,H,W] * [N,C,1,1]; it reports false, doing nothing, for any other
+// pattern.
+func rowsBroadcastF32(ctx *opkernel.Ctx, code int, out, a, b *ir.Tensor) bool {
+	p, err := newPlan(out.Shape, a.Shape, b.Shape)
+	if err != nil || len(p.dims) != 1 || p.total == 0 {
+		return false
+	}
+	rows, n := p.dims[0], p.inner
+	var aFull bool
+	switch {
+	case p.innerStep[0] == 1 && p.strides[0][0] == n && p.innerStep[1] == 0 && p.strides[1][0] == 1:
+		aFull = true
+	case p.innerStep[1] == 1 && p.strides[1][0] == n && p.innerStep[0] == 0 && p.strides[0][0] == 1:
+	default:
+		return false
+	}
+	d, x, y := out.F32(), a.F32(), b.F32()
+	opkernel.ParallelFor(ctx, rows, max(1, grain/n), func(s, e int) {
+		if aFull {
+			f32BinaryRows(code, d[s*n:e*n], x[s*n:e*n], y[s:e], true, e-s, n)
+		} else {
+			f32BinaryRows(code, d[s*n:e*n], x[s:e], y[s*n:e*n], false, e-s, n)
+		}
+	})
+	return true
 }
 
 func nodeErrIf(n *ir.Node, err error) error {

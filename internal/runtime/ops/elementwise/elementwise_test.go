@@ -658,3 +658,40 @@ func TestErrors(t *testing.T) {
 		t.Fatal("mixed dtypes must fail")
 	}
 }
+
+// TestMulRowsBroadcast checks the [rows, n] x [rows, 1] fast path (both
+// operand orders, planes below and above the C threshold, Sub for order)
+// against the element-by-element definition.
+func TestMulRowsBroadcast(t *testing.T) {
+	for _, hw := range []int64{1, 7, 49, 100} {
+		for _, op := range []string{"Mul", "Sub"} {
+			for _, fullFirst := range []bool{true, false} {
+				c := int64(5)
+				x := randF32(2, c, hw)
+				s := randF32(2, c, 1)
+				a, b := x, s
+				if !fullFirst {
+					a, b = s, x
+				}
+				out := &ir.Tensor{DType: ir.Float32, Shape: []int64{2, c, hw}, Data: make([]byte, 4*2*c*hw)}
+				if err := run(t, op, nil, []*ir.Tensor{a, b}, out); err != nil {
+					t.Fatal(err)
+				}
+				xf, sf, of := x.F32(), s.F32(), out.F32()
+				for i := range of {
+					u, v := xf[i], sf[i/int(hw)]
+					if !fullFirst {
+						u, v = v, u
+					}
+					want := u * v
+					if op == "Sub" {
+						want = u - v
+					}
+					if of[i] != want {
+						t.Fatalf("%s hw=%d fullFirst=%v: out[%d] = %v, want %v", op, hw, fullFirst, i, of[i], want)
+					}
+				}
+			}
+		}
+	}
+}

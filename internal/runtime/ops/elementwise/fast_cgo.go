@@ -39,6 +39,21 @@ GK_ISA_VARIANTS(gk_ew_isa(), gk_binary_f32, (int op, float *d, const float *a, i
 	const float *b, int sb, long n),
 	(op, d, a, sa, b, sb, n))
 
+// gk_binary_rows_f32: rows rows of n elements; the full operand advances
+// with the output, the other holds one value per row (an [N,C,H,W] tensor
+// against an [N,C,1,1] one: squeeze-excite's channel scale). aFull says
+// which operand is the full one. One call covers every row, so the per-row
+// cost is a loop iteration, not a cgo call.
+GK_ISA_BODY void gk_binary_rows_f32_body(int op, float *d, const float *a, const float *b, int aFull, long rows, long n) {
+	for (long r = 0; r < rows; r++) {
+		if (aFull) gk_binary_f32_body(op, d + r * n, a + r * n, 1, b + r, 0, n);
+		else gk_binary_f32_body(op, d + r * n, a + r, 0, b + r * n, 1, n);
+	}
+}
+GK_ISA_VARIANTS(gk_ew_isa(), gk_binary_rows_f32, (int op, float *d, const float *a, const float *b, int aFull,
+	long rows, long n),
+	(op, d, a, b, aFull, rows, n))
+
 // gk_exp: Cephes-style expf, branch-free so it vectorises; about 1 ulp.
 static inline float gk_exp(float x) {
 	float xc = x > 88.72283935546875f ? 88.72283935546875f : x;
@@ -229,6 +244,20 @@ func f32Binary(op int, d, a []float32, sa int, b []float32, sb int) {
 		return
 	}
 	C.gk_binary_f32(C.int(op), fp(d), fp(a), C.int(sa), fp(b), C.int(sb), C.long(len(d)))
+}
+
+// f32BinaryRows is f32Binary over rows rows of n elements where one operand
+// (a when aFull, else b) is full and the other has one value per row.
+func f32BinaryRows(op int, d, a, b []float32, aFull bool, rows, n int) {
+	if rows*n < cMin {
+		goBinaryRowsF32(op, d, a, b, aFull, rows, n)
+		return
+	}
+	full := 0
+	if aFull {
+		full = 1
+	}
+	C.gk_binary_rows_f32(C.int(op), fp(d), fp(a), fp(b), C.int(full), C.long(rows), C.long(n))
 }
 
 func f32Unary(op int, d, s []float32) {

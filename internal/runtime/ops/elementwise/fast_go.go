@@ -184,3 +184,15 @@ func softmaxStrided[T float](d, s []T, n, stride int, logsm bool) {
 		d[i*stride] = T(float64(d[i*stride]) * inv)
 	}
 }
+
+// goBinaryRowsF32 is f32BinaryRows in Go: row r of d is a's row r (op) b[r]
+// when aFull, else a[r] (op) b's row r.
+func goBinaryRowsF32(op int, d, a, b []float32, aFull bool, rows, n int) {
+	for r := 0; r < rows; r++ {
+		if aFull {
+			goBinaryF32(op, d[r*n:(r+1)*n], a[r*n:], 1, b[r:], 0)
+		} else {
+			goBinaryF32(op, d[r*n:(r+1)*n], a[r:], 0, b[r*n:], 1)
+		}
+	}
+}

@@ -4,7 +4,10 @@ package elementwise
 
 func f32Binary(op int, d, a []float32, sa int, b []float32, sb int) { goBinaryF32(op, d, a, sa, b, sb) }
 func f32Unary(op int, d, s []float32)                               { goUnaryF32(op, d, s) }
-func f32SumRows(d, s []float32, rows, n int, scale float32)         { goSumRowsF32(d, s, rows, n, scale) }
+func f32BinaryRows(op int, d, a, b []float32, aFull bool, rows, n int) {
+	goBinaryRowsF32(op, d, a, b, aFull, rows, n)
+}
+func f32SumRows(d, s []float32, rows, n int, scale float32) { goSumRowsF32(d, s, rows, n, scale) }
 func f32SumMid(d, s []float32, outer, k, inner int, scale float32) {
 	goSumMidF32(d, s, outer, k, inner, scale)
 }
