@@ -1,0 +1,7 @@
+//go:build !cgo
+
+package elementwise
+
+func quantize8Run(y []byte, xs []float32, scale, flo, fhi, fnan float32, zp int) {
+	goQuantize8(y, xs, scale, flo, fhi, fnan, zp)
+}
