@@ -221,6 +221,18 @@ func goQuantize8(y []byte, xs []float32, scale, flo, fhi, fnan float32, zp int) 
 	}
 }
 
+// goDequantize8 is dequantize8Run in Go (its reference, and the build
+// without cgo).
+func goDequantize8(y []float32, x []byte, signed bool, zp int, scale float32) {
+	for i, v := range x {
+		q := int(v)
+		if signed {
+			q = int(int8(v))
+		}
+		y[i] = float32(q-zp) * scale
+	}
+}
+
 // storeInt returns a setter of element i of an integer tensor.
 func storeInt(t *ir.Tensor) func(i int, v int64) {
 	switch t.DType {
@@ -287,17 +299,11 @@ func dequantizeLinear(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error
 	default:
 		return opkernel.Unsupportedf(n, "output dtype %s", y.DType)
 	}
-	if x.DType == ir.Uint8 && !p.perAxis && !p.blocked {
-		// the common activation case: a 256-entry table
-		var lut [256]float32
-		for v := range lut {
-			lut[v] = float32(int64(v)-p.zero(0)) * p.scale[0]
-		}
-		xd := x.Data
+	if (x.DType == ir.Uint8 || x.DType == ir.Int8) && !p.perAxis && !p.blocked {
+		// the common activation case
+		sg, z, sc, xd := x.DType == ir.Int8, int(p.zero(0)), p.scale[0], x.Data
 		opkernel.ParallelFor(ctx, total, grain, func(s, e int) {
-			for i := s; i < e; i++ {
-				ys[i] = lut[xd[i]]
-			}
+			dequantize8Run(ys[s:e], xd[s:e], sg, z, sc)
 		})
 	} else {
 		p.forRuns(ctx, total, func(s, e, si int) {

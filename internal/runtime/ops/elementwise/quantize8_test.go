@@ -51,3 +51,33 @@ func TestQuantize8RunMatchesGo(t *testing.T) {
 		}
 	}
 }
+
+// TestDequantize8RunMatchesGo: the vectorised per-tensor 8-bit dequantizer
+// agrees bit for bit with (x - zp) * scale in Go for every byte value.
+func TestDequantize8RunMatchesGo(t *testing.T) {
+	x := make([]byte, 256+13)
+	for i := range x {
+		x[i] = byte(i * 7)
+	}
+	for _, sg := range []bool{false, true} {
+		for _, c := range []struct {
+			zp    int
+			scale float32
+		}{{128, 0.0371}, {0, 1e-3}, {-5, 3.3}, {255, 0.2}} {
+			for _, n := range []int{0, 1, 17, len(x)} {
+				got, want := make([]float32, n), make([]float32, n)
+				dequantize8Run(got, x[:n], sg, c.zp, c.scale)
+				goDequantize8(want, x[:n], sg, c.zp, c.scale)
+				for i := range got {
+					q := int(x[i])
+					if sg {
+						q = int(int8(x[i]))
+					}
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) || want[i] != float32(q-c.zp)*c.scale {
+						t.Fatalf("signed %v zp %d scale %v: x[%d] = %d -> %v, want %v", sg, c.zp, c.scale, i, x[i], got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}

@@ -28,6 +28,19 @@ GK_ISA_BODY void gk_quantize8_f32_body(uint8_t *y, const float *x, long n, float
 GK_ISA_VARIANTS(gk_ew_isa(), gk_quantize8_f32, (uint8_t *y, const float *x, long n, float scale, float flo,
 	float fhi, float fnan, int zp),
 	(y, x, n, scale, flo, fhi, fnan, zp))
+
+// gk_dequantize8_f32: y[i] = (float)(x[i] - zp) * scale for uint8 (sg 0) or
+// int8 (sg 1) x: one float32 multiply of an exact integer, as the Go loop.
+GK_ISA_BODY void gk_dequantize8_f32_body(float *y, const uint8_t *x, long n, int sg, int zp, float scale) {
+	if (sg) {
+		const int8_t *xs = (const int8_t *)x;
+		for (long i = 0; i < n; i++) y[i] = (float)((int)xs[i] - zp) * scale;
+	} else {
+		for (long i = 0; i < n; i++) y[i] = (float)((int)x[i] - zp) * scale;
+	}
+}
+GK_ISA_VARIANTS(gk_ew_isa(), gk_dequantize8_f32, (float *y, const uint8_t *x, long n, int sg, int zp, float scale),
+	(y, x, n, sg, zp, scale))
 */
 import "C"
 
@@ -41,4 +54,16 @@ func quantize8Run(y []byte, xs []float32, scale, flo, fhi, fnan float32, zp int)
 	}
 	C.gk_quantize8_f32((*C.uint8_t)(unsafe.Pointer(&y[0])), fp(xs), C.long(len(xs)), C.float(scale),
 		C.float(flo), C.float(fhi), C.float(fnan), C.int(zp))
+}
+
+// dequantize8Run dequantizes the 8-bit x (int8 when signed) into y per tensor.
+func dequantize8Run(y []float32, x []byte, signed bool, zp int, scale float32) {
+	if len(x) == 0 {
+		return
+	}
+	sg := 0
+	if signed {
+		sg = 1
+	}
+	C.gk_dequantize8_f32(fp(y), (*C.uint8_t)(unsafe.Pointer(&x[0])), C.long(len(x)), C.int(sg), C.int(zp), C.float(scale))
 }
