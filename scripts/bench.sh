@@ -10,7 +10,11 @@
 # ROUNDS (>= 5 for a recorded run), LOOPS, FUSION_ROUNDS, THREADS2_MODELS
 # (2-thread table; default MODELS), BENCH_ISA=avx2|avx512|portable (run
 # everything with GKCONV_CPU_ISA forced), BENCH_APPEND=1, BENCH_EXTRAS=0
-# (skip STREAM, the kernel bandwidth table and the conversion time).
+# (skip STREAM, the kernel bandwidth table and the conversion time),
+# QDQ_MODELS (QDQ table: corpus models timed float32 against their QDQ
+# form from scripts/qdq_quantize.py in build/qdq; "" skips it), QDQ_ORT=0
+# (no onnxruntime column in the QDQ table), QDQ_LOOPS (its timed runs per
+# program per round, default 50).
 #
 # Needs ../shared (export_models.py, run_ort.js), Debian python3-torch,
 # python3-torchvision, python3-onnx, and node with onnxruntime-node 1.30
@@ -26,6 +30,9 @@ MODELS=${MODELS-"resnet50 mobilenet_v2 efficientnet_b0 bert_base gpt_small"}   #
 FUSION_MODELS=${FUSION_MODELS-"bert_base gpt_small efficientnet_b0"}
 THREADS2_MODELS=${THREADS2_MODELS-$MODELS}
 FUSION_ROUNDS=${FUSION_ROUNDS:-9}
+QDQ_MODELS=${QDQ_MODELS-"resnet18_bn bert_tiny"}
+QDQ_ORT=${QDQ_ORT:-1}
+QDQ_LOOPS=${QDQ_LOOPS:-50}   # timed runs per program per round in the QDQ table
 OUT=bench/results.md
 mkdir -p "$MODELS_DIR" bench/out
 if [ -n "${BENCH_ISA:-}" ]; then
@@ -43,8 +50,10 @@ if [ ! -d "$ORT_DIR/node_modules/onnxruntime-node" ]; then
 fi
 cp "$SHARED/tools/ort/run_ort.js" "$ORT_DIR/run_ort.js"
 
-# resnet50 is always needed: the conversion-time line uses it.
-for m in $(printf '%s\n' $MODELS $FUSION_MODELS $THREADS2_MODELS resnet50 | sort -u); do
+# resnet50 is needed for the conversion-time line (not with BENCH_EXTRAS=0).
+extra_models=resnet50
+[ "${BENCH_EXTRAS:-1}" = 0 ] && extra_models=
+for m in $(printf '%s\n' $MODELS $FUSION_MODELS $THREADS2_MODELS $extra_models | sort -u); do
   [ -f "$MODELS_DIR/$m/model.onnx" ] || /usr/bin/python3 "$SHARED/tools/export_models.py" "$MODELS_DIR" "$m"
 done
 
@@ -97,10 +106,12 @@ git diff --quiet HEAD 2>/dev/null || commit="$commit (modified)"
 # 1 thread, unfused (and VARIANTS) against onnxruntime.
 # Variants: name|config file ("" = --optimize=none)
 VARIANTS=${VARIANTS:-"none|"}
-{
-  echo "| model (1 thread) | variant | ours median ms | ORT median ms | ours/ORT: median of rounds (range) |"
-  echo "|---|---|---|---|---|"
-} >> "$OUT"
+if [ -n "$MODELS" ]; then
+  {
+    echo "| model (1 thread) | variant | ours median ms | ORT median ms | ours/ORT: median of rounds (range) |"
+    echo "|---|---|---|---|---|"
+  } >> "$OUT"
+fi
 for m in $MODELS; do
   src="$MODELS_DIR/$m/model.onnx"
   for v in $VARIANTS; do
@@ -145,11 +156,13 @@ done
 # Accuracy first: both variants against the reference outputs that
 # export_models.py saved with the model (PyTorch's; onnxruntime's when
 # missing), benchmark --atol=1e-4 --rtol=1e-3; the script stops on failure.
-{
-  echo
-  echo "| model (1 thread) | opt_level 0 median ms | opt_level 2 median ms | speedup: median of rounds (range) | nodes after / before | kernels | max abs error vs reference (O0 / O2) |"
-  echo "|---|---|---|---|---|---|---|"
-} >> "$OUT"
+if [ -n "$FUSION_MODELS" ]; then
+  {
+    echo
+    echo "| model (1 thread) | opt_level 0 median ms | opt_level 2 median ms | speedup: median of rounds (range) | nodes after / before | kernels | max abs error vs reference (O0 / O2) |"
+    echo "|---|---|---|---|---|---|---|"
+  } >> "$OUT"
+fi
 for m in $FUSION_MODELS; do
   src="$MODELS_DIR/$m/model.onnx"
   ./converter --fmk=ONNX --modelFile="$src" --outputFile="bench/out/${m}_none" --optimize=none >/dev/null
@@ -180,6 +193,47 @@ for m in $FUSION_MODELS; do
   # round ran back to back, so a slow stretch of the shared machine cancels.
   echo "| $m | $(median "${o0[@]}") | $(median "${o2[@]}") | $(ratios "${o0[*]}" "${o2[*]}") | $nodes | $k | ${errs[0]} / ${errs[1]} |" | tee -a "$OUT"
 done
+
+# QDQ: the float32 corpus model and its QDQ form (int8 weights, uint8
+# activations; scripts/qdq_quantize.py, generated into build/qdq when
+# missing), both at opt_level 2 on 1 thread, alternating round by round;
+# onnxruntime on the same QDQ model for scale. Skips a model it cannot get.
+qdq_rows=()
+qdq_isa=unknown
+for m in $QDQ_MODELS; do
+  fsrc="$SHARED/corpus/models/$m/model.onnx"
+  qsrc="build/qdq/${m}_qdq/model.onnx"
+  if [ ! -f "$qsrc" ] && [ -f "$fsrc" ] && /usr/bin/python3 -c 'import onnx, numpy' 2>/dev/null; then
+    /usr/bin/python3 scripts/qdq_quantize.py "$SHARED/corpus/models/$m" >/dev/null || true
+  fi
+  if [ ! -f "$fsrc" ] || [ ! -f "$qsrc" ]; then
+    echo "QDQ $m: skipped (need $fsrc and $qsrc; scripts/qdq_quantize.py makes the latter)" >&2
+    continue
+  fi
+  ./converter --fmk=ONNX --modelFile="$fsrc" --outputFile="bench/out/${m}_f32_o2" --configFile=configs/akg.cfg >/dev/null
+  ./converter --fmk=ONNX --modelFile="$qsrc" --outputFile="bench/out/${m}_qdq_o2" --configFile=configs/akg.cfg >/dev/null
+  qdq_isa=$(./converter benchmark --modelFile="bench/out/${m}_qdq_o2.mindir" --numThreads=1 --loopCount=1 \
+    --warmUpLoopCount=0 2>&1 | sed -n 's/.*int8 GEMM \([^,]*\).*/\1/p' | head -1)
+  f=(); q=(); x=()
+  for ((r = 0; r < ROUNDS; r++)); do
+    f+=("$(LOOPS=$QDQ_LOOPS ours "bench/out/${m}_f32_o2.mindir" 1)")
+    q+=("$(LOOPS=$QDQ_LOOPS ours "bench/out/${m}_qdq_o2.mindir" 1)")
+    if [ "$QDQ_ORT" = 1 ]; then x+=("$(LOOPS=$QDQ_LOOPS ort "$qsrc" 1)"); fi
+  done
+  ortcols="- | -"
+  if [ "$QDQ_ORT" = 1 ]; then ortcols="$(median "${x[@]}") | $(ratios "${q[*]}" "${x[*]}")"; fi
+  qdq_rows+=("| $m | $(median "${f[@]}") | $(median "${q[@]}") | $(ratios "${q[*]}" "${f[*]}") | $ortcols |")
+done
+if [ ${#qdq_rows[@]} -gt 0 ]; then
+  {
+    echo
+    echo "int8 GEMM path (converter benchmark): $qdq_isa"
+    echo
+    echo "| model (1 thread, opt_level 2, $QDQ_LOOPS runs a round) | float32 median ms | QDQ median ms | QDQ/float32: median of rounds (range) | ORT QDQ median ms | ours QDQ/ORT QDQ |"
+    echo "|---|---|---|---|---|---|"
+  } >> "$OUT"
+  printf '%s\n' "${qdq_rows[@]}" | tee -a "$OUT"
+fi
 
 finish() {
   echo "wrote $OUT"

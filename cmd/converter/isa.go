@@ -6,6 +6,7 @@ import (
 	"gkconv/internal/ir"
 	"gkconv/internal/runtime"
 	"gkconv/internal/runtime/cpuisa"
+	"gkconv/internal/runtime/ops/nn"
 )
 
 // isaLevel says which ISA level the runtime's own code runs at and why.
@@ -27,15 +28,16 @@ func forcedLevel() string {
 
 // isaPath is benchmark's line on the code paths that ran: the level, the
 // packed GEMM's path, whether the packed conv has its AVX-512 GEMM, the
-// OpenBLAS core type and the -march of the fused kernels.
+// OpenBLAS core type, the -march of the fused kernels and the 8-bit integer
+// GEMM's path (QLinearMatMul, QLinearConv, ...).
 func isaPath(g *ir.Graph, trustedEmbedded bool) string {
 	gemm, convGEMM, _ := runtime.KernelISA()
 	conv := gemm + " (transposed form only)"
 	if convGEMM {
 		conv = gemm + " + avx512 sliver GEMM"
 	}
-	return fmt.Sprintf("level %s, packed GEMM %s, packed conv %s, OpenBLAS %s, kernel %s",
-		isaLevel(), gemm, conv, blasCore(), kernelMArch(g, trustedEmbedded))
+	return fmt.Sprintf("level %s, packed GEMM %s, packed conv %s, OpenBLAS %s, kernel %s, int8 GEMM %s",
+		isaLevel(), gemm, conv, blasCore(), kernelMArch(g, trustedEmbedded), nn.QGEMMKernel())
 }
 
 // kernelMArch is the -march of the model's fused CPU kernels as benchmark

@@ -196,22 +196,41 @@ func quantizeLinear(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 // quantize8 is the per-tensor 8-bit QuantizeLinear: y holds the bytes of
 // uint8 or int8 values in [lo, hi].
 func quantize8(ctx *opkernel.Ctx, xs []float32, scale float32, zp, lo, hi int64, y []byte) {
-	flo, fhi, fz := float64(lo-zp), float64(hi-zp), float64(zp)
+	flo, fhi := float32(lo-zp), float32(hi-zp)
+	fnan := min(max(0, flo), fhi) // NaN: the zero point (saturated), as QuantizeF32
 	opkernel.ParallelFor(ctx, len(xs), grain, func(s, e int) {
-		for i, x := range xs[s:e] {
-			q := x / scale
-			v := math.RoundToEven(float64(q))
-			switch {
-			case v < flo:
-				v = flo
-			case v > fhi:
-				v = fhi
-			case v != v: // NaN: the zero point (saturated), as QuantizeF32
-				v = min(max(0, flo), fhi)
-			}
-			y[s+i] = byte(int64(v + fz))
-		}
+		quantize8Run(y[s:e], xs[s:e], scale, flo, fhi, fnan, int(zp))
 	})
+}
+
+// goQuantize8 is quantize8Run in Go (the reference the C loop is tested
+// against, and the build without cgo).
+func goQuantize8(y []byte, xs []float32, scale, flo, fhi, fnan float32, zp int) {
+	for i, x := range xs {
+		v := float32(math.RoundToEven(float64(x / scale)))
+		c := v
+		switch {
+		case v < flo:
+			c = flo
+		case v > fhi:
+			c = fhi
+		case v != v:
+			c = fnan
+		}
+		y[i] = byte(int(c) + zp)
+	}
+}
+
+// goDequantize8 is dequantize8Run in Go (its reference, and the build
+// without cgo).
+func goDequantize8(y []float32, x []byte, signed bool, zp int, scale float32) {
+	for i, v := range x {
+		q := int(v)
+		if signed {
+			q = int(int8(v))
+		}
+		y[i] = float32(q-zp) * scale
+	}
 }
 
 // storeInt returns a setter of element i of an integer tensor.
@@ -280,17 +299,11 @@ func dequantizeLinear(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error
 	default:
 		return opkernel.Unsupportedf(n, "output dtype %s", y.DType)
 	}
-	if x.DType == ir.Uint8 && !p.perAxis && !p.blocked {
-		// the common activation case: a 256-entry table
-		var lut [256]float32
-		for v := range lut {
-			lut[v] = float32(int64(v)-p.zero(0)) * p.scale[0]
-		}
-		xd := x.Data
+	if (x.DType == ir.Uint8 || x.DType == ir.Int8) && !p.perAxis && !p.blocked {
+		// the common activation case
+		sg, z, sc, xd := x.DType == ir.Int8, int(p.zero(0)), p.scale[0], x.Data
 		opkernel.ParallelFor(ctx, total, grain, func(s, e int) {
-			for i := s; i < e; i++ {
-				ys[i] = lut[xd[i]]
-			}
+			dequantize8Run(ys[s:e], xd[s:e], sg, z, sc)
 		})
 	} else {
 		p.forRuns(ctx, total, func(s, e, si int) {

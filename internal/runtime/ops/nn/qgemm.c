@@ -148,6 +148,66 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) static void dot_vnni(cons
     _mm512_storeu_si512(acc + 3 * QG_NR, q3);
 }
 
+// vnni_tile computes and stores C for up to QG_MR rows (from packed ap)
+// and NS consecutive strips from bs, with the zero-point epilogue applied
+// on the accumulators (masked loads and stores for a partial last strip;
+// rows past `rows` reuse row 0 and are not stored).
+__attribute__((target("avx512f,avx512bw,avx512vnni"), always_inline)) static inline void
+vnni_tile(const uint8_t *ap, int rows, int kp, const int8_t *bs, int NS, int ncols, int K, const int32_t *rowsum,
+          const int32_t *zar, const int32_t *colsum, const int32_t *zb, int32_t *c, int ldc) {
+    __m512i q[QG_MR][4];
+    const uint8_t *ar[QG_MR];
+#pragma GCC unroll 4
+    for (int r = 0; r < QG_MR; r++) {
+        ar[r] = ap + (int64_t)(r < rows ? r : 0) * kp;
+#pragma GCC unroll 4
+        for (int t = 0; t < NS; t++) q[r][t] = _mm512_setzero_si512();
+    }
+    const int64_t sstride = (int64_t)kp * QG_NR;
+    for (int g = 0; g < kp / 4; g++) {
+        __m512i w[4];
+#pragma GCC unroll 4
+        for (int t = 0; t < NS; t++) w[t] = _mm512_loadu_si512(bs + t * sstride + (int64_t)g * QG_NR * 4);
+#pragma GCC unroll 4
+        for (int r = 0; r < QG_MR; r++) {
+            int32_t x;
+            memcpy(&x, ar[r] + 4 * g, 4);
+            __m512i xv = _mm512_set1_epi32(x);
+#pragma GCC unroll 4
+            for (int t = 0; t < NS; t++) q[r][t] = _mm512_dpbusd_epi32(q[r][t], xv, w[t]);
+        }
+    }
+#pragma GCC unroll 4
+    for (int t = 0; t < NS; t++) {
+        int nc = ncols - t * QG_NR;
+        if (nc <= 0) break;
+        __mmask16 m = nc >= QG_NR ? (__mmask16)0xFFFF : (__mmask16)((1u << nc) - 1);
+        __m512i zbv = _mm512_maskz_loadu_epi32(m, zb + t * QG_NR);
+        __m512i csv = _mm512_maskz_loadu_epi32(m, colsum + t * QG_NR);
+#pragma GCC unroll 4
+        for (int r = 0; r < QG_MR; r++) {
+            if (r >= rows) break;
+            // acc - zb*(rowsum - K*za) - za*colsum, wrapping as store_strip
+            __m512i rv = _mm512_set1_epi32((int32_t)((uint32_t)rowsum[r] - (uint32_t)K * (uint32_t)zar[r]));
+            __m512i v = _mm512_sub_epi32(q[r][t], _mm512_mullo_epi32(zbv, rv));
+            v = _mm512_sub_epi32(v, _mm512_mullo_epi32(csv, _mm512_set1_epi32(zar[r])));
+            _mm512_mask_storeu_epi32(c + (int64_t)r * ldc + t * QG_NR, m, v);
+        }
+    }
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) static void vnni_tile4(const uint8_t *ap, int rows, int kp,
+    const int8_t *bs, int ncols, int K, const int32_t *rowsum, const int32_t *zar, const int32_t *colsum,
+    const int32_t *zb, int32_t *c, int ldc) {
+    vnni_tile(ap, rows, kp, bs, 4, ncols, K, rowsum, zar, colsum, zb, c, ldc);
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) static void vnni_tile1(const uint8_t *ap, int rows, int kp,
+    const int8_t *bs, int ncols, int K, const int32_t *rowsum, const int32_t *zar, const int32_t *colsum,
+    const int32_t *zb, int32_t *c, int ldc) {
+    vnni_tile(ap, rows, kp, bs, 1, ncols, K, rowsum, zar, colsum, zb, c, ldc);
+}
+
 typedef void (*dot_fn)(const uint8_t *, int, int, const int8_t *, int32_t *);
 
 static int has_vnni(void) {
@@ -195,6 +255,24 @@ void gk_qgemm(int M, int K, int N, const uint8_t *a, int asigned, int lda, const
             rowsum = rowbuf;
         }
         for (int r = 0; r < rows; r++) zar[r] = za[i0 + r] + (asigned ? 128 : 0);
+        if (dot == dot_vnni) { // 4x64 tiles with the epilogue in registers
+            for (int s = s0; s < s1; s += 4) {
+                int nst = s1 - s < 4 ? s1 - s : 4, j0 = s * QG_NR;
+                const int8_t *bs = bp + (int64_t)s * kp * QG_NR;
+                int ncols = N - j0 < nst * QG_NR ? N - j0 : nst * QG_NR;
+                for (int r0 = 0; r0 < rows; r0 += QG_MR) {
+                    int mr = rows - r0 < QG_MR ? rows - r0 : QG_MR;
+                    int32_t *cc = c + (int64_t)(i0 + r0) * ldc + j0;
+                    if (nst == 4)
+                        vnni_tile4(ap + (int64_t)r0 * kp, mr, kp, bs, ncols, K, rowsum + r0, zar + r0, colsum + j0, zb + j0, cc, ldc);
+                    else
+                        for (int t = 0; t < nst; t++)
+                            vnni_tile1(ap + (int64_t)r0 * kp, mr, kp, bs + (int64_t)t * kp * QG_NR, ncols - t * QG_NR, K,
+                                       rowsum + r0, zar + r0, colsum + j0 + t * QG_NR, zb + j0 + t * QG_NR, cc + t * QG_NR, ldc);
+                }
+            }
+            continue;
+        }
         for (int s = s0; s < s1; s++) {
             const int8_t *bs = bp + (int64_t)s * kp * QG_NR;
             int j0 = s * QG_NR, nc = N - j0 < QG_NR ? N - j0 : QG_NR;

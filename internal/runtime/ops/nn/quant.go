@@ -309,8 +309,10 @@ func qmatmul(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor, bi int, pb *qp
 	}
 	mn := p.m * p.n
 	acc := slice[int32](y)
-	if qlinear {
-		acc = make([]int32, y.NumElements())
+	if qlinear { // int32 accumulators from the scratch pool
+		sp := getF32(int(y.NumElements()))
+		defer putF32(sp)
+		acc = unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(*sp))), len(*sp))
 	}
 	for t := 0; t < p.batch; t++ {
 		ao, bo := t*p.aSize, t*p.bSize
@@ -496,8 +498,10 @@ func qconv(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor, qlinear bool, pa
 	cg, mg := c/group, m/group
 	kk, ov, iv := cg*g.kVol(), g.outVol(), g.inVol()
 	acc := slice[int32](y)
-	if qlinear {
-		acc = make([]int32, y.NumElements())
+	if qlinear { // int32 accumulators from the scratch pool
+		sp := getF32(int(y.NumElements()))
+		defer putF32(sp)
+		acc = unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(*sp))), len(*sp))
 	}
 	zbs := make([]int32, ov)
 	for i := range zbs {

@@ -42,7 +42,7 @@ func TestQGEMMExact(t *testing.T) {
 			continue
 		}
 		t.Logf("level %s: integer GEMM %s", lv, QGEMMKernel())
-		for _, sz := range [][3]int{{1, 1, 1}, {3, 5, 17}, {4, 4, 16}, {70, 33, 40}, {129, 260, 35}, {2, 0, 3}} {
+		for _, sz := range [][3]int{{1, 1, 1}, {3, 5, 17}, {4, 4, 16}, {70, 33, 40}, {129, 260, 35}, {2, 0, 3}, {6, 70, 100}, {5, 9, 130}, {67, 129, 200}} {
 			m, k, n := sz[0], sz[1], sz[2]
 			for _, as := range []bool{false, true} {
 				for _, bs := range []bool{false, true} {

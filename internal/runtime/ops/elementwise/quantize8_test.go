@@ -1,0 +1,83 @@
+package elementwise
+
+import (
+	"math"
+	"math/rand"
+	"testing"
+)
+
+// TestQuantize8RunMatchesGo: the vectorised per-tensor 8-bit quantizer
+// agrees byte for byte with the Go loop (and so with QuantizeF32) on random
+// values, exact ties (k + 0.5 times the scale), NaN, infinities and values
+// far outside the range, for uint8 and int8 bounds and odd lengths.
+func TestQuantize8RunMatchesGo(t *testing.T) {
+	r := rand.New(rand.NewSource(1))
+	for _, c := range []struct {
+		scale      float32
+		zp, lo, hi int64
+	}{{0.05, 128, 0, 255}, {0.013, 3, 0, 255}, {0.1, 0, -128, 127}, {1, -7, -128, 127}, {0.5, 255, 0, 255}} {
+		for _, n := range []int{0, 1, 15, 16, 17, 1000} {
+			xs := make([]float32, n)
+			for i := range xs {
+				switch i % 7 {
+				case 0:
+					xs[i] = (float32(r.Intn(600)-300) + 0.5) * c.scale // ties
+				case 1:
+					xs[i] = float32(math.NaN())
+				case 2:
+					xs[i] = float32(math.Inf(1 - 2*(i%2)))
+				case 3:
+					xs[i] = float32(r.NormFloat64() * 1e4)
+				default:
+					xs[i] = float32(r.NormFloat64()) * c.scale * 100
+				}
+			}
+			got, want := make([]byte, n), make([]byte, n)
+			quantize8(nil, xs, c.scale, c.zp, c.lo, c.hi, got)
+			for i, x := range xs {
+				want[i] = byte(QuantizeF32(x, c.scale, c.zp, c.lo, c.hi))
+			}
+			for i := range got {
+				if got[i] != want[i] {
+					t.Fatalf("scale %v zp %d n %d: x[%d] = %v -> %d, want %d", c.scale, c.zp, n, i, xs[i], got[i], want[i])
+				}
+			}
+			goQuantize8(got, xs, c.scale, float32(c.lo-c.zp), float32(c.hi-c.zp), float32(min(max(0, c.lo-c.zp), c.hi-c.zp)), int(c.zp))
+			for i := range got {
+				if got[i] != want[i] {
+					t.Fatalf("Go loop: scale %v zp %d: x[%d] = %v -> %d, want %d", c.scale, c.zp, i, xs[i], got[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// TestDequantize8RunMatchesGo: the vectorised per-tensor 8-bit dequantizer
+// agrees bit for bit with (x - zp) * scale in Go for every byte value.
+func TestDequantize8RunMatchesGo(t *testing.T) {
+	x := make([]byte, 256+13)
+	for i := range x {
+		x[i] = byte(i * 7)
+	}
+	for _, sg := range []bool{false, true} {
+		for _, c := range []struct {
+			zp    int
+			scale float32
+		}{{128, 0.0371}, {0, 1e-3}, {-5, 3.3}, {255, 0.2}} {
+			for _, n := range []int{0, 1, 17, len(x)} {
+				got, want := make([]float32, n), make([]float32, n)
+				dequantize8Run(got, x[:n], sg, c.zp, c.scale)
+				goDequantize8(want, x[:n], sg, c.zp, c.scale)
+				for i := range got {
+					q := int(x[i])
+					if sg {
+						q = int(int8(x[i]))
+					}
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) || want[i] != float32(q-c.zp)*c.scale {
+						t.Fatalf("signed %v zp %d scale %v: x[%d] = %d -> %v, want %v", sg, c.zp, c.scale, i, x[i], got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}

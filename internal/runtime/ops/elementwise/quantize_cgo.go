@@ -1,0 +1,69 @@
+//go:build cgo
+
+package elementwise
+
+/*
+#cgo CFLAGS: -O3 -I${SRCDIR}/../../cpuisa
+#include <stdint.h>
+#include "gk_isa.h"
+
+int gk_ew_isa(void); // fast_cgo.go
+
+// gk_quantize8_f32: y[i] = saturate(round_half_even(x[i] / scale)) + zp as
+// a byte (uint8 or int8 two's complement), with flo = lo - zp and fhi =
+// hi - zp; NaN gives fnan + zp. The division is a true division and
+// __builtin_rintf rounds in the default mode (to nearest, ties to even),
+// exactly as quantize8's Go loop. The ternaries keep NaN in v (both
+// comparisons false) until the last select.
+GK_ISA_BODY void gk_quantize8_f32_body(uint8_t *y, const float *x, long n, float scale, float flo, float fhi,
+	float fnan, int zp) {
+	for (long i = 0; i < n; i++) {
+		float v = __builtin_rintf(x[i] / scale);
+		float c = v < flo ? flo : v;
+		c = c > fhi ? fhi : c;
+		c = v != v ? fnan : c;
+		y[i] = (uint8_t)((int)c + zp);
+	}
+}
+GK_ISA_VARIANTS(gk_ew_isa(), gk_quantize8_f32, (uint8_t *y, const float *x, long n, float scale, float flo,
+	float fhi, float fnan, int zp),
+	(y, x, n, scale, flo, fhi, fnan, zp))
+
+// gk_dequantize8_f32: y[i] = (float)(x[i] - zp) * scale for uint8 (sg 0) or
+// int8 (sg 1) x: one float32 multiply of an exact integer, as the Go loop.
+GK_ISA_BODY void gk_dequantize8_f32_body(float *y, const uint8_t *x, long n, int sg, int zp, float scale) {
+	if (sg) {
+		const int8_t *xs = (const int8_t *)x;
+		for (long i = 0; i < n; i++) y[i] = (float)((int)xs[i] - zp) * scale;
+	} else {
+		for (long i = 0; i < n; i++) y[i] = (float)((int)x[i] - zp) * scale;
+	}
+}
+GK_ISA_VARIANTS(gk_ew_isa(), gk_dequantize8_f32, (float *y, const uint8_t *x, long n, int sg, int zp, float scale),
+	(y, x, n, sg, zp, scale))
+*/
+import "C"
+
+import "unsafe"
+
+// quantize8Run quantizes xs into y (same length) per tensor; flo, fhi are
+// the saturation bounds less the zero point, fnan NaN's value (less zp).
+func quantize8Run(y []byte, xs []float32, scale, flo, fhi, fnan float32, zp int) {
+	if len(xs) == 0 {
+		return
+	}
+	C.gk_quantize8_f32((*C.uint8_t)(unsafe.Pointer(&y[0])), fp(xs), C.long(len(xs)), C.float(scale),
+		C.float(flo), C.float(fhi), C.float(fnan), C.int(zp))
+}
+
+// dequantize8Run dequantizes the 8-bit x (int8 when signed) into y per tensor.
+func dequantize8Run(y []float32, x []byte, signed bool, zp int, scale float32) {
+	if len(x) == 0 {
+		return
+	}
+	sg := 0
+	if signed {
+		sg = 1
+	}
+	C.gk_dequantize8_f32(fp(y), (*C.uint8_t)(unsafe.Pointer(&x[0])), C.long(len(x)), C.int(sg), C.int(zp), C.float(scale))
+}
