@@ -6,7 +6,6 @@ import (
 	"gkconv/internal/ir"
 	"gkconv/internal/runtime"
 	"gkconv/internal/runtime/cpuisa"
-	"gkconv/internal/runtime/ops/nn"
 )
 
 // isaLevel says which ISA level the runtime's own code runs at and why.
@@ -37,7 +36,7 @@ func isaPath(g *ir.Graph, trustedEmbedded bool) string {
 		conv = gemm + " + avx512 sliver GEMM"
 	}
 	return fmt.Sprintf("level %s, packed GEMM %s, packed conv %s, OpenBLAS %s, kernel %s, int8 GEMM %s",
-		isaLevel(), gemm, conv, blasCore(), kernelMArch(g, trustedEmbedded), nn.QGEMMKernel())
+		isaLevel(), gemm, conv, blasCore(), kernelMArch(g, trustedEmbedded), runtime.Int8GEMMPath())
 }
 
 // kernelMArch is the -march of the model's fused CPU kernels as benchmark

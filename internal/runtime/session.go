@@ -472,3 +472,7 @@ func KernelISA() (gemm string, convGEMM bool, blasCore string) {
 	gemm, convGEMM = nn.ISA()
 	return gemm, convGEMM, nn.BLASCoreName()
 }
+
+// Int8GEMMPath names the 8-bit integer GEMM path (QLinearMatMul,
+// QLinearConv, MatMulInteger, ConvInteger) at the current ISA level.
+func Int8GEMMPath() string { return nn.QGEMMKernel() }
