@@ -82,7 +82,9 @@ func (g *gen) chooseRowBufs() {
 // independent vector chains instead of one latency-bound chain. Float lane
 // sums are flushed into double lanes every rowChunkTerms*L elements, so each
 // float partial sum has at most rowChunkTerms (16) terms, and the double
-// lanes are summed pairwise: far more accurate than a float row sum.
+// lanes are summed pairwise: far more accurate than a float row sum. A row
+// of at most rowChunkTerms*L elements in all needs no double lanes: its
+// float lanes are summed pairwise.
 const rowChunkTerms = 16
 
 // rowLanesFor is L for rows of n elements: 64 lanes (four AVX-512 chains)
