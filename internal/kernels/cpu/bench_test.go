@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"fmt"
 	"math/rand"
 	"testing"
 
@@ -55,4 +56,17 @@ func BenchmarkLayerNorm512x4096(b *testing.B) {
 func BenchmarkSoftmax512x4096(b *testing.B) {
 	n := softmaxBody(b, 512, 4096)
 	benchKernel(b, n, randTensor(rand.New(rand.NewSource(3)), []int64{512, 4096}, -5, 5))
+}
+
+// BenchmarkGlobalAvgPool is efficientnet_b0's squeeze-excite pooling:
+// ReduceMean over the trailing H, W of [1, C, H, W] (C rows of H*W).
+func BenchmarkGlobalAvgPool(b *testing.B) {
+	for _, s := range [][3]int64{{1152, 7, 7}, {672, 14, 14}, {144, 56, 56}, {32, 112, 112}} {
+		b.Run(fmt.Sprintf("%dx%dx%d", s[0], s[1], s[2]), func(b *testing.B) {
+			bb := testkit.New(b, "gap")
+			x := bb.Input("", 1, s[0], s[1], s[2])
+			n := bb.GraphKernel("gap", bb.Op("ReduceMean", keep(1), x, bb.Ints(2, 3)))
+			benchKernel(b, n, randTensor(rand.New(rand.NewSource(4)), x.Shape, -1, 1))
+		})
+	}
 }

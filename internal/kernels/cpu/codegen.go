@@ -104,6 +104,10 @@ type gen struct {
 	passUses map[string]map[int]bool
 	collect  bool
 	rbOut    map[string]int // row buffer name -> output whose row it borrows
+	// rowMerge merges the row's inner dims into one loop (newLoopCtx's
+	// merge list) where the collection run found every access contiguous
+	// over them; nil in the collection run.
+	rowMerge []bool
 }
 
 func newGen(sym string, body *ir.Graph) *gen {
@@ -140,9 +144,11 @@ func (g *gen) generate(rowMode bool) (string, error) {
 		// Collection run: which intermediates each pass recomputes.
 		g.collect = true
 		saved := g.tmp
+		g.rowMerge = nil
 		if err := g.emitRow(&strings.Builder{}); err != nil {
 			return "", err
 		}
+		g.rowMerge = innerMergePlan(g.full, g.p, g.lc.rec)
 		g.collect = false
 		g.tmp = saved
 		g.chooseRowBufs()
