@@ -41,17 +41,22 @@ CB_AVX512 CB_INL void cb_tr16(__m512 *r) {
     }
 }
 
-// cb_geom is the padded buffer's extent: rows and columns the taps reach.
-static void cb_geom(int K, int S, int OH, int OW, int *HP, int *WP) {
+// cb_geom is the padded buffer's extent: HP rows (those the taps reach) of
+// WB positions, WB >= both the columns the taps reach and PW + W, so the
+// 16-position stores of a row (zero past its end) stay in its row or reach
+// the next row before that row is filled.
+static void cb_geom(int K, int S, int W, int PW, int OH, int OW, int *HP, int *WB) {
     *HP = (OH - 1) * S + K;
-    *WP = (OW - 1) * S + K;
+    *WB = (OW - 1) * S + K;
+    if (PW + W > *WB) *WB = PW + W;
 }
 
-long dw_cb16_floats(int K, int S, int OH, int OW) {
-    int HP, WP;
-    cb_geom(K, S, OH, OW, &HP, &WP);
-    // padded input, outputs rounded up to 16 positions, weights + bias
-    return 16L * HP * WP + 16L * ((OH * OW + 15) / 16 * 16) + 16L * (K * K + 1) + 16;
+long dw_cb16_floats(int W, int PW, int K, int S, int OH, int OW) {
+    int HP, WB;
+    cb_geom(K, S, W, PW, OH, OW, &HP, &WB);
+    // padded input with 16 positions of slack, outputs rounded up to 16
+    // positions, weights + bias, alignment
+    return 16L * ((long)HP * WB + 16) + 16L * ((OH * OW + 15) / 16 * 16) + 16L * (K * K + 1) + 16;
 }
 
 int dw_cb16_ok(int K, int S, int OH, int OW) {
@@ -83,7 +88,7 @@ CB_AVX512 CB_INL void cb_group(const float *x, const float *w, const float *bias
                                int H, int W, int K, int S, int PH, int PW, int OH, int OW, int c0,
                                int act, float *buf, float *out, float *wt) {
     int HP, WP;
-    cb_geom(K, S, OH, OW, &HP, &WP);
+    cb_geom(K, S, W, PW, OH, OW, &HP, &WP);
     const long HW = (long)H * W, OHW = (long)OH * OW;
     // weights and bias, channel-last
     for (int i = 0; i < 16; i++) {
@@ -91,19 +96,20 @@ CB_AVX512 CB_INL void cb_group(const float *x, const float *w, const float *bias
         for (int t = 0; t < K * K; t++) wt[16 * t + i] = w[(long)c * K * K + t];
         wt[16 * K * K + i] = bias ? bias[c] : 0.0f;
     }
-    // input: zero padding, then 16 positions x 16 planes per transpose
-    memset(buf, 0, sizeof(float) * 16L * HP * WP);
-    for (long p0 = 0; p0 < HW; p0 += 16) {
-        const int n = HW - p0 < 16 ? (int)(HW - p0) : 16;
-        const __mmask16 m = (__mmask16)((1u << n) - 1);
-        __m512 r[16];
-        for (int i = 0; i < 16; i++) r[i] = _mm512_maskz_loadu_ps(m, x + i * HW + p0);
-        cb_tr16(r);
-        int h = (int)(p0 / W), c = (int)(p0 % W);
-        for (int j = 0; j < n; j++) {
-            const int ph = h + PH, pw = c + PW;
-            if (ph >= 0 && ph < HP && pw >= 0 && pw < WP) _mm512_store_ps(buf + 16L * ((long)ph * WP + pw), r[j]);
-            if (++c == W) c = 0, h++;
+    // input rows, 16 columns x 16 planes per transpose, into the padded
+    // buffer (zero outside the input since dw_cb16_f32 cleared it: the
+    // masked-off lanes store zeros)
+    for (int h = 0; h < H; h++) {
+        const int ph = h + PH;
+        if (ph < 0 || ph >= HP) continue;
+        for (int w0 = 0; w0 < W; w0 += 16) {
+            const int n = W - w0 < 16 ? W - w0 : 16;
+            const __mmask16 m = (__mmask16)((1u << n) - 1);
+            __m512 r[16];
+            _Pragma("GCC unroll 16") for (int i = 0; i < 16; i++) r[i] = _mm512_maskz_loadu_ps(m, x + i * HW + (long)h * W + w0);
+            cb_tr16(r);
+            float *d = buf + 16L * ((long)ph * WP + PW + w0);
+            _Pragma("GCC unroll 16") for (int j = 0; j < 16; j++) _mm512_storeu_ps(d + 16 * j, r[j]);
         }
     }
     const __m512 bv = _mm512_load_ps(wt + 16 * K * K), zero = _mm512_setzero_ps(),
@@ -118,9 +124,9 @@ CB_AVX512 CB_INL void cb_group(const float *x, const float *w, const float *bias
         const int n = OHW - p0 < 16 ? (int)(OHW - p0) : 16;
         const __mmask16 m = (__mmask16)((1u << n) - 1);
         __m512 r[16];
-        for (int j = 0; j < 16; j++) r[j] = j < n ? _mm512_load_ps(out + 16 * (p0 + j)) : zero;
+        _Pragma("GCC unroll 16") for (int j = 0; j < 16; j++) r[j] = _mm512_load_ps(out + 16 * (p0 + j));
         cb_tr16(r);
-        for (int i = 0; i < 16; i++) _mm512_mask_storeu_ps(y + i * OHW + p0, m, r[i]);
+        _Pragma("GCC unroll 16") for (int i = 0; i < 16; i++) _mm512_mask_storeu_ps(y + i * OHW + p0, m, r[i]);
     }
 }
 
@@ -136,11 +142,13 @@ CB_AVX512 int dw_cb16_f32(const float *x, const float *w, const float *bias, flo
                           int H, int W, int K, int PH, int PW, int OH, int OW, int c0, int act,
                           float *pad) {
     int HP, WP;
-    cb_geom(K, 2, OH, OW, &HP, &WP);
+    cb_geom(K, 2, W, PW, OH, OW, &HP, &WP);
     float *buf = (float *)(((unsigned long)pad + 63) & ~63UL); // 64-byte aligned
-    float *out = buf + 16L * HP * WP;
+    float *out = buf + 16L * ((long)HP * WP + 16);
     float *wt = out + 16L * ((OH * OW + 15) / 16 * 16);
     const long HW = (long)H * W, OHW = (long)OH * OW;
+    if (NC < 16) return 0;
+    memset(buf, 0, sizeof(float) * 16L * ((long)HP * WP + 16));
     int g = 0;
     for (; g + 16 <= NC; g += 16) {
         const float *xg = x + g * HW;

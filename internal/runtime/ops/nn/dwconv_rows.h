@@ -13,7 +13,7 @@ void dw_rows_f32(const float *x, const float *w, const float *bias, float *y, in
 // is the scratch it needs. dw_cb16_f32 (AVX-512 only) does the first
 // NC/16*16 planes and returns how many it did.
 int dw_cb16_ok(int K, int S, int OH, int OW);
-long dw_cb16_floats(int K, int S, int OH, int OW);
+long dw_cb16_floats(int W, int PW, int K, int S, int OH, int OW);
 int dw_cb16_f32(const float *x, const float *w, const float *bias, float *y, int NC, int C, int H, int W,
                 int K, int PH, int PW, int OH, int OW, int c0, int act, float *pad);
 #endif
