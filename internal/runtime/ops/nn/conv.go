@@ -98,9 +98,11 @@ func convF32(ctx *opkernel.Ctx, g *geom, nb, c, m, group int, x, w, b, z, y []fl
 		padH := (g.out[1]-1)*g.s[1] + (g.k[1]-1)*g.d[1] + 1
 		padW := (g.out[2]-1)*g.s[2] + (g.k[2]-1)*g.d[2] + 1
 		opkernel.ParallelFor(ctx, nb*c, 4, func(s, e int) {
-			// padded plane, or the zero row and lane masks of the AVX-512 3x3 paths, or the row buffers of dw_rows_f32
+			// padded plane, or the zero row and lane masks of the AVX-512 3x3 paths, or the row buffers of dw_rows_f32,
+			// or the channel-last buffers of dw_cb16_f32
 			pp := getF32(max(padH*padW, g.in[2]+48+int(C.dw_mask_floats(C.int(g.out[1]), C.int(g.out[2]))),
-				int(C.dw_rows_floats(C.int(g.in[1]), C.int(g.in[2]), C.int(g.k[1]), C.int(g.s[1]), C.int(g.out[1]), C.int(g.out[2])))))
+				int(C.dw_rows_floats(C.int(g.in[1]), C.int(g.in[2]), C.int(g.k[1]), C.int(g.s[1]), C.int(g.out[1]), C.int(g.out[2]))),
+				int(C.dw_cb16_floats(C.int(g.in[2]), C.int(g.pb[2]), C.int(g.k[1]), C.int(g.s[1]), C.int(g.out[1]), C.int(g.out[2])))))
 			defer putF32(pp)
 			pad := *pp
 			// The kernel applies RELU/RELU6 itself, unless a residual must

@@ -35,6 +35,8 @@ typedef int i4 __attribute__((vector_size(16)));
 #define DWR_R 4 // output rows per block
 #define AINL static inline __attribute__((always_inline))
 
+int dw_legacy;
+
 int dw_rows_ok(int KH, int KW, int SH, int SW, int DH, int DW) {
     return KH == KW && (KH == 3 || KH == 5 || KH == 7) && SH == SW && (SH == 1 || SH == 2) && DH == 1 &&
            DW == 1;

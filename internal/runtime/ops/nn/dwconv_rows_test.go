@@ -92,20 +92,29 @@ func TestDepthwiseVariants(t *testing.T) {
 							in, []*ir.Tensor{y}); err != nil {
 							t.Fatalf("%s: %v", name, err)
 						}
-						for j, want := range ref {
-							switch act {
-							case ir.ActReLU:
-								want = max(want, 0)
-							case ir.ActReLU6:
-								want = min(max(want, 0), 6)
-							}
-							if got := float64(y.F32()[j]); !(math.Abs(got-want) <= 1e-4+1e-5*math.Abs(want)) {
-								t.Fatalf("%s: element %d got %g want %g", name, j, got, want)
-							}
-						}
+						checkActivated(t, name, y.F32(), ref, act)
 					}
 				}
 			}
+		}
+	}
+}
+
+// checkActivated compares got with the activation act (none, RELU, RELU6,
+// SWISH) of ref.
+func checkActivated(t *testing.T, name string, got []float32, ref []float64, act int64) {
+	t.Helper()
+	for j, want := range ref {
+		switch act {
+		case ir.ActReLU:
+			want = max(want, 0)
+		case ir.ActReLU6:
+			want = min(max(want, 0), 6)
+		case ir.ActSwish:
+			want /= 1 + math.Exp(-want)
+		}
+		if g := float64(got[j]); !(math.Abs(g-want) <= 1e-4+1e-5*math.Abs(want)) {
+			t.Fatalf("%s: element %d got %g want %g", name, j, g, want)
 		}
 	}
 }
@@ -117,4 +126,76 @@ func float64s(ts ...*ir.Tensor) [][]float64 {
 		out[i], _ = t.Float64s()
 	}
 	return out
+}
+
+// TestDepthwiseChannelBlocked checks dw_cb16_f32, the AVX-512 channel-blocked
+// path of small stride-2 depthwise planes, against convDirect in float64:
+// kernels 3, 5 and 7, channel counts that are and are not multiples of 16
+// (the rest take the other paths; with batch 2 and 2 threads the groups start
+// at channels other than 0), odd and even sides, 1-wide planes, symmetric,
+// asymmetric and zero pads, with and without bias, and the activations the
+// kernel applies (none, RELU, RELU6) and one the epilogue applies (SWISH).
+// It also checks the legacy paths give the same results.
+func TestDepthwiseChannelBlocked(t *testing.T) {
+	defer cpuisa.Reset()
+	if err := cpuisa.Force(cpuisa.AVX512); err != nil {
+		t.Skipf("no AVX-512: %v", err)
+	}
+	rng := rand.New(rand.NewSource(5))
+	type tc struct {
+		ch, h, w, k int64
+		pads        []int64
+	}
+	cases := []tc{
+		{16, 14, 14, 5, []int64{2, 2, 2, 2}}, {35, 14, 14, 3, []int64{1, 1, 1, 1}},
+		{48, 28, 28, 5, []int64{2, 2, 2, 2}}, {17, 13, 11, 7, []int64{3, 3, 3, 3}},
+		{32, 7, 7, 3, []int64{0, 0, 0, 0}}, {16, 9, 1, 3, []int64{1, 1, 1, 1}},
+		{20, 27, 15, 5, []int64{1, 2, 2, 1}}, {33, 12, 10, 3, []int64{0, 1, 1, 0}},
+		{16, 5, 5, 5, []int64{2, 0, 0, 2}}, {64, 1, 1, 3, []int64{1, 1, 1, 1}},
+		{16, 55, 53, 5, []int64{2, 2, 2, 2}}, {18, 57, 56, 7, []int64{3, 2, 3, 3}},
+	}
+	for i, c := range cases {
+		x := randTensor(rng, 2, c.ch, c.h, c.w)
+		for j := range x.F32() {
+			x.F32()[j] *= 8 // past 6 for RELU6
+		}
+		w, b := randTensor(rng, c.ch, 1, c.k, c.k), randTensor(rng, c.ch)
+		attrs := ir.Attrs{"group": ir.IntAttr(c.ch), "strides": ir.IntsAttr(2, 2), "pads": ir.IntsAttr(c.pads...)}
+		g, err := windowAttrs(&ir.Node{Name: "t", Op: "Conv2D", Attrs: attrs}, x.Shape[2:], w.Shape[2:], false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := float64s(x, w, b)
+		shape := []int64{2, c.ch, int64(g.out[1]), int64(g.out[2])}
+		for _, bias := range []bool{true, false} {
+			in, bref := []*ir.Tensor{x, w, b}, f[2]
+			if !bias {
+				in, bref = in[:2], nil
+			}
+			ref := make([]float64, 2*c.ch*int64(g.out[1]*g.out[2]))
+			convDirect(&opkernel.Ctx{Threads: 1}, g, 2, int(c.ch), int(c.ch), int(c.ch), f[0], f[1], bref, ref)
+			for _, act := range []int64{ir.ActNone, ir.ActReLU, ir.ActReLU6, ir.ActSwish} {
+				for _, run := range []struct {
+					threads int
+					legacy  bool
+				}{{1, false}, {2, false}, {1, true}} {
+					name := fmt.Sprintf("case%d%+v/bias%v/act%d/%+v", i, c, bias, act, run)
+					a := attrs.Clone()
+					a[ir.AttrActivation] = ir.IntAttr(act)
+					y := ir.NewTensor(ir.Float32, shape)
+					for j := range y.F32() {
+						y.F32()[j] = float32(math.NaN())
+					}
+					setDwLegacy(run.legacy)
+					err := conv(&opkernel.Ctx{Threads: run.threads}, &ir.Node{Name: "t", Op: "Conv2D", Attrs: a},
+						in, []*ir.Tensor{y})
+					setDwLegacy(false)
+					if err != nil {
+						t.Fatalf("%s: %v", name, err)
+					}
+					checkActivated(t, name, y.F32(), ref, act)
+				}
+			}
+		}
+	}
 }

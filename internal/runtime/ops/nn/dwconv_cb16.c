@@ -1,0 +1,168 @@
+// Channel-blocked depthwise convolution (AVX-512) for small stride-2 planes.
+//
+// A plane of 7x7 to 28x28 outputs leaves the row kernel (dwconv_rows.c)
+// mostly overhead: short rows, partial vectors, an even/odd split of every
+// input row. dw_cb16_f32 instead takes 16 planes at a time and transposes
+// them (16x16 in registers) into a zero-padded channel-last buffer, one
+// vector of 16 channels per input position; every tap of an output is then
+// one full-vector FMA with that tap's 16 weights, with no padding checks and
+// no lane waste whatever the plane width. The outputs, also one vector per
+// position, get the fused activation and are transposed back into the 16
+// output planes. (onnxruntime's NCHWc layout computes depthwise this way.)
+#include <string.h>
+#include <immintrin.h>
+#include "dwconv_rows.h"
+
+#define CB_AVX512 __attribute__((target("avx512f,fma")))
+#define CB_INL static inline __attribute__((always_inline))
+
+// cb_tr16 transposes the 16x16 block r in place (r[i] lane j <-> r[j] lane i).
+CB_AVX512 CB_INL void cb_tr16(__m512 *r) {
+    __m512 t[16], u[16];
+    for (int i = 0; i < 16; i += 2) {
+        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (int i = 0; i < 16; i += 4) {
+        u[i] = _mm512_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+        u[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+        u[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+        u[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+    }
+    for (int i = 0; i < 16; i += 8) {
+        for (int j = 0; j < 4; j++) {
+            t[i + j] = _mm512_shuffle_f32x4(u[i + j], u[i + j + 4], 0x88);
+            t[i + j + 4] = _mm512_shuffle_f32x4(u[i + j], u[i + j + 4], 0xdd);
+        }
+    }
+    for (int j = 0; j < 8; j++) {
+        r[j] = _mm512_shuffle_f32x4(t[j], t[j + 8], 0x88);
+        r[j + 8] = _mm512_shuffle_f32x4(t[j], t[j + 8], 0xdd);
+    }
+}
+
+// cb_geom is the padded buffer's extent: HP rows (those the taps reach) of
+// WB positions, WB >= both the columns the taps reach and PW + W, so the
+// 16-position stores of a row (zero past its end) stay in its row or reach
+// the next row before that row is filled.
+static void cb_geom(int K, int S, int W, int PW, int OH, int OW, int *HP, int *WB) {
+    *HP = (OH - 1) * S + K;
+    *WB = (OW - 1) * S + K;
+    if (PW + W > *WB) *WB = PW + W;
+}
+
+long dw_cb16_floats(int W, int PW, int K, int S, int OH, int OW) {
+    int HP, WB;
+    cb_geom(K, S, W, PW, OH, OW, &HP, &WB);
+    // padded input with 16 positions of slack, outputs rounded up to 16
+    // positions, weights + bias, alignment
+    return 16L * ((long)HP * WB + 16) + 16L * ((OH * OW + 15) / 16 * 16) + 16L * (K * K + 1) + 16;
+}
+
+// dw_cb16_ok: measured (BenchmarkDepthwiseS2, 1 thread) 2-3.5x faster than
+// the row kernel for 5x5 planes of up to 28x28 outputs and than the AVX-512
+// 3x3 plane kernel for 7x7 outputs; 3x3 planes of 14x14 and 28x28 outputs
+// were no faster (their 9 taps do not pay for the transposes), so they stay.
+int dw_cb16_ok(int K, int S, int OH, int OW) {
+    const int most = K == 3 ? 7 : 28;
+    return (K == 3 || K == 5 || K == 7) && S == 2 && OH <= most && OW <= most;
+}
+
+// CB_BLOCK computes NB (<= 4) adjacent outputs of output row oh from column ow.
+#define CB_BLOCK(NB)                                                                                \
+    {                                                                                               \
+        __m512 acc[NB];                                                                             \
+        for (int j = 0; j < NB; j++) acc[j] = bv;                                                   \
+        for (int kh = 0; kh < K; kh++) {                                                            \
+            const float *row = buf + 16L * ((long)(oh * S + kh) * WP + ow * S);                     \
+            for (int kw = 0; kw < K; kw++) {                                                        \
+                const __m512 wv = _mm512_load_ps(wt + 16 * (kh * K + kw));                          \
+                for (int j = 0; j < NB; j++)                                                        \
+                    acc[j] = _mm512_fmadd_ps(_mm512_load_ps(row + 16 * (j * S + kw)), wv, acc[j]);  \
+            }                                                                                       \
+        }                                                                                           \
+        for (int j = 0; j < NB; j++) {                                                              \
+            __m512 v = acc[j];                                                                      \
+            if (act == 1 || act == 3) v = _mm512_max_ps(zero, v); /* x < 0 ? 0 : x, NaN stays */    \
+            if (act == 3) v = _mm512_min_ps(six, v);              /* v > 6 ? 6 : v */               \
+            _mm512_store_ps(out + 16L * (oh * OW + ow + j), v);                                     \
+        }                                                                                           \
+    }
+
+CB_AVX512 CB_INL void cb_group(const float *x, const float *w, const float *bias, float *y, int C,
+                               int H, int W, int K, int S, int PH, int PW, int OH, int OW, int c0,
+                               int act, float *buf, float *out, float *wt) {
+    int HP, WP;
+    cb_geom(K, S, W, PW, OH, OW, &HP, &WP);
+    const long HW = (long)H * W, OHW = (long)OH * OW;
+    // weights and bias, channel-last
+    for (int i = 0; i < 16; i++) {
+        const int c = (c0 + i) % C;
+        for (int t = 0; t < K * K; t++) wt[16 * t + i] = w[(long)c * K * K + t];
+        wt[16 * K * K + i] = bias ? bias[c] : 0.0f;
+    }
+    // input rows, 16 columns x 16 planes per transpose, into the padded
+    // buffer (zero outside the input since dw_cb16_f32 cleared it: the
+    // masked-off lanes store zeros)
+    for (int h = 0; h < H; h++) {
+        const int ph = h + PH;
+        if (ph < 0 || ph >= HP) continue;
+        for (int w0 = 0; w0 < W; w0 += 16) {
+            const int n = W - w0 < 16 ? W - w0 : 16;
+            const __mmask16 m = (__mmask16)((1u << n) - 1);
+            __m512 r[16];
+            _Pragma("GCC unroll 16") for (int i = 0; i < 16; i++) r[i] = _mm512_maskz_loadu_ps(m, x + i * HW + (long)h * W + w0);
+            cb_tr16(r);
+            float *d = buf + 16L * ((long)ph * WP + PW + w0);
+            _Pragma("GCC unroll 16") for (int j = 0; j < 16; j++) _mm512_storeu_ps(d + 16 * j, r[j]);
+        }
+    }
+    const __m512 bv = _mm512_load_ps(wt + 16 * K * K), zero = _mm512_setzero_ps(),
+                 six = _mm512_set1_ps(6.0f);
+    for (int oh = 0; oh < OH; oh++) {
+        int ow = 0;
+        for (; ow + 4 <= OW; ow += 4) CB_BLOCK(4)
+        for (; ow < OW; ow++) CB_BLOCK(1)
+    }
+    // outputs back to the 16 planes
+    for (long p0 = 0; p0 < OHW; p0 += 16) {
+        const int n = OHW - p0 < 16 ? (int)(OHW - p0) : 16;
+        const __mmask16 m = (__mmask16)((1u << n) - 1);
+        __m512 r[16];
+        _Pragma("GCC unroll 16") for (int j = 0; j < 16; j++) r[j] = _mm512_load_ps(out + 16 * (p0 + j));
+        cb_tr16(r);
+        _Pragma("GCC unroll 16") for (int i = 0; i < 16; i++) _mm512_mask_storeu_ps(y + i * OHW + p0, m, r[i]);
+    }
+}
+
+#define CB_CASE(KK)                                                                                 \
+    case KK:                                                                                        \
+        cb_group(xg, w, bias, yg, C, H, W, KK, 2, PH, PW, OH, OW, (c0 + g) % C, act, buf, out, wt); \
+        break;
+
+// dw_cb16_f32 is dwconv_f32 for the first NC/16*16 of NC planes when
+// dw_cb16_ok holds, on an AVX-512 CPU; pad holds dw_cb16_floats(...) floats.
+// It returns how many planes it did.
+CB_AVX512 int dw_cb16_f32(const float *x, const float *w, const float *bias, float *y, int NC, int C,
+                          int H, int W, int K, int PH, int PW, int OH, int OW, int c0, int act,
+                          float *pad) {
+    int HP, WP;
+    cb_geom(K, 2, W, PW, OH, OW, &HP, &WP);
+    float *buf = (float *)(((unsigned long)pad + 63) & ~63UL); // 64-byte aligned
+    float *out = buf + 16L * ((long)HP * WP + 16);
+    float *wt = out + 16L * ((OH * OW + 15) / 16 * 16);
+    const long HW = (long)H * W, OHW = (long)OH * OW;
+    if (NC < 16) return 0;
+    memset(buf, 0, sizeof(float) * 16L * ((long)HP * WP + 16));
+    int g = 0;
+    for (; g + 16 <= NC; g += 16) {
+        const float *xg = x + g * HW;
+        float *yg = y + g * OHW;
+        switch (K) {
+            CB_CASE(3)
+            CB_CASE(5)
+            CB_CASE(7)
+        }
+    }
+    return g;
+}
