@@ -329,8 +329,18 @@ static void unfold_row(const uint8_t *x, int k, int kvol, const int *geo, int64_
         } else {
             const uint8_t *xr = xc + ((int64_t)id * in[1] + ih) * in[2];
             int iw = ow * st[2] - pb[2] + kw * dl[2];
-            if (st[2] == 1 && iw >= 0 && iw + run <= in[2]) {
-                memcpy(row + i, xr + iw, (size_t)run);
+            if (st[2] == 1) {
+                // positions j with 0 <= iw+j < in[2] read x, the ones
+                // before and after are padding: three block copies, not
+                // a per-byte test (a padded 3x3 conv's kw=0 and kw=2 taps
+                // touch an edge on every row)
+                int lo = iw < 0 ? -iw : 0, hi = in[2] - iw;
+                if (lo > run) lo = run;
+                if (hi > run) hi = run;
+                if (hi < lo) hi = lo;
+                memset(row + i, pad, (size_t)lo);
+                memcpy(row + i + lo, xr + iw + lo, (size_t)(hi - lo));
+                memset(row + i + hi, pad, (size_t)(run - hi));
             } else {
                 for (int j = 0; j < run; j++, iw += st[2]) row[i + j] = (iw >= 0 && iw < in[2]) ? xr[iw] : pad;
             }
