@@ -1,8 +1,6 @@
 package elementwise
 
 import (
-	"slices"
-
 	"gkconv/internal/ir"
 	"gkconv/internal/runtime/opkernel"
 )
@@ -39,21 +37,10 @@ func init() {
 // hardmax is ONNX Hardmax (opset 13): 1 at the first maximum along axis,
 // 0 elsewhere; a NaN counts as the maximum (numpy's argmax).
 func hardmax(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
-	if err := checkArity(n, in, out, 1, 1, 1); err != nil {
+	if done, err := sameAsInput(ctx, n, in, out, hardmax); done || err != nil {
 		return err
 	}
 	x, y := in[0], out[0]
-	if x.DType != y.DType || !slices.Equal(x.Shape, y.Shape) {
-		return nodeErr(n, "input %s does not match output %s", x, y)
-	}
-	if opkernel.IsHalf(x.DType) {
-		w, flush := halfOut(y)
-		if err := hardmax(ctx, n, []*ir.Tensor{opkernel.HalfToF32(x)}, []*ir.Tensor{w}); err != nil {
-			return err
-		}
-		flush()
-		return nil
-	}
 	shape := x.Shape
 	if len(shape) == 0 {
 		shape = []int64{1}

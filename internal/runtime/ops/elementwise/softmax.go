@@ -8,21 +8,10 @@ import (
 
 func softmaxOp(logsm bool) opkernel.Func {
 	return func(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
-		if err := checkArity(n, in, out, 1, 1, 1); err != nil {
+		if done, err := sameAsInput(ctx, n, in, out, softmaxOp(logsm)); done || err != nil {
 			return err
 		}
 		x, y := in[0], out[0]
-		if x.DType != y.DType || !slices.Equal(x.Shape, y.Shape) {
-			return nodeErr(n, "input %s does not match output %s", x, y)
-		}
-		if opkernel.IsHalf(x.DType) {
-			w, flush := halfOut(y)
-			if err := softmaxOp(logsm)(ctx, n, []*ir.Tensor{opkernel.HalfToF32(x)}, []*ir.Tensor{w}); err != nil {
-				return err
-			}
-			flush()
-			return nil
-		}
 		rank := len(x.Shape)
 		if rank == 0 {
 			// Softmax of a single element is 1 (log: 0).
@@ -187,4 +176,27 @@ func init() {
 	opkernel.Register("Softmax", softmaxOp(false))
 	opkernel.Register("LogSoftmax", softmaxOp(true))
 	opkernel.Register("CumSum", cumOp(false))
+}
+
+// sameAsInput is the prologue of the one-input ops whose output has the
+// input's dtype and shape (Softmax, LogSoftmax, Hardmax): it checks that,
+// and runs a float16/bfloat16 input through f in float32 (done is then
+// true: f has written the output).
+func sameAsInput(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor, f opkernel.Func) (done bool, err error) {
+	if err := checkArity(n, in, out, 1, 1, 1); err != nil {
+		return true, err
+	}
+	x, y := in[0], out[0]
+	if x.DType != y.DType || !slices.Equal(x.Shape, y.Shape) {
+		return true, nodeErr(n, "input %s does not match output %s", x, y)
+	}
+	if !opkernel.IsHalf(x.DType) {
+		return false, nil
+	}
+	w, flush := halfOut(y)
+	if err := f(ctx, n, []*ir.Tensor{opkernel.HalfToF32(x)}, []*ir.Tensor{w}); err != nil {
+		return true, err
+	}
+	flush()
+	return true, nil
 }
