@@ -198,24 +198,7 @@ func TestControlFlowModels(t *testing.T) {
 			g := m.Graph
 			for s := range 2 {
 				set := fmt.Sprintf("%s/test_data_set_%d", dir, s)
-				ins, err := readSet(set, "input", g.Inputs)
-				if err != nil {
-					t.Fatal(err)
-				}
-				want, err := readSet(set, "output", g.Outputs)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got := runMindIR(t, out, ins)
-				for i := range got {
-					acc, err := runtime.Compare(g.Outputs[i].Name, got[i], want[i], 1e-4, 1e-3, 0)
-					if err != nil {
-						t.Fatalf("%s level %d set %d: %v", name, level, s, err)
-					}
-					if !acc.Pass {
-						t.Errorf("%s level %d set %d: output %s: %s", name, level, s, acc.Name, acc.FirstMismatch)
-					}
-				}
+				matchSet(t, fmt.Sprintf("%s level %d set %d", name, level, s), out, g, set, 1e-4, 1e-3, 0)
 			}
 			m.Close()
 		}

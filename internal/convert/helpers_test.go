@@ -137,6 +137,31 @@ func readSet(set, kind string, vals []*ir.Value) ([]*ir.Tensor, error) {
 	return out, nil
 }
 
+// matchSet runs the converted model at path (graph g) on <set>/input_*.pb
+// with runMindIR and checks every output against <set>/output_*.pb with
+// runtime.Compare's rule (atol, rtol, mean bias percent; 0 = no mean bound).
+func matchSet(t *testing.T, label, path string, g *ir.Graph, set string, atol, rtol, mean float64) {
+	t.Helper()
+	ins, err := readSet(set, "input", g.Inputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := readSet(set, "output", g.Outputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := runMindIR(t, path, ins)
+	for i := range got {
+		acc, err := runtime.Compare(g.Outputs[i].Name, got[i], want[i], atol, rtol, mean)
+		if err != nil {
+			t.Fatalf("%s: %v", label, err)
+		}
+		if !acc.Pass {
+			t.Errorf("%s: output %s: %s (mean bias %.4f%%, %d of %d mismatch)", label, acc.Name, acc.FirstMismatch, acc.MeanBiasPct, acc.Mismatches, acc.Elements)
+		}
+	}
+}
+
 // benchAgainst runs a converted model on refDir/test_data_set_0 and checks
 // every output as `converter benchmark --atol=1e-4 --rtol=1e-3` does
 // (element-wise |got-ref| <= atol + rtol*|ref|, mean bias <= 0.5%).

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"gkconv/internal/mindir"
-	"gkconv/internal/runtime"
 )
 
 // qdqModelDir is where scripts/qdq_quantize.py writes the QDQ models
@@ -70,25 +69,7 @@ func TestQDQModels(t *testing.T) {
 				if ops["QLinearConv"]+ops["QLinearMatMul"] == 0 {
 					t.Errorf("no QLinearConv or QLinearMatMul in the converted model: %v", ops)
 				}
-				set := filepath.Join(dir, "test_data_set_0")
-				ins, err := readSet(set, "input", g.Inputs)
-				if err != nil {
-					t.Fatal(err)
-				}
-				want, err := readSet(set, "output", g.Outputs)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got := runMindIR(t, out, ins)
-				for i := range got {
-					acc, err := runtime.Compare(g.Outputs[i].Name, got[i], want[i], c.atol, c.rtol, c.mean)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if !acc.Pass {
-						t.Errorf("output %s: %s (mean bias %.4f%%, %d of %d mismatch)", acc.Name, acc.FirstMismatch, acc.MeanBiasPct, acc.Mismatches, acc.Elements)
-					}
-				}
+				matchSet(t, c.name, out, g, filepath.Join(dir, "test_data_set_0"), c.atol, c.rtol, c.mean)
 				t.Logf("QLinearConv %d, QLinearMatMul %d, nodes %d", ops["QLinearConv"], ops["QLinearMatMul"], len(g.Nodes))
 			})
 		}
