@@ -14,7 +14,8 @@ var (
 	hostFlags map[string]bool
 )
 
-// HostFlags are the CPU flags of /proc/cpuinfo (nil where unreadable).
+// HostFlags are the CPU flags of /proc/cpuinfo, plus those CPUID reports
+// that cpuinfo left out (cpuidFlags); nil where cpuinfo is unreadable.
 func HostFlags() map[string]bool {
 	flagsOnce.Do(func() {
 		b, err := os.ReadFile("/proc/cpuinfo")
@@ -22,6 +23,9 @@ func HostFlags() map[string]bool {
 			return
 		}
 		hostFlags = parseCPUFlags(string(b))
+		for _, f := range cpuidFlags() {
+			hostFlags[f] = true
+		}
 	})
 	return hostFlags
 }
