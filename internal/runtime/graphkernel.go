@@ -191,6 +191,9 @@ func nativeFunc(n *ir.Node, k *native.Kernel, sym string) opkernel.Func {
 		if ctx != nil && ctx.Threads > 0 {
 			threads = ctx.Threads
 		}
+		if threads > 1 {
+			opkernel.Quiesce() // the kernel's OpenMP team needs the cores
+		}
 		k.Call(threads, bufs)
 		return nil
 	}

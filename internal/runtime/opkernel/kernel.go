@@ -19,8 +19,9 @@ type Ctx struct {
 	Threads int
 }
 
-// DefaultCtx uses every core.
-func DefaultCtx() *Ctx { return &Ctx{Threads: runtime.GOMAXPROCS(0)} }
+// DefaultCtx uses every core (not GOMAXPROCS, which the worker pool raises
+// above the core count; see grow in workers.go).
+func DefaultCtx() *Ctx { return &Ctx{Threads: runtime.NumCPU()} }
 
 // Func runs one node. in[i] is nil for an omitted optional input. out holds
 // tensors already allocated (zeroed is not guaranteed) with the dtypes and
@@ -142,7 +143,9 @@ func Unsupportedf(n *ir.Node, format string, args ...any) error {
 }
 
 // ParallelFor splits [0,n) into at most ctx.Threads contiguous chunks of at
-// least grain items and runs body on each, waiting for all.
+// least grain items and runs body on each, waiting for all. The chunks run on
+// the caller and the persistent workers (workers.go); any of them may run
+// more than one chunk.
 func ParallelFor(ctx *Ctx, n, grain int, body func(start, end int)) {
 	if n <= 0 {
 		return
@@ -161,8 +164,13 @@ func ParallelFor(ctx *Ctx, n, grain int, body func(start, end int)) {
 		body(0, n)
 		return
 	}
-	var wg sync.WaitGroup
 	chunk := (n + t - 1) / t
+	l := &loop{body: body, n: n, chunk: chunk, chunks: (n + chunk - 1) / chunk}
+	l.pending.Store(int64(l.chunks))
+	if workers.run(l, min(t, runtime.NumCPU())-1) {
+		return
+	}
+	var wg sync.WaitGroup
 	for s := 0; s < n; s += chunk {
 		e := s + chunk
 		if e > n {

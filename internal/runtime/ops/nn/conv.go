@@ -127,7 +127,6 @@ func convF32(ctx *opkernel.Ctx, g *geom, nb, c, m, group int, x, w, b, z, y []fl
 		})
 		return
 	}
-	sgemm := gemmOn(ctx, sgemm)
 	pointwise := kVol == 1 && g.s == [3]int{1, 1, 1} && g.pb == [3]int{} && g.pe == [3]int{}
 	kk := cg * kVol
 	var col []float32
@@ -136,35 +135,47 @@ func convF32(ctx *opkernel.Ctx, g *geom, nb, c, m, group int, x, w, b, z, y []fl
 		defer putF32(cp)
 		col = *cp
 	}
+	// The output of a group, [mg, outVol], goes in blocks of rows x column
+	// tiles, one parallel loop over all blocks: each block gets its bias, its
+	// product (one single-threaded GEMM) and its epilogue (residual,
+	// activation) while it is in L2. The tiles keep a block's output in about
+	// a quarter of L2; rows are split too when there are few tiles, so every
+	// thread gets work (a 1x1 stride-2 conv on a 28x28 plane has 2 tiles).
+	threads := ctxThreads(ctx)
+	tile := min(outVol, max(256, convTileBytes/(4*mg))&^63)
+	tiles := (outVol + tile - 1) / tile
+	rowBlock := mg
+	if tiles < 2*threads {
+		splits := min((mg+15)/16, (2*threads+tiles-1)/tiles)
+		rowBlock = ((mg+splits-1)/splits + 15) &^ 15
+	}
+	rowBlocks := (mg + rowBlock - 1) / rowBlock
+	grain := max(1, int(minParallelFMAs/max(int64(rowBlock)*int64(tile)*int64(kk), 1)))
 	for bi := 0; bi < nb; bi++ {
 		for gi := 0; gi < group; gi++ {
 			xg := x[(bi*c+gi*cg)*inVol:]
 			yg := y[(bi*m+gi*mg)*outVol : (bi*m+(gi+1)*mg)*outVol]
 			zg := from(z, (bi*m+gi*mg)*outVol)
+			wg := w[gi*mg*kk:]
 			src := xg
 			if !pointwise {
 				im2colF32(ctx, g, cg, xg, col)
 				src = col
 			}
-			if b == nil && z == nil && act == ir.ActNone {
-				sgemm(false, false, mg, outVol, kk, 1, w[gi*mg*kk:], kk, src, outVol, 0, yg, outVol)
-				continue
-			}
-			// The bias is written into y and the GEMM accumulates onto it
-			// (beta = 1); the residual and the fused activation follow. A large output is
-			// done in column tiles small enough to stay in L2 between the
-			// steps, so it is not streamed through memory more than once.
-			tile := max(256, convTileBytes/(4*mg)) &^ 63
-			for n0 := 0; n0 < outVol; n0 += tile {
-				nt := min(tile, outVol-n0)
-				var beta float32
-				if b != nil {
-					C.fill_rows_f32(cf(yg[n0:]), cf(b[gi*mg:]), C.int(mg), C.long(nt), C.long(outVol))
-					beta = 1
+			opkernel.ParallelFor(ctx, tiles*rowBlocks, grain, func(s, e int) {
+				for it := s; it < e; it++ {
+					r0, n0 := it%rowBlocks*rowBlock, it/rowBlocks*tile
+					rows, nt := min(rowBlock, mg-r0), min(tile, outVol-n0)
+					yb := yg[r0*outVol+n0:]
+					var beta float32
+					if b != nil {
+						C.fill_rows_f32(cf(yb), cf(b[gi*mg+r0:]), C.int(rows), C.long(nt), C.long(outVol))
+						beta = 1
+					}
+					sgemm(false, false, rows, nt, kk, 1, wg[r0*kk:], kk, src[n0:], outVol, beta, yb, outVol)
+					epiRows(yb, from(zg, r0*outVol+n0), rows, nt, outVol, act)
 				}
-				sgemm(false, false, mg, nt, kk, 1, w[gi*mg*kk:], kk, src[n0:], outVol, beta, yg[n0:], outVol)
-				epiRows(yg[n0:], from(zg, n0), mg, nt, outVol, act)
-			}
+			})
 		}
 	}
 }

@@ -2,6 +2,7 @@ package nn
 
 import (
 	"fmt"
+	"math"
 	"math/rand"
 	"testing"
 
@@ -9,8 +10,11 @@ import (
 )
 
 // TestGEMMSplit: a GEMM split over workers by rows or by columns (gemmOn)
-// gives exactly the serial result, for every transpose combination, with
-// leading dimensions wider than the matrices and beta 0 and 1.
+// gives the serial result, for every transpose combination, with leading
+// dimensions wider than the matrices and beta 0 and 1. Equal to a few ulps,
+// not bitwise: OpenBLAS chooses kernels by matrix size (0.3.21 on a Zen 5
+// CPU takes its small-matrix kernels for the split blocks), and they sum in
+// another order.
 func TestGEMMSplit(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	for _, threads := range []int{2, 3} {
@@ -48,7 +52,7 @@ func TestGEMMSplit(t *testing.T) {
 					gemmOn(&opkernel.Ctx{Threads: threads}, sgemm)(tr[0], tr[1], m, n, k, 1, a, lda, b, ldb, beta, got, ldc)
 					name := fmt.Sprintf("threads %d %dx%dx%d trans %v beta %v", threads, m, n, k, tr, beta)
 					for i := range want {
-						if got[i] != want[i] {
+						if d := math.Abs(float64(got[i] - want[i])); d > 1e-5*math.Max(1, math.Abs(float64(want[i]))) {
 							t.Fatalf("%s: element %d = %v, serial %v", name, i, got[i], want[i])
 						}
 					}

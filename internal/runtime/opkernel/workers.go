@@ -1,0 +1,141 @@
+package opkernel
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// The persistent worker pool behind ParallelFor.
+//
+// A model runs hundreds of parallel loops, many of them tens of microseconds
+// long (mobilenet_v2's late 1x1 convs take ~80 us). Starting goroutines for
+// each loop made every one of them wait for the Go scheduler to wake a parked
+// thread, which on a 2-core VM costs 30-50 us: at 2 threads such convs ran
+// slower than at 1. The pool keeps its workers spinning for a while after
+// each loop, so the next loop starts at once; a worker that finds no loop
+// within spinFor parks and is woken by the next one. Chunks are claimed
+// dynamically, so the caller never waits for a worker still waking up: it
+// takes the chunks itself.
+//
+// The pool serves one loop at a time. A loop started while another is in
+// flight (a nested loop, or a second session on another goroutine) runs on
+// fresh goroutines as before.
+
+// spinFor is how long an idle worker keeps polling for the next loop before
+// it parks.
+const spinFor = 100 * time.Microsecond
+
+type loop struct {
+	body          func(start, end int)
+	n, chunk      int
+	chunks        int
+	next, pending atomic.Int64 // next chunk to claim; chunks not yet finished
+}
+
+// work claims and runs chunks until none is left.
+func (l *loop) work() {
+	for {
+		c := int(l.next.Add(1) - 1)
+		if c >= l.chunks {
+			return
+		}
+		s := c * l.chunk
+		l.body(s, min(s+l.chunk, l.n))
+		l.pending.Add(-1)
+	}
+}
+
+type workerPool struct {
+	busy    atomic.Bool          // a loop is in flight
+	cur     atomic.Pointer[loop] // the loop in flight (or the last one)
+	seq     atomic.Uint64        // incremented once per posted loop
+	quiet   atomic.Bool          // park now: another thread team needs the cores
+	mu      sync.Mutex
+	wake    *sync.Cond
+	parked  int // workers waiting on wake (guarded by mu)
+	started int // workers running (guarded by mu)
+}
+
+var workers = func() *workerPool {
+	p := &workerPool{}
+	p.wake = sync.NewCond(&p.mu)
+	return p
+}()
+
+// grow starts workers until n run, and sees that GOMAXPROCS leaves one P
+// idle beside the caller and the workers. They spend their chunks in cgo
+// calls; the Go runtime's monitor takes the P away from a thread that is in a
+// cgo call for over 20 us whenever no P is idle, and hands it to another
+// thread, so on 2 cores three threads then fight over them: resnet50 at 2
+// threads ran 44-48 ms with GOMAXPROCS=2, 31-36 ms with 3 (a Firecracker VM,
+// AMD EPYC, AVX-512).
+func (p *workerPool) grow(n int) {
+	if need := n + 2; runtime.GOMAXPROCS(0) < need {
+		runtime.GOMAXPROCS(need)
+	}
+	p.mu.Lock()
+	for ; p.started < n; p.started++ {
+		go p.worker(p.seq.Load())
+	}
+	p.mu.Unlock()
+}
+
+func (p *workerPool) worker(seen uint64) {
+	for {
+		s := p.seq.Load()
+		if s == seen {
+			deadline := time.Now().Add(spinFor)
+			for i := 0; s == seen; i++ {
+				if i&15 == 15 && (p.quiet.Load() || time.Now().After(deadline)) {
+					p.mu.Lock()
+					p.parked++
+					for s = p.seq.Load(); s == seen; s = p.seq.Load() {
+						p.wake.Wait()
+					}
+					p.parked--
+					p.mu.Unlock()
+					break
+				}
+				cpuRelax()
+				s = p.seq.Load()
+			}
+		}
+		seen = s
+		if l := p.cur.Load(); l != nil {
+			l.work()
+		}
+	}
+}
+
+// run runs l on the caller and up to helpers workers; false when the pool
+// is serving another loop.
+func (p *workerPool) run(l *loop, helpers int) bool {
+	if !p.busy.CompareAndSwap(false, true) {
+		return false
+	}
+	p.grow(helpers)
+	p.quiet.Store(false)
+	p.cur.Store(l)
+	p.seq.Add(1)
+	p.mu.Lock()
+	if p.parked > 0 {
+		p.wake.Broadcast()
+	}
+	p.mu.Unlock()
+	l.work()
+	for i := 0; l.pending.Load() > 0; i++ {
+		if i&1023 == 1023 {
+			runtime.Gosched() // a worker holding a chunk may need this P
+		}
+		cpuRelax()
+	}
+	p.busy.Store(false)
+	return true
+}
+
+// Quiesce makes spinning workers park at once. Call it before handing the
+// cores to another thread team (an OpenMP kernel), which would otherwise
+// share them with workers polling for the next loop.
+func Quiesce() { workers.quiet.Store(true) }

@@ -1,0 +1,80 @@
+package opkernel
+
+import (
+	"sync/atomic"
+	"testing"
+)
+
+// TestParallelForCoversAll: every index is visited exactly once, for loops
+// on the pool, nested loops (which fall back to goroutines) and uneven
+// chunks.
+func TestParallelForCoversAll(t *testing.T) {
+	for _, threads := range []int{1, 2, 3, 8} {
+		for _, n := range []int{1, 2, 7, 100, 1001} {
+			ctx := &Ctx{Threads: threads}
+			seen := make([]atomic.Int32, n)
+			ParallelFor(ctx, n, 1, func(s, e int) {
+				for i := s; i < e; i++ {
+					seen[i].Add(1)
+					inner := make([]atomic.Int32, 5)
+					ParallelFor(ctx, 5, 1, func(a, b int) {
+						for j := a; j < b; j++ {
+							inner[j].Add(1)
+						}
+					})
+					for j := range inner {
+						if inner[j].Load() != 1 {
+							t.Errorf("threads %d n %d: nested index %d visited %d times", threads, n, j, inner[j].Load())
+						}
+					}
+				}
+			})
+			for i := range seen {
+				if seen[i].Load() != 1 {
+					t.Fatalf("threads %d n %d: index %d visited %d times", threads, n, i, seen[i].Load())
+				}
+			}
+		}
+	}
+}
+
+var sink atomic.Int64
+
+func spinWork(iters int) {
+	x := int64(0)
+	for i := 0; i < iters; i++ {
+		x += int64(i) * 3
+	}
+	sink.Add(x)
+}
+
+// BenchmarkParallelForShort: a loop of two ~20 us chunks, as a small conv
+// at 2 threads; the pool should make it cost ~one chunk.
+func BenchmarkParallelForShort(b *testing.B) {
+	ctx := &Ctx{Threads: 2}
+	for b.Loop() {
+		ParallelFor(ctx, 2, 1, func(s, e int) { spinWork(20000) })
+	}
+}
+
+func BenchmarkSerialShort(b *testing.B) {
+	for b.Loop() {
+		spinWork(20000)
+	}
+}
+
+func BenchmarkParallelForLong(b *testing.B) {
+	ctx := &Ctx{Threads: 2}
+	for b.Loop() {
+		ParallelFor(ctx, 2, 1, func(s, e int) { spinWork(1000000) })
+		spinWork(300000) // serial part between loops: workers park
+	}
+}
+
+func BenchmarkSerialLong(b *testing.B) {
+	for b.Loop() {
+		spinWork(1000000)
+		spinWork(1000000)
+		spinWork(300000)
+	}
+}
