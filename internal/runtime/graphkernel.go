@@ -164,7 +164,6 @@ func bindGraphKernel(n *ir.Node, p KernelPolicy) (opkernel.Func, KernelBinding, 
 	return f, b, err
 }
 
-// nativeFunc calls kernel k (symbol sym) for node n.
 // serialKernelBytes: a compiled kernel that touches fewer bytes (inputs and
 // outputs) runs on one thread. Starting its OpenMP team costs more than it
 // saves below this: efficientnet_b0's squeeze-excite kernels (20-70 us, up
@@ -179,6 +178,7 @@ func kernelBytes(bufs [][]byte) int {
 	return n
 }
 
+// nativeFunc calls kernel k (symbol sym) for node n.
 func nativeFunc(n *ir.Node, k *native.Kernel, sym string) opkernel.Func {
 	nin, nout := len(n.Inputs), len(n.Outputs)
 	return func(ctx *opkernel.Ctx, _ *ir.Node, in []*ir.Tensor, out []*ir.Tensor) error {
@@ -201,10 +201,7 @@ func nativeFunc(n *ir.Node, k *native.Kernel, sym string) opkernel.Func {
 			}
 			bufs = append(bufs, t.Data)
 		}
-		threads := 1
-		if ctx != nil && ctx.Threads > 0 {
-			threads = ctx.Threads
-		}
+		threads := ctx.NumThreads()
 		if threads > 1 && kernelBytes(bufs) < serialKernelBytes {
 			threads = 1
 		}

@@ -19,6 +19,15 @@ type Ctx struct {
 	Threads int
 }
 
+// NumThreads is the thread count an op may use: ctx.Threads, 1 for a nil ctx
+// (and never below 1).
+func (ctx *Ctx) NumThreads() int {
+	if ctx == nil {
+		return 1
+	}
+	return max(1, ctx.Threads)
+}
+
 // DefaultCtx uses every core (not GOMAXPROCS, which the worker pool raises
 // above the core count; see grow in workers.go).
 func DefaultCtx() *Ctx { return &Ctx{Threads: runtime.NumCPU()} }
@@ -150,10 +159,7 @@ func ParallelFor(ctx *Ctx, n, grain int, body func(start, end int)) {
 	if n <= 0 {
 		return
 	}
-	t := 1
-	if ctx != nil {
-		t = ctx.Threads
-	}
+	t := ctx.NumThreads()
 	if grain < 1 {
 		grain = 1
 	}

@@ -49,7 +49,7 @@ func (l *loop) work() {
 
 type workerPool struct {
 	busy    atomic.Bool          // a loop is in flight
-	cur     atomic.Pointer[loop] // the loop in flight (or the last one)
+	cur     atomic.Pointer[loop] // the loop in flight (nil between loops)
 	seq     atomic.Uint64        // incremented once per posted loop
 	quiet   atomic.Bool          // park now: another thread team needs the cores
 	mu      sync.Mutex
@@ -131,6 +131,7 @@ func (p *workerPool) run(l *loop, helpers int) bool {
 		}
 		cpuRelax()
 	}
+	p.cur.Store(nil) // a late worker finds no loop; the body's buffers are not kept alive
 	p.busy.Store(false)
 	return true
 }

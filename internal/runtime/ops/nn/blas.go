@@ -20,8 +20,8 @@ import (
 	"gkconv/internal/runtime/opkernel"
 )
 
-// One pool of workers runs the op library: the goroutines of
-// opkernel.ParallelFor, on the Go scheduler's GOMAXPROCS threads. OpenBLAS
+// One pool of workers runs the op library: the persistent workers of
+// opkernel.ParallelFor (opkernel/workers.go). OpenBLAS
 // is kept single-threaded: its own threads busy-wait (sched_yield) for a
 // long while after each call and fight that pool for the cores; on 2 cores
 // a 2-thread run was no faster than 1 thread and swung by 2x between runs.
@@ -33,10 +33,7 @@ func init() { C.openblas_set_num_threads(1) }
 // of C, or by blocks of columns when C has too few rows; small products run
 // on the caller.
 func gemmOn[T any](ctx *opkernel.Ctx, serial gemmFunc[T]) gemmFunc[T] {
-	threads := 1
-	if ctx != nil {
-		threads = ctx.Threads
-	}
+	threads := ctx.NumThreads()
 	if threads <= 1 {
 		return serial
 	}

@@ -141,7 +141,7 @@ func convF32(ctx *opkernel.Ctx, g *geom, nb, c, m, group int, x, w, b, z, y []fl
 	// activation) while it is in L2. The tiles keep a block's output in about
 	// a quarter of L2; rows are split too when there are few tiles, so every
 	// thread gets work (a 1x1 stride-2 conv on a 28x28 plane has 2 tiles).
-	threads := ctxThreads(ctx)
+	threads := ctx.NumThreads()
 	tile := min(outVol, max(256, convTileBytes/(4*mg))&^63)
 	tiles := (outVol + tile - 1) / tile
 	rowBlock := mg

@@ -29,14 +29,6 @@ import (
 // it keep the im2col + OpenBLAS path.
 const packedConvMaxBytes = 256 << 20
 
-// ctxThreads is ctx's thread count (1 without a ctx).
-func ctxThreads(ctx *opkernel.Ctx) int {
-	if ctx == nil {
-		return 1
-	}
-	return max(1, ctx.Threads)
-}
-
 // packedConvTile is the number of output pixels per tile: the packed GEMM's
 // M block, so one tile is one pass over the weights.
 const packedConvTile = 240
@@ -181,7 +173,7 @@ func convPackedF32(ctx *opkernel.Ctx, g *geom, nb, c, m int, x, wp, b, z, y []fl
 	inVol, outVol, kk := g.inVol(), g.outVol(), c*g.kVol()
 	pointwise := g.kVol() == 1 && g.s == [3]int{1, 1, 1} && g.pb == [3]int{} && g.pe == [3]int{}
 	mt := packedConvTile
-	threads := ctxThreads(ctx)
+	threads := ctx.NumThreads()
 	if tiles := (outVol + mt - 1) / mt; nb*tiles < threads { // give every thread a tile
 		mt = max(12, (outVol+threads-1)/threads+11) / 12 * 12
 	}
@@ -240,7 +232,7 @@ func convSliversF32(ctx *opkernel.Ctx, g *geom, nb, c, m int, x, ap, b, z, y []f
 	pointwise := g.kVol() == 1 && g.s == [3]int{1, 1, 1} && g.pb == [3]int{} && g.pe == [3]int{}
 	mt := convSliversTile
 	tiles := (outVol + mt - 1) / mt
-	if threads := ctxThreads(ctx); threads > 1 && nb == 1 && tiles < 4*threads {
+	if threads := ctx.NumThreads(); threads > 1 && nb == 1 && tiles < 4*threads {
 		// Few tiles: make them equal and their count a multiple of the
 		// threads (a 28x28 plane was 3 full tiles and one of 16 pixels, so
 		// one thread did 512 pixels and the other 272).

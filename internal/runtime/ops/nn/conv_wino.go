@@ -148,10 +148,7 @@ func convWinoF32(ctx *opkernel.Ctx, g *geom, nb, c, m, nr int, x, u, b, z, y []f
 	bands := (th + rows - 1) / rows
 	tiles := rows * tw
 	mg := max(nr, winoGroupBytes/(36*4*tiles)/nr*nr)
-	threads := 1
-	if ctx != nil {
-		threads = max(1, ctx.Threads)
-	}
+	threads := ctx.NumThreads()
 	groups := (m + mg - 1) / mg
 	// With few tasks, more channel groups so the tasks split evenly over
 	// the threads (each group redoes the input transform: cheap next to its

@@ -170,10 +170,7 @@ func matMulPacked(ctx *opkernel.Ctx, n *ir.Node, pw *packedWeight, in, out []*ir
 // ctx.Threads by panels of B or, when there are too few panels, by rows.
 func packedGEMM(ctx *opkernel.Ctx, m, n, k int, a []float32, lda int, transA bool, bp []float32, nr int, bias, c []float32) error {
 	panels := (n + nr - 1) / nr
-	threads := 1
-	if ctx != nil {
-		threads = ctx.Threads
-	}
+	threads := ctx.NumThreads()
 	ta := C.int(0)
 	if transA {
 		ta = 1

@@ -127,10 +127,7 @@ func qgemm(ctx *opkernel.Ctx, m int, a []byte, aSigned bool, lda int, za []int32
 	const rowBlock = 64
 	strips := (n + C.QG_NR - 1) / C.QG_NR
 	rowChunks := (m + rowBlock - 1) / rowBlock
-	threads := 1
-	if ctx != nil {
-		threads = ctx.Threads
-	}
+	threads := ctx.NumThreads()
 	// split the strips too when there are fewer row blocks than workers
 	stripChunks := 1
 	if rowChunks < 2*threads && int64(m)*int64(n)*int64(k) >= minParallelFMAs {
@@ -518,10 +515,7 @@ func qconv(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor, qlinear bool, pa
 		xsg = 1
 	}
 	strips := (ov + C.QG_NR - 1) / C.QG_NR
-	threads := 1
-	if ctx != nil {
-		threads = ctx.Threads
-	}
+	threads := ctx.NumThreads()
 	for bi := 0; bi < nb; bi++ {
 		for gi := 0; gi < group; gi++ {
 			xg := x.Data[(bi*c+gi*cg)*iv:]

@@ -242,10 +242,7 @@ func runRecurrent[T float32 | float64](ctx *opkernel.Ctx, n *ir.Node, g *ir.Recu
 	} else {
 		rr.stateIdx = func(d, b int) int { return (d*B + b) * H }
 	}
-	threads := 1
-	if ctx != nil {
-		threads = ctx.Threads
-	}
+	threads := ctx.NumThreads()
 	rr.threadsPerDir = max(1, threads/D)
 	opkernel.ParallelFor(ctx, D, 1, func(d0, d1 int) {
 		for d := d0; d < d1; d++ {
