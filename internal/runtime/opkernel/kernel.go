@@ -156,6 +156,20 @@ func Unsupportedf(n *ir.Node, format string, args ...any) error {
 // the caller and the persistent workers (workers.go); any of them may run
 // more than one chunk.
 func ParallelFor(ctx *Ctx, n, grain int, body func(start, end int)) {
+	parallelFor(ctx, n, grain, 1, body)
+}
+
+// ParallelForShared is ParallelFor for loops whose items are cheap to start
+// and may differ in cost (conv tiles, depthwise planes): the range goes in up
+// to four chunks per thread, each a multiple of grain items, claimed as threads become free, so a worker that
+// starts late or an uneven item does not leave the others waiting at the
+// end (with one chunk per thread, a worker that woke 10 us late made the
+// caller wait for its whole chunk).
+func ParallelForShared(ctx *Ctx, n, grain int, body func(start, end int)) {
+	parallelFor(ctx, n, grain, 4, body)
+}
+
+func parallelFor(ctx *Ctx, n, grain, perThread int, body func(start, end int)) {
 	if n <= 0 {
 		return
 	}
@@ -171,8 +185,11 @@ func ParallelFor(ctx *Ctx, n, grain int, body func(start, end int)) {
 		return
 	}
 	chunk := (n + t - 1) / t
+	if perThread > 1 { // whole grains: a body may work in groups of grain items
+		chunk = ((n+t*perThread-1)/(t*perThread) + grain - 1) / grain * grain
+	}
 	l := &loop{body: body, n: n, chunk: chunk, chunks: (n + chunk - 1) / chunk}
-	l.pending.Store(int64(l.chunks))
+	l.init()
 	if workers.run(l, min(t, runtime.NumCPU())-1) {
 		return
 	}

@@ -28,17 +28,48 @@ import (
 const spinFor = 100 * time.Microsecond
 
 type loop struct {
-	body          func(start, end int)
-	n, chunk      int
-	chunks        int
-	next, pending atomic.Int64 // next chunk to claim; chunks not yet finished
+	body     func(start, end int)
+	n, chunk int
+	chunks   int
+	// ends holds the unclaimed chunks [front, back) as front | back<<32: the
+	// caller claims from the front, workers from the back, so the caller
+	// runs the first part of the range and a worker the last in every loop
+	// (the data an op writes is read by the same core in the next op that
+	// splits the same way: on this VM a line written by the other core reads
+	// at half the speed) and they meet wherever their speeds make them.
+	ends    atomic.Uint64
+	pending atomic.Int64 // chunks not yet finished
+}
+
+func (l *loop) init() {
+	l.ends.Store(uint64(l.chunks) << 32)
+	l.pending.Store(int64(l.chunks))
+}
+
+// claim takes the next chunk from the front or the back; -1 when none is
+// left.
+func (l *loop) claim(back bool) int {
+	for {
+		e := l.ends.Load()
+		f, b := uint32(e), uint32(e>>32)
+		if f >= b {
+			return -1
+		}
+		c, n := f, e+1
+		if back {
+			c, n = b-1, e-1<<32
+		}
+		if l.ends.CompareAndSwap(e, n) {
+			return int(c)
+		}
+	}
 }
 
 // work claims and runs chunks until none is left.
-func (l *loop) work() {
+func (l *loop) work(back bool) {
 	for {
-		c := int(l.next.Add(1) - 1)
-		if c >= l.chunks {
+		c := l.claim(back)
+		if c < 0 {
 			return
 		}
 		s := c * l.chunk
@@ -104,7 +135,7 @@ func (p *workerPool) worker(seen uint64) {
 		}
 		seen = s
 		if l := p.cur.Load(); l != nil {
-			l.work()
+			l.work(true)
 		}
 	}
 }
@@ -124,7 +155,7 @@ func (p *workerPool) run(l *loop, helpers int) bool {
 		p.wake.Broadcast()
 	}
 	p.mu.Unlock()
-	l.work()
+	l.work(false)
 	for i := 0; l.pending.Load() > 0; i++ {
 		if i&1023 == 1023 {
 			runtime.Gosched() // a worker holding a chunk may need this P

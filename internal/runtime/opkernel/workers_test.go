@@ -48,6 +48,32 @@ func spinWork(iters int) {
 	sink.Add(x)
 }
 
+// TestParallelForSharedChunks: ParallelForShared visits every index once,
+// in chunks of whole grains (but the last), from both ends of the range.
+func TestParallelForSharedChunks(t *testing.T) {
+	for _, threads := range []int{1, 2, 3, 8} {
+		for _, n := range []int{1, 5, 16, 17, 100, 1001} {
+			for _, grain := range []int{1, 4, 16} {
+				ctx := &Ctx{Threads: threads}
+				seen := make([]atomic.Int32, n)
+				ParallelForShared(ctx, n, grain, func(s, e int) {
+					if s%grain != 0 || (e != n && (e-s)%grain != 0) {
+						t.Errorf("threads %d n %d grain %d: chunk [%d, %d) is not whole grains", threads, n, grain, s, e)
+					}
+					for i := s; i < e; i++ {
+						seen[i].Add(1)
+					}
+				})
+				for i := range seen {
+					if seen[i].Load() != 1 {
+						t.Fatalf("threads %d n %d grain %d: index %d visited %d times", threads, n, grain, i, seen[i].Load())
+					}
+				}
+			}
+		}
+	}
+}
+
 // BenchmarkParallelForShort: a loop of two ~20 us chunks, as a small conv
 // at 2 threads; the pool should make it cost ~one chunk.
 func BenchmarkParallelForShort(b *testing.B) {

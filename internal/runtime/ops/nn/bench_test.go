@@ -155,13 +155,16 @@ var mobilenetPW = []struct{ cin, cout, hw int64 }{
 	{96, 576, 14}, {576, 96, 14}, {576, 160, 7}, {160, 960, 7}, {960, 160, 7}, {960, 320, 7}, {320, 1280, 7},
 }
 
+// BenchmarkMobileNetPW runs them with constant weights, so the path the
+// model takes (the packed forms included) runs; ConvPackedVsBLAS compares
+// the paths.
 func BenchmarkMobileNetPW(b *testing.B) {
 	for _, c := range mobilenetPW {
 		b.Run(fmt.Sprintf("%dto%d_%dx%d", c.cin, c.cout, c.hw, c.hw), func(b *testing.B) {
 			rng := rand.New(rand.NewSource(1))
 			x, w, bias := randTensor(rng, 1, c.cin, c.hw, c.hw), randTensor(rng, c.cout, c.cin, 1, 1), randTensor(rng, c.cout)
 			y := ir.NewTensor(ir.Float32, []int64{1, c.cout, c.hw, c.hw})
-			benchOp(b, conv, convNode(1), []*ir.Tensor{x, w, bias}, y, float64(2*c.cin*c.cout*c.hw*c.hw))
+			benchOp(b, conv, constConvNode(ir.Attrs{}, w), []*ir.Tensor{x, w, bias}, y, float64(2*c.cin*c.cout*c.hw*c.hw))
 		})
 	}
 }

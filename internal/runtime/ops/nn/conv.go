@@ -4,6 +4,7 @@ package nn
 #cgo CFLAGS: -O3 -std=gnu11
 #include "kernels.h"
 #include "dwconv_rows.h"
+#include "conv_packed_tile.h"
 */
 import "C"
 
@@ -97,7 +98,8 @@ func convF32(ctx *opkernel.Ctx, g *geom, nb, c, m, group int, x, w, b, z, y []fl
 		// depthwise 2-D: direct kernel, parallel over (batch, channel) planes
 		padH := (g.out[1]-1)*g.s[1] + (g.k[1]-1)*g.d[1] + 1
 		padW := (g.out[2]-1)*g.s[2] + (g.k[2]-1)*g.d[2] + 1
-		opkernel.ParallelFor(ctx, nb*c, 4, func(s, e int) {
+		// chunks of whole 16-plane groups (the channel-blocked kernels' unit)
+		opkernel.ParallelForShared(ctx, nb*c, 16, func(s, e int) {
 			// padded plane, or the zero row and lane masks of the AVX-512 3x3 paths, or the row buffers of dw_rows_f32,
 			// or the channel-last buffers of dw_cb16_f32
 			pp := getF32(max(padH*padW, g.in[2]+48+int(C.dw_mask_floats(C.int(g.out[1]), C.int(g.out[2]))),
@@ -129,27 +131,37 @@ func convF32(ctx *opkernel.Ctx, g *geom, nb, c, m, group int, x, w, b, z, y []fl
 	}
 	pointwise := kVol == 1 && g.s == [3]int{1, 1, 1} && g.pb == [3]int{} && g.pe == [3]int{}
 	kk := cg * kVol
-	var col []float32
-	if !pointwise {
-		cp := getF32(kk * outVol)
-		defer putF32(cp)
-		col = *cp
-	}
 	// The output of a group, [mg, outVol], goes in blocks of rows x column
 	// tiles, one parallel loop over all blocks: each block gets its bias, its
 	// product (one single-threaded GEMM) and its epilogue (residual,
 	// activation) while it is in L2. The tiles keep a block's output in about
-	// a quarter of L2; rows are split too when there are few tiles, so every
-	// thread gets work (a 1x1 stride-2 conv on a 28x28 plane has 2 tiles).
+	// a quarter of L2. With several threads the tiles are made equal and at
+	// least two per thread (a 56x56 plane was one tile of 2688 columns and one
+	// of 448, so one thread did six times the other's work), and rows are
+	// split too when the plane is too small for that (7x7 planes).
 	threads := ctx.NumThreads()
-	tile := min(outVol, max(256, convTileBytes/(4*mg))&^63)
-	tiles := (outVol + tile - 1) / tile
+	tiles := (outVol + convTileCols(mg) - 1) / convTileCols(mg)
+	if threads > 1 && tiles < 2*threads {
+		tiles = max(tiles, min(2*threads, outVol/128))
+	}
+	tile := min(outVol, ((outVol+tiles-1)/tiles+15)&^15)
+	tiles = (outVol + tile - 1) / tile
 	rowBlock := mg
-	if tiles < 2*threads {
+	if threads > 1 && tiles < 2*threads {
 		splits := min((mg+15)/16, (2*threads+tiles-1)/tiles)
 		rowBlock = ((mg+splits-1)/splits + 15) &^ 15
 	}
 	rowBlocks := (mg + rowBlock - 1) / rowBlock
+	// A 2-D conv with one row block unfolds each tile's columns inside the
+	// loop (on the thread that multiplies them, while they are in cache); the
+	// others unfold the whole plane first, in parallel over channels.
+	tileUnfold := !pointwise && rowBlocks == 1 && g.rank == 2 && g.in[0] == 1 && g.k[0] == 1
+	var col []float32
+	if !pointwise && !tileUnfold {
+		cp := getF32(kk * outVol)
+		defer putF32(cp)
+		col = *cp
+	}
 	grain := max(1, int(minParallelFMAs/max(int64(rowBlock)*int64(tile)*int64(kk), 1)))
 	for bi := 0; bi < nb; bi++ {
 		for gi := 0; gi < group; gi++ {
@@ -157,12 +169,18 @@ func convF32(ctx *opkernel.Ctx, g *geom, nb, c, m, group int, x, w, b, z, y []fl
 			yg := y[(bi*m+gi*mg)*outVol : (bi*m+(gi+1)*mg)*outVol]
 			zg := from(z, (bi*m+gi*mg)*outVol)
 			wg := w[gi*mg*kk:]
-			src := xg
-			if !pointwise {
+			src, ldSrc := xg, outVol
+			if col != nil {
 				im2colF32(ctx, g, cg, xg, col)
 				src = col
 			}
-			opkernel.ParallelFor(ctx, tiles*rowBlocks, grain, func(s, e int) {
+			opkernel.ParallelForShared(ctx, tiles*rowBlocks, grain, func(s, e int) {
+				var tcol []float32
+				if tileUnfold {
+					cp := getF32(kk * tile)
+					defer putF32(cp)
+					tcol = *cp
+				}
 				for it := s; it < e; it++ {
 					r0, n0 := it%rowBlocks*rowBlock, it/rowBlocks*tile
 					rows, nt := min(rowBlock, mg-r0), min(tile, outVol-n0)
@@ -172,13 +190,24 @@ func convF32(ctx *opkernel.Ctx, g *geom, nb, c, m, group int, x, w, b, z, y []fl
 						C.fill_rows_f32(cf(yb), cf(b[gi*mg+r0:]), C.int(rows), C.long(nt), C.long(outVol))
 						beta = 1
 					}
-					sgemm(false, false, rows, nt, kk, 1, wg[r0*kk:], kk, src[n0:], outVol, beta, yb, outVol)
+					bsrc, ldb := src[n0:], ldSrc
+					if tileUnfold {
+						C.im2col_tile_f32(cf(xg), cf(tcol), C.int(cg), C.int(g.in[1]), C.int(g.in[2]), C.int(g.k[1]), C.int(g.k[2]),
+							C.int(g.s[1]), C.int(g.s[2]), C.int(g.pb[1]), C.int(g.pb[2]), C.int(g.d[1]), C.int(g.d[2]),
+							C.int(g.out[2]), C.int(n0), C.int(nt), C.int(nt))
+						bsrc, ldb = tcol, nt
+					}
+					sgemm(false, false, rows, nt, kk, 1, wg[r0*kk:], kk, bsrc, ldb, beta, yb, outVol)
 					epiRows(yb, from(zg, r0*outVol+n0), rows, nt, outVol, act)
 				}
 			})
 		}
 	}
 }
+
+// convTileCols is the widest column tile of the im2col + GEMM path for mg
+// output rows: the block's output in about a quarter of L2.
+func convTileCols(mg int) int { return max(256, convTileBytes/(4*mg)) &^ 63 }
 
 // im2colF32 unfolds cg channels of x into col [cg*kVol, outVol], in parallel
 // over channels.

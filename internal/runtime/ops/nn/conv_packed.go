@@ -174,13 +174,25 @@ func convPackedF32(ctx *opkernel.Ctx, g *geom, nb, c, m int, x, wp, b, z, y []fl
 	pointwise := g.kVol() == 1 && g.s == [3]int{1, 1, 1} && g.pb == [3]int{} && g.pe == [3]int{}
 	mt := packedConvTile
 	threads := ctx.NumThreads()
-	if tiles := (outVol + mt - 1) / mt; nb*tiles < threads { // give every thread a tile
-		mt = max(12, (outVol+threads-1)/threads+11) / 12 * 12
+	panels := (m + ir.PackNR - 1) / ir.PackNR
+	// Work items are (image, pixel tile, group of weight panels). With fewer
+	// tiles than threads (planes of 7x7 and 14x14) the threads split either
+	// the pixels or the output channels: the channels when the panels divide
+	// evenly enough, since then each thread streams only its share of the
+	// weights (a 160 -> 960 1x1 conv on 7x7 ran 36 + 13 pixels, each thread
+	// reading all 600 KB of weights: slower than one thread; by channels it
+	// is 1.8x faster).
+	pgroups := 1
+	if tiles := (outVol + mt - 1) / mt; nb*tiles < threads {
+		if panels >= 4*threads || (panels >= threads && panels%threads == 0) {
+			pgroups = min(panels, 2*threads)
+		} else {
+			mt = max(12, (outVol+threads-1)/threads+11) / 12 * 12 // give every thread a tile
+		}
 	}
 	tiles := (outVol + mt - 1) / mt
-	panels := (m + ir.PackNR - 1) / ir.PackNR
 	var fail atomic.Bool
-	opkernel.ParallelFor(ctx, nb*tiles, 1, func(s, e int) {
+	opkernel.ParallelForShared(ctx, nb*tiles*pgroups, 1, func(s, e int) {
 		tp := getF32(mt * m)
 		defer putF32(tp)
 		var col []float32
@@ -190,7 +202,9 @@ func convPackedF32(ctx *opkernel.Ctx, g *geom, nb, c, m int, x, wp, b, z, y []fl
 			col = *cp
 		}
 		for t := s; t < e; t++ {
-			bi, p0 := t/tiles, t%tiles*mt
+			grp, bi, p0 := t%pgroups, t/pgroups/tiles, t/pgroups%tiles*mt
+			q0, q1 := grp*panels/pgroups, (grp+1)*panels/pgroups
+			c0, c1 := q0*ir.PackNR, min(m, q1*ir.PackNR)
 			rows := min(mt, outVol-p0)
 			xb := x[bi*c*inVol:]
 			a, lda := &xb[p0], outVol
@@ -201,11 +215,13 @@ func convPackedF32(ctx *opkernel.Ctx, g *geom, nb, c, m int, x, wp, b, z, y []fl
 				a, lda = &col[0], rows
 			}
 			if C.packed_sgemm(C.int(rows), C.int(m), C.int(kk), (*C.float)(unsafe.Pointer(a)), C.int(lda), 1,
-				cf(wp), C.int(ir.PackNR), nil, cf(*tp), C.int(m), 0, C.int(panels)) != 0 {
+				cf(wp), C.int(ir.PackNR), nil, cf(*tp), C.int(m), C.int(q0), C.int(q1)) != 0 {
 				fail.Store(true)
 				return
 			}
-			C.tile_to_nchw_f32(cf(*tp), cf(y[bi*m*outVol:]), cf(b), cf(from(z, bi*m*outVol)), C.int(rows), C.int(m), C.long(outVol), C.long(p0), C.int(act))
+			yb := y[bi*m*outVol+c0*outVol:]
+			C.tile_to_nchw_f32(cf((*tp)[c0:]), C.int(m), cf(yb), cf(from(b, c0)), cf(from(z, bi*m*outVol+c0*outVol)),
+				C.int(rows), C.int(c1-c0), C.long(outVol), C.long(p0), C.int(act))
 		}
 	})
 	if fail.Load() {
@@ -241,7 +257,7 @@ func convSliversF32(ctx *opkernel.Ctx, g *geom, nb, c, m int, x, ap, b, z, y []f
 		tiles = (outVol + mt - 1) / mt
 	}
 	var fail atomic.Bool
-	opkernel.ParallelFor(ctx, nb*tiles, 1, func(s, e int) {
+	opkernel.ParallelForShared(ctx, nb*tiles, 1, func(s, e int) {
 		var col []float32
 		if !pointwise {
 			cp := getF32(kk * convSliversLd)

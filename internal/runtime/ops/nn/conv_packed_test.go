@@ -19,8 +19,8 @@ func constConvNode(attrs ir.Attrs, w *ir.Tensor) *ir.Node {
 
 // TestConvPackedRandom checks the packed path against convDirect on random
 // shapes: kernels 1..7, strides, dilations, asymmetric pads, batch 1-2,
-// ragged channel counts (partial panels) and ragged pixel tiles, at 1 and 3
-// threads.
+// ragged channel counts (partial panels) and ragged pixel tiles, at 1, 2 and
+// 3 threads (small planes split by pixels or by output channels).
 func TestConvPackedRandom(t *testing.T) {
 	for _, form := range []int{packTransposed, packSlivers} {
 		if form == packSlivers && !convGEMMAvailable.Load() {
@@ -40,6 +40,9 @@ func testConvPackedRandom(t *testing.T, form int) {
 		cin, cout := 1+rng.Intn(40), 1+rng.Intn(80)
 		if it%15 == 7 { // more than one channel block of the sliver GEMM
 			cout = 250
+		}
+		if it%15 == 11 { // many weight panels on a small plane: split by output channels
+			cout = 200 + rng.Intn(500)
 		}
 		kh, kw := 1+rng.Intn(4), 1+rng.Intn(4)
 		if it%10 == 0 {
@@ -87,7 +90,7 @@ func testConvPackedRandom(t *testing.T, form int) {
 		}
 		ref := make([]float64, y.NumElements())
 		convDirect(&opkernel.Ctx{Threads: 1}, g, nb, cin, cout, 1, x64, w64, b64, ref)
-		for _, threads := range []int{1, 3} {
+		for _, threads := range []int{1, 2, 3} {
 			for i := range y.F32() {
 				y.F32()[i] = float32(math.NaN())
 			}

@@ -90,24 +90,24 @@ __attribute__((target("avx512f"))) static void t16x16_512(const float *t, long l
     }
 }
 
-static void tile_scalar(const float *tile, float *y, const float *bias, const float *z, int i0, int i1, int c0,
-                        int c1, int m, long ldy, long p0) {
+static void tile_scalar(const float *tile, int ldt, float *y, const float *bias, const float *z, int i0, int i1,
+                        int c0, int c1, long ldy, long p0) {
     for (int c = c0; c < c1; c++) {
         float bv = bias ? bias[c] : 0.0f;
         float *yr = y + (long)c * ldy + p0;
         const float *t = tile + c;
         if (z) {
             const float *zr = z + (long)c * ldy + p0;
-            for (int i = i0; i < i1; i++) yr[i] = t[(long)i * m] + bv + zr[i];
+            for (int i = i0; i < i1; i++) yr[i] = t[(long)i * ldt] + bv + zr[i];
         } else {
-            for (int i = i0; i < i1; i++) yr[i] = t[(long)i * m] + bv;
+            for (int i = i0; i < i1; i++) yr[i] = t[(long)i * ldt] + bv;
         }
     }
 }
 
 // Transposes in 16 x 16 blocks so both the tile rows and the output rows are
 // touched a cache line at a time.
-void tile_to_nchw_f32(const float *tile, float *y, const float *bias, const float *z, int mt, int m, long ldy, long p0,
+void tile_to_nchw_f32(const float *tile, int ldt, float *y, const float *bias, const float *z, int mt, int m, long ldy, long p0,
                       int act) {
     enum { B = 16 };
     const int avx512 = gk_nn_isa() >= GK_ISA_AVX512;
@@ -116,10 +116,10 @@ void tile_to_nchw_f32(const float *tile, float *y, const float *bias, const floa
         for (int i0 = 0; i0 < mt; i0 += B) {
             int i1 = i0 + B < mt ? i0 + B : mt;
             if (avx512 && c1 - c0 == B && i1 - i0 == B)
-                t16x16_512(tile + (long)i0 * m + c0, m, y + (long)c0 * ldy + p0 + i0, ldy, bias ? bias + c0 : 0,
+                t16x16_512(tile + (long)i0 * ldt + c0, ldt, y + (long)c0 * ldy + p0 + i0, ldy, bias ? bias + c0 : 0,
                            z ? z + (long)c0 * ldy + p0 + i0 : 0);
             else
-                tile_scalar(tile, y, bias, z, i0, i1, c0, c1, m, ldy, p0);
+                tile_scalar(tile, ldt, y, bias, z, i0, i1, c0, c1, ldy, p0);
         }
         if (act) epi_rows_f32(y + (long)c0 * ldy + p0, 0, c1 - c0, mt, ldy, act); // these rows are in L1
     }

@@ -240,6 +240,6 @@ void wino_task(const float *x, int C, int H, int W, int pad_t, int pad_l, int OH
     }
     wino_out(O, mgp, T, tw, mg, OW, rows_valid, yt);
     long outVol = (long)OH * OW;
-    tile_to_nchw_f32(yt, y + m0 * outVol, bias ? bias + m0 : 0, z ? z + m0 * outVol : 0, rows_valid * OW, mg, outVol,
+    tile_to_nchw_f32(yt, mg, y + m0 * outVol, bias ? bias + m0 : 0, z ? z + m0 * outVol : 0, rows_valid * OW, mg, outVol,
                      (long)oh0 * OW, act);
 }

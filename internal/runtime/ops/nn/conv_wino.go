@@ -160,7 +160,7 @@ func convWinoF32(ctx *opkernel.Ctx, g *geom, nb, c, m, nr int, x, u, b, z, y []f
 	groups = (m + mg - 1) / mg
 	inVol, outVol := g.inVol(), g.outVol()
 	scratch := int(C.wino_scratch_floats(C.int(cp), C.int(ow), C.int(rows), C.int(mg), C.int(nr)))
-	opkernel.ParallelFor(ctx, nb*bands*groups, 1, func(s, e int) {
+	opkernel.ParallelForShared(ctx, nb*bands*groups, 1, func(s, e int) {
 		sp := getF32(scratch)
 		defer putF32(sp)
 		for t := s; t < e; t++ {

@@ -152,6 +152,9 @@ func TestConvMatchesDirect(t *testing.T) {
 		{[]int64{11, 12}, []int64{5, 5}, []int64{2, 1}, []int64{1, 1}, []int64{2, 1, 2, 3}, 4, 4, 4, true},
 		{[]int64{11, 12}, []int64{3, 2}, []int64{3, 2}, []int64{1, 2}, []int64{0, 1, 2, 0}, 4, 6, 2, true},
 		{[]int64{11, 12}, []int64{3, 3}, []int64{1, 1}, []int64{1, 1}, []int64{0, 0, 0, 0}, 2, 4, 2, false},
+		{[]int64{40, 41}, []int64{3, 3}, []int64{1, 1}, []int64{1, 1}, []int64{1, 1, 1, 1}, 8, 20, 1, true},  // tiles unfolded in the loop
+		{[]int64{40, 41}, []int64{3, 3}, []int64{2, 2}, []int64{1, 1}, []int64{1, 0, 1, 0}, 8, 40, 1, false}, // strided, unfolded per tile
+		{[]int64{30, 30}, []int64{1, 1}, []int64{1, 1}, []int64{1, 1}, []int64{0, 0, 0, 0}, 8, 24, 1, true},  // pointwise, several tiles
 		{[]int64{13}, []int64{3}, []int64{2}, []int64{2}, []int64{1, 2}, 4, 4, 1, true},
 		{[]int64{5, 6, 7}, []int64{2, 3, 3}, []int64{1, 2, 1}, []int64{1, 1, 2}, []int64{1, 0, 1, 0, 1, 2}, 2, 3, 1, true},
 		{[]int64{5, 6, 7}, []int64{3, 3, 3}, []int64{1, 1, 1}, []int64{1, 1, 1}, []int64{1, 1, 1, 1, 1, 1}, 3, 3, 3, true},
