@@ -26,14 +26,14 @@ func forcedLevel() string {
 }
 
 // isaPath is benchmark's line on the code paths that ran: the level, the
-// packed GEMM's path, whether the packed conv has its AVX-512 GEMM, the
+// packed GEMM's path, whether the packed conv has its sliver GEMM, the
 // OpenBLAS core type, the -march of the fused kernels and the 8-bit integer
 // GEMM's path (QLinearMatMul, QLinearConv, ...).
 func isaPath(g *ir.Graph, trustedEmbedded bool) string {
 	gemm, convGEMM, _ := runtime.KernelISA()
 	conv := gemm + " (transposed form only)"
 	if convGEMM {
-		conv = gemm + " + avx512 sliver GEMM"
+		conv = gemm + " + " + gemm + " sliver GEMM"
 	}
 	return fmt.Sprintf("level %s, packed GEMM %s, packed conv %s, OpenBLAS %s, kernel %s, int8 GEMM %s",
 		isaLevel(), gemm, conv, blasCore(), kernelMArch(g, trustedEmbedded), runtime.Int8GEMMPath())

@@ -63,7 +63,7 @@ func conv(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 				return nil
 			}
 		}
-		if form := usePackedConv(n, w, g, group, c, m); form != packNone {
+		if form := usePackedConv(n, w, g, group, c, m, ctx.NumThreads()); form != packNone {
 			if wp := packedConvWeights(w, c*g.kVol(), m, form); wp != nil {
 				run := convPackedF32
 				if form == packSlivers {

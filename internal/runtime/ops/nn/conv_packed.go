@@ -45,8 +45,8 @@ const (
 // disables both.
 var packedConvMode atomic.Int32
 
-// convGEMMAvailable: conv_gemm_f32 runs at the current ISA level (AVX-512;
-// set by isa.go whenever the level changes).
+// convGEMMAvailable: conv_gemm_f32 runs at the current ISA level (AVX-512
+// or AVX2; set by isa.go whenever the level changes).
 var convGEMMAvailable atomic.Bool
 
 type packedConvEntry struct {
@@ -126,7 +126,7 @@ func cachedConvWeights(w *ir.Tensor, k, m, form, size int, pack func(wf []float3
 // usePackedConv says which packed path runs this conv (packNone: the
 // im2col + OpenBLAS path): float32, 2-D, group 1, constant weights, and a
 // shape class where it measured faster than im2col + OpenBLAS.
-func usePackedConv(n *ir.Node, w *ir.Tensor, g *geom, group, c, m int) int {
+func usePackedConv(n *ir.Node, w *ir.Tensor, g *geom, group, c, m, threads int) int {
 	mode := int(packedConvMode.Load())
 	if mode < 0 || group != 1 || g.rank != 2 || g.in[0] != 1 || g.k[0] != 1 {
 		return packNone
@@ -140,28 +140,35 @@ func usePackedConv(n *ir.Node, w *ir.Tensor, g *geom, group, c, m int) int {
 	if mode > 0 {
 		return mode
 	}
-	return packedConvFaster(g, c, m)
+	return packedConvFaster(g, c, m, threads)
 }
 
 // packedConvFaster is the shape rule, from BenchmarkConvPackedVsBLAS on the
-// resnet50 and mobilenet_v2 shapes at one thread (noisy machine; repeated):
+// resnet50 and mobilenet_v2 shapes at one and two threads (noisy machine;
+// repeated):
 //   - small planes (7x7, and 14x14 with a deep K x Cout): the transposed
 //     form, pixels as the GEMM's M, where OpenBLAS's N = pixels is too short
-//     for its blocking (+5-50%);
-//   - planes of 28x28 and more at stride 1, and large kernels (the 7x7
-//     stem): the sliver form, which needs no transpose and reads a 1x1
-//     conv's input in place (+5-50%; most on 3x3 at 56x56 and on the
-//     narrow mobilenet pointwise convs);
-//   - otherwise (strided convs on large planes, the 3x3 stems, mid-size
-//     planes with few channels) neither packed form won: im2col + OpenBLAS.
-func packedConvFaster(g *geom, c, m int) int {
+//     for its blocking (+5-50%); at two threads every 14x14 plane, where
+//     the im2col + OpenBLAS path split into row blocks gained nothing
+//     (384 -> 96: 88 us at 1 thread, 93 at 2; transposed 60);
+//   - planes of 28x28 and more, and large kernels (the 7x7 stem): the
+//     sliver form, which needs no transpose, reads a 1x1 stride-1 conv's
+//     input in place and unfolds the others per tile (+5-50% at one thread;
+//     most on 3x3 at 56x56 and on the narrow mobilenet pointwise convs; at
+//     two threads also the strided ones: mobilenet's 3x3 stem 247 -> 177 us);
+//     Its AVX2 form (6 x 16 halves) against OpenBLAS Haswell, one thread:
+//     equal to 1.35x faster on the same shapes (mobilenet's 3x3 stem 546 ->
+//     433 us, 32 -> 16 on 112x112 189 -> 138 us);
+//   - otherwise (mid-size planes, and portable code but the small planes)
+//     im2col + OpenBLAS.
+func packedConvFaster(g *geom, c, m, threads int) int {
 	outVol, kk := g.outVol(), c*g.kVol()
 	switch {
-	case outVol <= 64 || (outVol <= 256 && kk*m >= 1<<17):
+	case outVol <= 64 || (outVol <= 256 && (kk*m >= 1<<17 || threads > 1)):
 		return packTransposed
 	case !convGEMMAvailable.Load():
 		return packNone
-	case outVol >= 784 && g.s[1] == 1 && g.s[2] == 1, g.kVol() >= 25:
+	case outVol >= 784 && (threads > 1 || g.s[1] == 1 && g.s[2] == 1), g.kVol() >= 25:
 		return packSlivers
 	}
 	return packNone
@@ -284,7 +291,7 @@ func convSliversF32(ctx *opkernel.Ctx, g *geom, nb, c, m int, x, ap, b, z, y []f
 		}
 	})
 	if fail.Load() {
-		return errString("packed conv: no AVX-512 on this CPU")
+		return errString("packed conv: no AVX2 on this CPU")
 	}
 	return nil
 }

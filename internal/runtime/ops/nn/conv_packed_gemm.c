@@ -3,7 +3,7 @@
 // and the im2col tile (or, for a 1x1 conv, the input itself) is B, read in
 // place with its row stride: 32 pixels of a row are two zmm. The 12 x 32
 // micro-kernel writes NCHW rows directly (no transpose) and starts from the
-// bias. Blocking as GotoBLAS: K in blocks of KC, channels in blocks of MC so
+// bias (AVX2: two 6 x 16 halves of a sliver, below). Blocking as GotoBLAS: K in blocks of KC, channels in blocks of MC so
 // an MC x KC block of A stays in L2 while a KC x 32 slice of B sits in L1.
 #include <immintrin.h>
 #include <string.h>
@@ -104,7 +104,95 @@ static AVX512 void gemm(int m, int n, int k, const float *ap, const float *b, lo
     }
 }
 
-int conv_gemm_available(void) { return gk_nn_isa() >= GK_ISA_AVX512; }
+// ---------------------------------------------------------------- AVX2
+//
+// 16 ymm registers: a sliver of 12 rows goes as two halves of 6 rows x 16
+// columns (12 accumulators, 2 B registers, 1 broadcast), reading the same
+// packed A (rows r0..r0+5 of each 12-wide k step). Partial column tiles load
+// and store through lane masks; full ones use plain loads and stores
+// (masked stores are slow on AMD).
+
+#define AVX2 __attribute__((target("avx2,fma")))
+#define MR2 6
+#define NR2 16
+
+INLINE AVX2 void ukr2(const int mr, const int masked, int kc, const float *a, const float *b, long ldb, float *c,
+                      long ldc, int acc, const float *bias, __m256i k0, __m256i k1) {
+    __m256 c0[MR2], c1[MR2];
+#pragma GCC unroll 6
+    for (int r = 0; r < mr; r++) {
+        float *cr = c + (long)r * ldc;
+        if (acc) {
+            c0[r] = masked ? _mm256_maskload_ps(cr, k0) : _mm256_loadu_ps(cr);
+            c1[r] = masked ? _mm256_maskload_ps(cr + 8, k1) : _mm256_loadu_ps(cr + 8);
+        } else {
+            c0[r] = c1[r] = bias ? _mm256_set1_ps(bias[r]) : _mm256_setzero_ps();
+        }
+    }
+    for (int p = 0; p < kc; p++) {
+        __m256 b0 = masked ? _mm256_maskload_ps(b, k0) : _mm256_loadu_ps(b);
+        __m256 b1 = masked ? _mm256_maskload_ps(b + 8, k1) : _mm256_loadu_ps(b + 8);
+#pragma GCC unroll 6
+        for (int r = 0; r < mr; r++) {
+            __m256 av = _mm256_broadcast_ss(a + r);
+            c0[r] = _mm256_fmadd_ps(av, b0, c0[r]);
+            c1[r] = _mm256_fmadd_ps(av, b1, c1[r]);
+        }
+        a += MR;
+        b += ldb;
+    }
+#pragma GCC unroll 6
+    for (int r = 0; r < mr; r++) {
+        float *cr = c + (long)r * ldc;
+        if (masked) {
+            _mm256_maskstore_ps(cr, k0, c0[r]);
+            _mm256_maskstore_ps(cr + 8, k1, c1[r]);
+        } else {
+            _mm256_storeu_ps(cr, c0[r]);
+            _mm256_storeu_ps(cr + 8, c1[r]);
+        }
+    }
+}
+
+static AVX2 void ukr2_any(int mr, int masked, int kc, const float *a, const float *b, long ldb, float *c, long ldc,
+                          int acc, const float *bias, __m256i k0, __m256i k1) {
+#define UKR2(R)                                                                                                 \
+    (masked ? ukr2(R, 1, kc, a, b, ldb, c, ldc, acc, bias, k0, k1) : ukr2(R, 0, kc, a, b, ldb, c, ldc, acc, bias, k0, k1))
+    switch (mr) {
+    case 6: UKR2(6); break;
+    case 5: UKR2(5); break;
+    case 4: UKR2(4); break;
+    case 3: UKR2(3); break;
+    case 2: UKR2(2); break;
+    default: UKR2(1); break;
+    }
+#undef UKR2
+}
+
+static AVX2 void gemm2(int m, int n, int k, const float *ap, const float *b, long ldb, float *c, long ldc,
+                       const float *bias) {
+    for (int pc = 0; pc < k; pc += KC) {
+        int kc = k - pc < KC ? k - pc : KC;
+        for (int ic = 0; ic < m; ic += MC) {
+            int mc = m - ic < MC ? m - ic : MC;
+            for (int j0 = 0; j0 < n; j0 += NR2) {
+                int nc = n - j0 < NR2 ? n - j0 : NR2;
+                __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+                __m256i k0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(nc), lane);
+                __m256i k1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(nc - 8), lane);
+                for (int ir = 0; ir < mc; ir += MR2) {
+                    int mr = mc - ir < MR2 ? mc - ir : MR2;
+                    int i = ic + ir; // a multiple of 6: sliver i / 12, half i % 12
+                    const float *as = ap + (long)(i / MR * MR) * k + (long)pc * MR + i % MR;
+                    ukr2_any(mr, nc < NR2, kc, as, b + (long)pc * ldb + j0, ldb, c + (long)i * ldc + j0, ldc, pc > 0,
+                             bias ? bias + i : 0, k0, k1);
+                }
+            }
+        }
+    }
+}
+
+int conv_gemm_available(void) { return gk_nn_isa() >= GK_ISA_AVX2; }
 
 int conv_gemm_f32(int m, int n, int k, const float *ap, const float *b, long ldb, float *c, long ldc,
                   const float *bias) {
@@ -115,6 +203,9 @@ int conv_gemm_f32(int m, int n, int k, const float *ap, const float *b, long ldb
             for (int j = 0; j < n; j++) c[(long)i * ldc + j] = bias ? bias[i] : 0;
         return 0;
     }
-    gemm(m, n, k, ap, b, ldb, c, ldc, bias);
+    if (gk_nn_isa() >= GK_ISA_AVX512)
+        gemm(m, n, k, ap, b, ldb, c, ldc, bias);
+    else
+        gemm2(m, n, k, ap, b, ldb, c, ldc, bias);
     return 0;
 }

@@ -4,8 +4,8 @@
 // (zero padded), the A operand of conv_gemm_f32.
 void conv_pack_w(const float *w, float *ap, int m, int k);
 // conv_gemm_f32: c[m][n] (row stride ldc) = A[m][k] x b[k][n] (row stride
-// ldb) + bias[m] (bias may be NULL), A packed by conv_pack_w. AVX-512 only:
-// returns -1 without touching c below the AVX-512 level (isa.h), else 0.
+// ldb) + bias[m] (bias may be NULL), A packed by conv_pack_w. AVX-512 or
+// AVX2+FMA: returns -1 without touching c below the AVX2 level (isa.h), else 0.
 int conv_gemm_f32(int m, int n, int k, const float *ap, const float *b, long ldb, float *c, long ldc,
                   const float *bias);
 int conv_gemm_available(void);

@@ -78,7 +78,7 @@ func testConvPackedRandom(t *testing.T, form int) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if usePackedConv(n, wt, g, 1, cin, cout) != form {
+		if usePackedConv(n, wt, g, 1, cin, cout, 1) != form {
 			t.Fatal("packed path not taken")
 		}
 		y := ir.NewTensor(ir.Float32, []int64{int64(nb), int64(cout), int64(g.out[1]), int64(g.out[2])})
@@ -125,10 +125,10 @@ func TestConvPackedCache(t *testing.T) {
 		t.Fatal("stale packing after the weight data changed")
 	}
 	g := &geom{rank: 2, in: [3]int{1, 5, 5}, k: [3]int{1, 3, 3}}
-	if usePackedConv(&ir.Node{Name: "c"}, w, g, 1, 3, 8) != packNone {
+	if usePackedConv(&ir.Node{Name: "c"}, w, g, 1, 3, 8, 1) != packNone {
 		t.Fatal("packed path taken for a non-constant weight")
 	}
-	if usePackedConv(constConvNode(nil, w), w, g, 2, 3, 8) != packNone {
+	if usePackedConv(constConvNode(nil, w), w, g, 2, 3, 8, 1) != packNone {
 		t.Fatal("packed path taken for group 2")
 	}
 }
