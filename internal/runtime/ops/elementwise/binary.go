@@ -305,7 +305,10 @@ func rowsBroadcastF32(ctx *opkernel.Ctx, code int, out, a, b *ir.Tensor) bool {
 		return false
 	}
 	d, x, y := out.F32(), a.F32(), b.F32()
-	opkernel.ParallelFor(ctx, rows, max(1, grain/n), func(s, e int) {
+	// Shared chunks, like the convs around it: squeeze-excite's channel scale
+	// runs between a depthwise conv and a 1x1 conv, both split that way, so
+	// each core mostly reads what it wrote.
+	opkernel.ParallelForShared(ctx, rows, max(1, grain/n), func(s, e int) {
 		if aFull {
 			f32BinaryRows(code, d[s*n:e*n], x[s*n:e*n], y[s:e], true, e-s, n)
 		} else {

@@ -184,14 +184,16 @@ func convPackedF32(ctx *opkernel.Ctx, g *geom, nb, c, m int, x, wp, b, z, y []fl
 	panels := (m + ir.PackNR - 1) / ir.PackNR
 	// Work items are (image, pixel tile, group of weight panels). With fewer
 	// tiles than threads (planes of 7x7 and 14x14) the threads split either
-	// the pixels or the output channels: the channels when the panels divide
-	// evenly enough, since then each thread streams only its share of the
-	// weights (a 160 -> 960 1x1 conv on 7x7 ran 36 + 13 pixels, each thread
-	// reading all 600 KB of weights: slower than one thread; by channels it
-	// is 1.8x faster).
+	// the pixels or the output channels. By pixels, each thread reads its
+	// share of the input and all the weights; by channels, all the input and
+	// its share of the weights: so channels when there are fewer pixels than
+	// channels and the panels divide evenly enough (a 160 -> 960 1x1 conv on
+	// 7x7 ran 36 + 13 pixels, each thread reading all 600 KB of weights:
+	// slower than one thread; by channels it is 1.8x faster; 672 -> 112 on
+	// 14x14 was 1.6x slower by channels than by pixels).
 	pgroups := 1
 	if tiles := (outVol + mt - 1) / mt; nb*tiles < threads {
-		if panels >= 4*threads || (panels >= threads && panels%threads == 0) {
+		if outVol < m && (panels >= 4*threads || (panels >= threads && panels%threads == 0)) {
 			pgroups = min(panels, 2*threads)
 		} else {
 			mt = max(12, (outVol+threads-1)/threads+11) / 12 * 12 // give every thread a tile
