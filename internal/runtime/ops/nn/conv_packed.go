@@ -154,8 +154,11 @@ func usePackedConv(n *ir.Node, w *ir.Tensor, g *geom, group, c, m, threads int) 
 //   - planes of 28x28 and more, and large kernels (the 7x7 stem): the
 //     sliver form, which needs no transpose, reads a 1x1 stride-1 conv's
 //     input in place and unfolds the others per tile (+5-50% at one thread;
-//     most on 3x3 at 56x56 and on the narrow mobilenet pointwise convs; at
-//     two threads also the strided ones: mobilenet's 3x3 stem 247 -> 177 us);
+//     most on 3x3 at 56x56 and on the narrow mobilenet pointwise convs).
+//     Strided convs there were even at one thread with the output in cache,
+//     but in a model the output is in memory, and the sliver GEMM prefetches
+//     its output lines (im2col + OpenBLAS does not): mobilenet's 3x3 stem
+//     0.54 -> 0.42 ms at one thread, 247 -> 177 us at two.
 //     Its AVX2 form (6 x 16 halves) against OpenBLAS Haswell, one thread:
 //     equal to 1.35x faster on the same shapes (mobilenet's 3x3 stem 546 ->
 //     433 us, 32 -> 16 on 112x112 189 -> 138 us);
@@ -168,7 +171,7 @@ func packedConvFaster(g *geom, c, m, threads int) int {
 		return packTransposed
 	case !convGEMMAvailable.Load():
 		return packNone
-	case outVol >= 784 && (threads > 1 || g.s[1] == 1 && g.s[2] == 1), g.kVol() >= 25:
+	case outVol >= 784, g.kVol() >= 25:
 		return packSlivers
 	}
 	return packNone

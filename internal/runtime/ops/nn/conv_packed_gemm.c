@@ -42,6 +42,13 @@ INLINE AVX512 void ukr(const int mr, int kc, const float *a, const float *b, lon
             c1[r] = _mm512_maskz_loadu_ps(m1, cr + 16);
         } else {
             c0[r] = c1[r] = bias ? _mm512_set1_ps(bias[r]) : _mm512_setzero_ps();
+            // The next column block of this row, for writing: the output
+            // rows are outVol apart, too many streams for the hardware
+            // prefetcher, so without it every line written to memory not in
+            // cache stalls on its read (16 -> 96 1x1 on 112x112 with a cold
+            // output: 528 -> 297 us; 273 with the output in cache).
+            __builtin_prefetch(cr + NR, 1, 3);
+            __builtin_prefetch(cr + NR + 16, 1, 3);
         }
     }
     for (int p = 0; p < kc; p++) {
@@ -127,6 +134,7 @@ INLINE AVX2 void ukr2(const int mr, const int masked, int kc, const float *a, co
             c1[r] = masked ? _mm256_maskload_ps(cr + 8, k1) : _mm256_loadu_ps(cr + 8);
         } else {
             c0[r] = c1[r] = bias ? _mm256_set1_ps(bias[r]) : _mm256_setzero_ps();
+            __builtin_prefetch(cr + NR2, 1, 3); // the next column block (see ukr)
         }
     }
     for (int p = 0; p < kc; p++) {
