@@ -193,10 +193,15 @@ func convPackedF32(ctx *opkernel.Ctx, g *geom, nb, c, m int, x, wp, b, z, y []fl
 	// channels and the panels divide evenly enough (a 160 -> 960 1x1 conv on
 	// 7x7 ran 36 + 13 pixels, each thread reading all 600 KB of weights:
 	// slower than one thread; by channels it is 1.8x faster; 672 -> 112 on
-	// 14x14 was 1.6x slower by channels than by pixels).
+	// 14x14 was 1.6x slower by channels than by pixels). Only 1x1 convs: one
+	// that needs im2col stays split by pixels (by channels, resnet50's 256 ->
+	// 256 3x3 stride 2 on 28x28 took 2.17 ms at two threads, 1.62 at one, by
+	// pixels 1.16; unfolding the plane once before the split did not help,
+	// since each thread then packs all of a deep im2col: 512 -> 512 3x3 on 7x7
+	// 1.2 ms by channels, 0.72 by pixels).
 	pgroups := 1
 	if tiles := (outVol + mt - 1) / mt; nb*tiles < threads {
-		if outVol < m && (panels >= 4*threads || (panels >= threads && panels%threads == 0)) {
+		if pointwise && outVol < m && (panels >= 4*threads || (panels >= threads && panels%threads == 0)) {
 			pgroups = min(panels, 2*threads)
 		} else {
 			mt = max(12, (outVol+threads-1)/threads+11) / 12 * 12 // give every thread a tile
