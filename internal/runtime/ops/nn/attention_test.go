@@ -144,7 +144,8 @@ func TestAttentionVsNaive(t *testing.T) {
 		{b: 3, hq: 2, hkv: 2, sq: 2, skv: 6, d: 8, dv: 8, causal: true, nonpad: true},
 		{b: 2, hq: 3, hkv: 3, sq: 6, skv: 5, d: 8, dv: 8, rank3: true, softcap: 2, scale: 0.3},
 		{b: 1, hq: 4, hkv: 2, sq: 33, skv: 40, d: 32, dv: 16, rank3: true, mask: "bool", maskShape: []int64{1, 4, 33, 30}},
-		{b: 2, hq: 2, hkv: 2, sq: 3, skv: 3, d: 4, dv: 4, mask: "bool", maskShape: []int64{3, 3}}, // some rows fully masked
+		{b: 2, hq: 2, hkv: 2, sq: 3, skv: 3, d: 4, dv: 4, mask: "bool", maskShape: []int64{3, 3}},      // some rows fully masked
+		{b: 1, hq: 2, hkv: 2, sq: 8, skv: 70, d: 16, dv: 16, mask: "float", maskShape: []int64{8, 70}}, // vector softmax, -inf lanes, tail of 6
 	}
 	for ci, c := range cases {
 		for _, threads := range []int{1, 2} {
@@ -237,4 +238,16 @@ func TestAttentionVsNaive(t *testing.T) {
 			})
 		}
 	}
+}
+
+// BenchmarkAttentionBert: one bert_base layer's attention (batch 1, 128
+// tokens, 12 heads of 64, [B, S, H*D] inputs, an additive key mask).
+func BenchmarkAttentionBert(b *testing.B) {
+	rng := rand.New(rand.NewSource(1))
+	const S, H, D = 128, 12, 64
+	q, k, v := randTensor(rng, 1, S, H*D), randTensor(rng, 1, S, H*D), randTensor(rng, 1, S, H*D)
+	mask := ir.NewTensor(ir.Float32, []int64{1, 1, 1, S})
+	y := ir.NewTensor(ir.Float32, []int64{1, S, H * D})
+	n := &ir.Node{Name: "bench", Op: "Attention", Attrs: ir.Attrs{"q_num_heads": ir.IntAttr(H), "kv_num_heads": ir.IntAttr(H)}}
+	benchOp(b, attention, n, []*ir.Tensor{q, k, v, mask}, y, float64(2*2*H*S*S*D))
 }
