@@ -161,10 +161,10 @@ func ParallelFor(ctx *Ctx, n, grain int, body func(start, end int)) {
 
 // ParallelForShared is ParallelFor for loops whose items are cheap to start
 // and may differ in cost (conv tiles, depthwise planes): the range goes in up
-// to four chunks per thread, each a multiple of grain items, claimed as threads become free, so a worker that
-// starts late or an uneven item does not leave the others waiting at the
-// end (with one chunk per thread, a worker that woke 10 us late made the
-// caller wait for its whole chunk).
+// to four chunks per thread, each a multiple of grain items, claimed as
+// threads become free, so a worker that starts late or an uneven item does
+// not leave the others waiting at the end (with one chunk per thread, a
+// worker that woke 10 us late made the caller wait for its whole chunk).
 func ParallelForShared(ctx *Ctx, n, grain int, body func(start, end int)) {
 	parallelFor(ctx, n, grain, 4, body)
 }
