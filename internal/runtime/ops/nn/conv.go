@@ -4,7 +4,6 @@ package nn
 #cgo CFLAGS: -O3 -std=gnu11
 #include "kernels.h"
 #include "dwconv_rows.h"
-#include "conv_packed_tile.h"
 */
 import "C"
 
@@ -129,7 +128,7 @@ func convF32(ctx *opkernel.Ctx, g *geom, nb, c, m, group int, x, w, b, z, y []fl
 		})
 		return
 	}
-	pointwise := kVol == 1 && g.s == [3]int{1, 1, 1} && g.pb == [3]int{} && g.pe == [3]int{}
+	pointwise := g.pointwise()
 	kk := cg * kVol
 	// The output of a group, [mg, outVol], goes in blocks of rows x column
 	// tiles, one parallel loop over all blocks: each block gets its bias, its
@@ -144,8 +143,7 @@ func convF32(ctx *opkernel.Ctx, g *geom, nb, c, m, group int, x, w, b, z, y []fl
 	if threads > 1 && tiles < 2*threads {
 		tiles = max(tiles, min(2*threads, outVol/128))
 	}
-	tile := min(outVol, ((outVol+tiles-1)/tiles+15)&^15)
-	tiles = (outVol + tile - 1) / tile
+	tile, tiles := evenTiles(outVol, tiles)
 	rowBlock := mg
 	if threads > 1 && tiles < 2*threads {
 		splits := min((mg+15)/16, (2*threads+tiles-1)/tiles)
@@ -192,9 +190,7 @@ func convF32(ctx *opkernel.Ctx, g *geom, nb, c, m, group int, x, w, b, z, y []fl
 					}
 					bsrc, ldb := src[n0:], ldSrc
 					if tileUnfold {
-						C.im2col_tile_f32(cf(xg), cf(tcol), C.int(cg), C.int(g.in[1]), C.int(g.in[2]), C.int(g.k[1]), C.int(g.k[2]),
-							C.int(g.s[1]), C.int(g.s[2]), C.int(g.pb[1]), C.int(g.pb[2]), C.int(g.d[1]), C.int(g.d[2]),
-							C.int(g.out[2]), C.int(n0), C.int(nt), C.int(nt))
+						im2colTile(g, xg, tcol, cg, n0, nt, nt)
 						bsrc, ldb = tcol, nt
 					}
 					sgemm(false, false, rows, nt, kk, 1, wg[r0*kk:], kk, bsrc, ldb, beta, yb, outVol)
@@ -203,6 +199,14 @@ func convF32(ctx *opkernel.Ctx, g *geom, nb, c, m, group int, x, w, b, z, y []fl
 			})
 		}
 	}
+}
+
+// evenTiles cuts n output columns into about parts tiles of one width, a
+// multiple of 16 (the last tile may be shorter), and returns the width and
+// the tile count.
+func evenTiles(n, parts int) (width, count int) {
+	width = min(n, ((n+parts-1)/parts+15)&^15)
+	return width, (n + width - 1) / width
 }
 
 // convTileCols is the widest column tile of the im2col + GEMM path for mg

@@ -181,7 +181,7 @@ func packedConvFaster(g *geom, c, m, threads int) int {
 // z is the residual (laid out as y; nil: none), added in the transpose.
 func convPackedF32(ctx *opkernel.Ctx, g *geom, nb, c, m int, x, wp, b, z, y []float32, act int64) error {
 	inVol, outVol, kk := g.inVol(), g.outVol(), c*g.kVol()
-	pointwise := g.kVol() == 1 && g.s == [3]int{1, 1, 1} && g.pb == [3]int{} && g.pe == [3]int{}
+	pointwise := g.pointwise()
 	mt := packedConvTile
 	threads := ctx.NumThreads()
 	panels := (m + ir.PackNR - 1) / ir.PackNR
@@ -226,9 +226,7 @@ func convPackedF32(ctx *opkernel.Ctx, g *geom, nb, c, m int, x, wp, b, z, y []fl
 			xb := x[bi*c*inVol:]
 			a, lda := &xb[p0], outVol
 			if !pointwise {
-				C.im2col_tile_f32(cf(xb), cf(col), C.int(c), C.int(g.in[1]), C.int(g.in[2]), C.int(g.k[1]), C.int(g.k[2]),
-					C.int(g.s[1]), C.int(g.s[2]), C.int(g.pb[1]), C.int(g.pb[2]), C.int(g.d[1]), C.int(g.d[2]),
-					C.int(g.out[2]), C.int(p0), C.int(rows), C.int(rows))
+				im2colTile(g, xb, col, c, p0, rows, rows)
 				a, lda = &col[0], rows
 			}
 			if C.packed_sgemm(C.int(rows), C.int(m), C.int(kk), (*C.float)(unsafe.Pointer(a)), C.int(lda), 1,
@@ -247,6 +245,14 @@ func convPackedF32(ctx *opkernel.Ctx, g *geom, nb, c, m int, x, wp, b, z, y []fl
 	return nil
 }
 
+// im2colTile unfolds output pixels [p0, p0+rows) of a 2-D conv over c
+// channels of x into col [c*kVol][ld] (im2col_tile_f32).
+func im2colTile(g *geom, x, col []float32, c, p0, rows, ld int) {
+	C.im2col_tile_f32(cf(x), cf(col), C.int(c), C.int(g.in[1]), C.int(g.in[2]), C.int(g.k[1]), C.int(g.k[2]),
+		C.int(g.s[1]), C.int(g.s[2]), C.int(g.pb[1]), C.int(g.pb[2]), C.int(g.d[1]), C.int(g.d[2]),
+		C.int(g.out[2]), C.int(p0), C.int(rows), C.int(ld))
+}
+
 // convSliversTile is the number of output pixels per tile of the sliver path
 // (8 micro-kernel panels).
 const convSliversTile = 256
@@ -262,16 +268,14 @@ const convSliversLd = convSliversTile + 16
 // tile.
 func convSliversF32(ctx *opkernel.Ctx, g *geom, nb, c, m int, x, ap, b, z, y []float32, act int64) error {
 	inVol, outVol, kk := g.inVol(), g.outVol(), c*g.kVol()
-	pointwise := g.kVol() == 1 && g.s == [3]int{1, 1, 1} && g.pb == [3]int{} && g.pe == [3]int{}
+	pointwise := g.pointwise()
 	mt := convSliversTile
 	tiles := (outVol + mt - 1) / mt
 	if threads := ctx.NumThreads(); threads > 1 && nb == 1 && tiles < 4*threads {
 		// Few tiles: make them equal and their count a multiple of the
 		// threads (a 28x28 plane was 3 full tiles and one of 16 pixels, so
 		// one thread did 512 pixels and the other 272).
-		per := (tiles + threads - 1) / threads * threads
-		mt = min(convSliversTile, ((outVol+per-1)/per+15)&^15)
-		tiles = (outVol + mt - 1) / mt
+		mt, tiles = evenTiles(outVol, (tiles+threads-1)/threads*threads)
 	}
 	var fail atomic.Bool
 	opkernel.ParallelForShared(ctx, nb*tiles, 1, func(s, e int) {
@@ -287,9 +291,7 @@ func convSliversF32(ctx *opkernel.Ctx, g *geom, nb, c, m int, x, ap, b, z, y []f
 			xb := x[bi*c*inVol:]
 			src, ldb := &xb[p0], outVol
 			if !pointwise {
-				C.im2col_tile_f32(cf(xb), cf(col), C.int(c), C.int(g.in[1]), C.int(g.in[2]), C.int(g.k[1]), C.int(g.k[2]),
-					C.int(g.s[1]), C.int(g.s[2]), C.int(g.pb[1]), C.int(g.pb[2]), C.int(g.d[1]), C.int(g.d[2]),
-					C.int(g.out[2]), C.int(p0), C.int(rows), C.int(convSliversLd))
+				im2colTile(g, xb, col, c, p0, rows, convSliversLd)
 				src, ldb = &col[0], convSliversLd
 			}
 			if C.conv_gemm_f32(C.int(m), C.int(rows), C.int(kk), cf(ap), (*C.float)(unsafe.Pointer(src)), C.long(ldb),

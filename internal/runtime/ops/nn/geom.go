@@ -18,6 +18,12 @@ func (g *geom) inVol() int  { return g.in[0] * g.in[1] * g.in[2] }
 func (g *geom) outVol() int { return g.out[0] * g.out[1] * g.out[2] }
 func (g *geom) kVol() int   { return g.k[0] * g.k[1] * g.k[2] }
 
+// pointwise: a 1x1 window, stride 1, no padding, so the conv reads its
+// input in place (no im2col).
+func (g *geom) pointwise() bool {
+	return g.kVol() == 1 && g.s == [3]int{1, 1, 1} && g.pb == [3]int{} && g.pe == [3]int{}
+}
+
 // windowAttrs reads kernel_shape/strides/dilations/pads/auto_pad for a
 // sliding-window op over the spatial dims inSp with the given kernel
 // (kernel_shape wins when present) and computes pads and output sizes;
