@@ -8,6 +8,7 @@ package nn
 import "C"
 
 import (
+	"runtime"
 	"slices"
 	"unsafe"
 
@@ -58,7 +59,8 @@ func conv(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 		if useWinograd(n, w, g, group, c, m) {
 			nr := winoNR()
 			if u := winoWeights(w, c, m, nr); u != nil {
-				convWinoF32(ctx, g, nb, c, m, nr, x.F32(), u, slice[float32](b), slice[float32](z), y.F32(), act)
+				convWinoF32(ctx, g, nb, c, m, nr, x.F32(), u.data, slice[float32](b), slice[float32](z), y.F32(), act)
+				runtime.KeepAlive(u) // its cleanup unmaps u.data
 				return nil
 			}
 		}
@@ -68,7 +70,9 @@ func conv(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 				if form == packSlivers {
 					run = convSliversF32
 				}
-				if err := run(ctx, g, nb, c, m, x.F32(), wp, slice[float32](b), slice[float32](z), y.F32(), act); err != nil {
+				err := run(ctx, g, nb, c, m, x.F32(), wp.data, slice[float32](b), slice[float32](z), y.F32(), act)
+				runtime.KeepAlive(wp) // its cleanup unmaps wp.data
+				if err != nil {
 					return errf(n, "%v", err)
 				}
 				return nil

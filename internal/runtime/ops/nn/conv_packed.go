@@ -49,6 +49,10 @@ var packedConvMode atomic.Int32
 // or AVX2; set by isa.go whenever the level changes).
 var convGEMMAvailable atomic.Bool
 
+// packedConvEntry is one packed weight. Its data lives in a mapping of its
+// own (hugeFloats) that is unmapped once the entry is unreachable, so a conv
+// keeps the entry alive (runtime.KeepAlive) while it runs on data: the
+// cache may drop or replace the entry meanwhile.
 type packedConvEntry struct {
 	src        *float32 // data the packing was made from (a tensor's Data may be replaced)
 	k, m, form int
@@ -66,25 +70,24 @@ var packedConvCache = struct {
 
 // packedConvWeights returns w [m, k] packed in the given form, packing it at
 // first use; nil when the cap is reached.
-func packedConvWeights(w *ir.Tensor, k, m, form int) []float32 {
-	size := ir.PackedLen(k, m, ir.PackNR) * 4
+func packedConvWeights(w *ir.Tensor, k, m, form int) *packedConvEntry {
+	n := ir.PackedLen(k, m, ir.PackNR)
 	if form == packSlivers {
-		size = (m + 11) / 12 * 12 * k * 4
+		n = (m + 11) / 12 * 12 * k
 	}
-	return cachedConvWeights(w, k, m, form, size, func(wf []float32) []float32 {
+	return cachedConvWeights(w, k, m, form, n, func(wf, data []float32) {
 		if form == packSlivers {
-			data := make([]float32, size/4)
 			C.conv_pack_w(cf(wf), cf(data), C.int(m), C.int(k))
-			return data
+			return
 		}
-		return ir.PackB(wf[:k*m], k, m, ir.PackNR, true)
+		ir.PackBInto(data, wf[:k*m], k, m, ir.PackNR, true)
 	})
 }
 
 // cachedConvWeights returns the cached transform of w [m, k] in the given
-// form (size bytes), made by pack from w's data at first use (or when the
-// data was replaced); nil when the cap is reached.
-func cachedConvWeights(w *ir.Tensor, k, m, form, size int, pack func(wf []float32) []float32) []float32 {
+// form (n floats), written by pack from w's data into zeroed memory at first
+// use (or when the data was replaced); nil when the cap is reached.
+func cachedConvWeights(w *ir.Tensor, k, m, form, n int, pack func(wf, data []float32)) *packedConvEntry {
 	wf := w.F32()
 	if len(wf) < k*m || k*m == 0 {
 		return nil
@@ -95,21 +98,23 @@ func cachedConvWeights(w *ir.Tensor, k, m, form, size int, pack func(wf []float3
 	defer c.Unlock()
 	e, seen := c.m[key]
 	if seen && e.src == &wf[0] && e.k == k && e.m == m && e.form == form {
-		return e.data
+		return e
 	}
 	old := 0
 	if seen {
 		old = len(e.data) * 4
 	}
-	if c.bytes-old+size > packedConvMaxBytes {
+	if c.bytes-old+n*4 > packedConvMaxBytes {
 		return nil
 	}
-	data := pack(wf)
+	e = &packedConvEntry{src: &wf[0], k: k, m: m, form: form}
+	e.data = hugeFloats(e, n)
+	pack(wf, e.data)
 	// The packed copy is what runs from now on: drop the original's pages when
 	// it lies in the model file's mapping (read back from the file if needed).
 	ir.ReleaseMapped(w.Data)
-	c.bytes += size - old
-	c.m[key] = &packedConvEntry{src: &wf[0], k: k, m: m, form: form, data: data}
+	c.bytes += n*4 - old
+	c.m[key] = e
 	if !seen {
 		runtime.AddCleanup(w, func(key weak.Pointer[ir.Tensor]) {
 			c.Lock()
@@ -120,7 +125,7 @@ func cachedConvWeights(w *ir.Tensor, k, m, form, size int, pack func(wf []float3
 			c.Unlock()
 		}, key)
 	}
-	return data
+	return e
 }
 
 // usePackedConv says which packed path runs this conv (packNone: the

@@ -113,14 +113,14 @@ func testConvPackedRandom(t *testing.T, form int) {
 func TestConvPackedCache(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	w := randTensor(rng, 8, 3, 3, 3)
-	p1 := packedConvWeights(w, 27, 8, packTransposed)
-	p2 := packedConvWeights(w, 27, 8, packTransposed)
+	p1 := packedConvWeights(w, 27, 8, packTransposed).data
+	p2 := packedConvWeights(w, 27, 8, packTransposed).data
 	if p1 == nil || &p1[0] != &p2[0] {
 		t.Fatal("packing not cached")
 	}
 	w.Data = append([]byte(nil), w.Data...)
 	w.F32()[0] += 1
-	p3 := packedConvWeights(w, 27, 8, packTransposed)
+	p3 := packedConvWeights(w, 27, 8, packTransposed).data
 	if &p3[0] == &p1[0] || p3[0] != w.F32()[0] {
 		t.Fatal("stale packing after the weight data changed")
 	}

@@ -94,10 +94,9 @@ var winoG = [6][3]float64{
 
 // winoPack transforms w [m][c][3][3] into U = G g G^T laid out for the
 // GEMMs: [36][mp/nr][cp][nr], channels padded with zeros to cp (a multiple
-// of 16) and mp (a multiple of nr).
-func winoPack(w []float32, c, m, nr int) []float32 {
+// of 16) and mp (a multiple of nr); u arrives zeroed.
+func winoPack(w, u []float32, c, m, nr int) {
 	cp, mp := winoCp(c), (m+nr-1)/nr*nr
-	u := make([]float32, 36*mp*cp)
 	panels := mp / nr
 	for oc := range m {
 		p, l := oc/nr, oc%nr
@@ -117,7 +116,6 @@ func winoPack(w []float32, c, m, nr int) []float32 {
 			}
 		}
 	}
-	return u
 }
 
 func winoCp(c int) int { return (c + 15) / 16 * 16 }
@@ -125,9 +123,9 @@ func winoCp(c int) int { return (c + 15) / 16 * 16 }
 // winoWeights returns w's Winograd transform for panels of nr, made at first
 // use and held in packedConvCache under its cap; nil when the cap is
 // reached.
-func winoWeights(w *ir.Tensor, c, m, nr int) []float32 {
-	size := 36 * ((m + nr - 1) / nr * nr) * winoCp(c) * 4
-	return cachedConvWeights(w, 9*c, m, packWino+nr, size, func(wf []float32) []float32 { return winoPack(wf, c, m, nr) })
+func winoWeights(w *ir.Tensor, c, m, nr int) *packedConvEntry {
+	n := 36 * ((m + nr - 1) / nr * nr) * winoCp(c)
+	return cachedConvWeights(w, 9*c, m, packWino+nr, n, func(wf, u []float32) { winoPack(wf, u, c, m, nr) })
 }
 
 // Blocking of convWinoF32 (see BenchmarkConvWinograd): a task takes bands

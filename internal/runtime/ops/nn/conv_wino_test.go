@@ -234,13 +234,13 @@ func TestConvWinogradCache(t *testing.T) {
 	}
 	rng := rand.New(rand.NewSource(1))
 	w := randTensor(rng, 8, 3, 3, 3)
-	u1, u2 := winoWeights(w, 3, 8, winoNR()), winoWeights(w, 3, 8, winoNR())
+	u1, u2 := winoWeights(w, 3, 8, winoNR()).data, winoWeights(w, 3, 8, winoNR()).data
 	if u1 == nil || &u1[0] != &u2[0] {
 		t.Fatal("transform not cached")
 	}
 	w.Data = append([]byte(nil), w.Data...)
 	w.F32()[0] += 1
-	if u3 := winoWeights(w, 3, 8, winoNR()); &u3[0] == &u1[0] {
+	if u3 := winoWeights(w, 3, 8, winoNR()).data; &u3[0] == &u1[0] {
 		t.Fatal("stale transform after the weight data changed")
 	}
 	g56 := &geom{rank: 2, out: [3]int{1, 56, 56}}

@@ -17,7 +17,7 @@ import (
 func BenchmarkPackedVsBLAS(b *testing.B) {
 	shapes := [][3]int{ // M, K, N
 		{128, 768, 768}, {128, 768, 2304}, {128, 768, 3072}, {128, 3072, 768},
-		{64, 768, 768}, {64, 768, 2304}, {64, 768, 3072}, {64, 3072, 768}, {64, 768, 50257},
+		{64, 768, 768}, {64, 768, 2304}, {64, 768, 3072}, {64, 3072, 768}, {64, 768, 50257}, {64, 512, 8192}, {64, 512, 8160},
 	}
 	for _, s := range shapes {
 		m, k, n := s[0], s[1], s[2]
@@ -45,7 +45,7 @@ func BenchmarkPackedVsBLAS(b *testing.B) {
 //
 //	OPENBLAS_CORETYPE=SkylakeX go test -run XXX -bench PackedCold ./internal/runtime/ops/nn/
 func BenchmarkPackedCold(b *testing.B) {
-	shapes := [][3]int{{128, 768, 768}, {128, 768, 3072}, {128, 3072, 768}, {64, 768, 2304}}
+	shapes := [][3]int{{128, 768, 768}, {128, 768, 3072}, {128, 3072, 768}, {64, 768, 2304}, {64, 512, 8192}, {64, 512, 8160}}
 	for _, s := range shapes {
 		m, k, n := s[0], s[1], s[2]
 		rng := rand.New(rand.NewSource(1))
@@ -55,12 +55,19 @@ func BenchmarkPackedCold(b *testing.B) {
 		copies := max(2, (96<<20)/(4*len(packed))) // > 96 MiB in all: never cached
 		stride := (len(packed) + 16) * 4           // bytes; a multiple of 64
 		buf := make([]byte, copies*stride+64)      // large: page aligned
+		hf := hugeFloats(&buf, (copies*stride+64)/4)
+		hbuf := unsafe.Slice((*byte)(unsafe.Pointer(&hf[0])), len(hf)*4)
 		flops := 2 * float64(m) * float64(k) * float64(n)
 		for _, align := range []struct {
 			name string
 			off  int
-		}{{"aligned", 0}, {"unaligned", 7}} {
+			huge bool
+		}{{"aligned", 0, false}, {"unaligned", 7, false}, {"huge", 0, true}} {
 			ins := make([][]*ir.Tensor, copies)
+			buf := buf
+			if align.huge {
+				buf = hbuf
+			}
 			for c := range copies {
 				o := c*stride + align.off
 				copy(unsafe.Slice((*float32)(unsafe.Pointer(&buf[o])), len(packed)), packed)

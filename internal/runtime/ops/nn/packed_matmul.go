@@ -73,15 +73,8 @@ func prepareMatMul(p *opkernel.Prep, n *ir.Node) (opkernel.Func, error) {
 // weights neither raise the GC's heap goal (which would let garbage grow by
 // as much) nor get scanned. The Go heap is the fallback.
 func newPackedWeight(b *ir.Tensor, k, n int, transB bool) *packedWeight {
-	size := ir.PackedLen(k, n, ir.PackNR)
 	w := &packedWeight{src: b, k: k, n: n, nr: ir.PackNR}
-	if mem, err := syscall.Mmap(-1, 0, size*4, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON); err == nil {
-		w.data = unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(mem))), size)
-		unmap := munmapPacked
-		runtime.AddCleanup(w, func(m []byte) { unmap(m) }, mem)
-	} else {
-		w.data = make([]float32, size)
-	}
+	w.data = hugeFloats(w, ir.PackedLen(k, n, ir.PackNR))
 	ir.PackBInto(w.data, b.F32()[:k*n], k, n, ir.PackNR, transB)
 	return w
 }
