@@ -188,6 +188,12 @@ func packedGEMM(ctx *opkernel.Ctx, m, n, k int, a []float32, lda int, transA boo
 	switch {
 	case threads <= 1 || m*n*k < 2*minParallelFMAs:
 		call(0, m, 0, panels)
+	case panels >= 32*threads:
+		// Many panels (gpt_small's lm_head: 256, bert's FFN: 96): shared
+		// chunks of at least 8 panels, so a worker that starts late does
+		// not hold the caller up for half of B, while the A packing that
+		// each chunk redoes stays small next to its 8 panels of GEMM.
+		opkernel.ParallelForShared(ctx, panels, max(8, minParallelFMAs/max(work, 1)), func(p0, p1 int) { call(0, m, p0, p1) })
 	case panels >= 2*threads || m < 24:
 		opkernel.ParallelFor(ctx, panels, max(1, minParallelFMAs/max(work, 1)), func(p0, p1 int) { call(0, m, p0, p1) })
 	default: // few, tall panels: split rows in multiples of the 12-row micro-kernel
