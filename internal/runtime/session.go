@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"gkconv/internal/ir"
@@ -50,6 +51,15 @@ type Session struct {
 	prepBytes   int64 // their bytes
 
 	kernels []KernelBinding // how each fused kernel was bound, in graph order
+
+	// Output buffers (Recycle): issued holds the data of the output
+	// tensors the latest Run allocated that the caller has not given back
+	// (only the latest, so a session whose caller never recycles holds no
+	// old outputs); spare the given-back buffers the next Run writes its
+	// outputs into.
+	outMu  sync.Mutex
+	issued map[*byte]bool
+	spare  [][]byte
 
 	// subs holds, per control-flow node index, a session per body
 	// (control.go), an empty map for the sequence ops (sequence.go); nil
@@ -196,6 +206,9 @@ func (s *Session) run(inputs []*ir.Tensor, check bool) ([]*ir.Tensor, error) {
 	if len(inputs) != len(g.Inputs) {
 		return nil, fmt.Errorf("model has %d input(s), %d given", len(g.Inputs), len(inputs))
 	}
+	s.outMu.Lock()
+	clear(s.issued)
+	s.outMu.Unlock()
 	vals := make([]*ir.Tensor, len(s.lastUse))
 	bufs := make([]*buffer, len(s.lastUse))
 	for i, v := range g.Inputs {
@@ -274,7 +287,7 @@ func (s *Session) run(inputs []*ir.Tensor, check bool) ([]*ir.Tensor, error) {
 			if os.DType == ir.String {
 				t = ir.NewTensor(ir.String, os.Shape)
 			} else if s.pinned[oi] {
-				t = ir.NewTensor(os.DType, os.Shape)
+				t = s.outputTensor(os.DType, os.Shape)
 			} else {
 				b := &buffer{data: s.pool.get(int(cnt) * os.DType.Size()), refs: 1}
 				bufs[oi] = b
@@ -316,6 +329,54 @@ func (s *Session) run(inputs []*ir.Tensor, check bool) ([]*ir.Tensor, error) {
 		}
 	}
 	return res, nil
+}
+
+// outputTensor is a zeroed tensor for a graph output: in a buffer given back
+// by Recycle when one is large enough, else newly allocated.
+func (s *Session) outputTensor(dt ir.DType, shape []int64) *ir.Tensor {
+	size := int(ir.NumElements(shape)) * dt.Size()
+	s.outMu.Lock()
+	defer s.outMu.Unlock()
+	if s.issued == nil {
+		s.issued = map[*byte]bool{}
+	}
+	var data []byte
+	for i, b := range s.spare {
+		if cap(b) >= size {
+			data = b[:size]
+			clear(data)
+			s.spare = append(s.spare[:i], s.spare[i+1:]...)
+			break
+		}
+	}
+	if data == nil {
+		data = make([]byte, size)
+	}
+	if size > 0 {
+		s.issued[&data[0]] = true
+	}
+	return &ir.Tensor{DType: dt, Shape: append([]int64{}, shape...), Data: data}
+}
+
+// Recycle gives back output tensors of the latest Run that the caller no
+// longer reads: the next Run writes its outputs into their memory instead
+// of allocating new (a loop of Runs otherwise allocates its outputs every
+// time, e.g. gpt_small's 2 MiB of logits, and the garbage collector and
+// the fresh pages cost more than the copy-free reuse saves). Tensors that
+// are not outputs this session allocated (a graph input or constant
+// returned as an output, one already given back, or one from an earlier
+// Run) are ignored.
+func (s *Session) Recycle(ts []*ir.Tensor) {
+	s.outMu.Lock()
+	defer s.outMu.Unlock()
+	for _, t := range ts {
+		if t == nil || len(t.Data) == 0 || !s.issued[&t.Data[0]] {
+			continue
+		}
+		delete(s.issued, &t.Data[0])
+		s.spare = append(s.spare, t.Data)
+		t.Data = nil // the caller's tensor no longer reaches the buffer
+	}
 }
 
 // released returns to the pool the buffers whose last reader was node ni,
