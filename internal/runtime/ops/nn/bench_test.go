@@ -158,8 +158,12 @@ var mobilenetPW = []struct{ cin, cout, hw int64 }{
 // BenchmarkMobileNetPW runs them with constant weights, so the path the
 // model takes (the packed forms included) runs; ConvPackedVsBLAS compares
 // the paths.
-func BenchmarkMobileNetPW(b *testing.B) {
-	for _, c := range mobilenetPW {
+func BenchmarkMobileNetPW(b *testing.B) { benchPointwise(b, mobilenetPW) }
+
+// benchPointwise runs 1x1 convs (input, output channels, plane side) with
+// constant weights and a bias.
+func benchPointwise(b *testing.B, shapes []struct{ cin, cout, hw int64 }) {
+	for _, c := range shapes {
 		b.Run(fmt.Sprintf("%dto%d_%dx%d", c.cin, c.cout, c.hw, c.hw), func(b *testing.B) {
 			rng := rand.New(rand.NewSource(1))
 			x, w, bias := randTensor(rng, 1, c.cin, c.hw, c.hw), randTensor(rng, c.cout, c.cin, 1, 1), randTensor(rng, c.cout)
@@ -191,3 +195,11 @@ func BenchmarkEfficientNetDW(b *testing.B) {
 		})
 	}
 }
+
+// efficientnet_b0's 1x1 convs of its 7x7 stage: expand, project, and the
+// squeeze-excite pair on the pooled 1x1 plane (input, output channels, side).
+var efficientnetPW = []struct{ cin, cout, hw int64 }{
+	{192, 1152, 7}, {1152, 192, 7}, {1152, 48, 1}, {48, 1152, 1}, {1152, 320, 7},
+}
+
+func BenchmarkEfficientNetPW(b *testing.B) { benchPointwise(b, efficientnetPW) }
