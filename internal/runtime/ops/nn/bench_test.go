@@ -203,3 +203,42 @@ var efficientnetPW = []struct{ cin, cout, hw int64 }{
 }
 
 func BenchmarkEfficientNetPW(b *testing.B) { benchPointwise(b, efficientnetPW) }
+
+// BenchmarkConvColdWeights runs 1x1 convs as a model does: every call with
+// another weight tensor (copies cycled through more than 64 MiB, each packed
+// on its first use), so the packed weights come from DRAM; "hot" reuses one.
+// The gap is what weight streaming costs a conv in a model.
+func BenchmarkConvColdWeights(b *testing.B) {
+	for _, c := range []struct{ cin, cout, hw int64 }{{192, 1152, 7}, {1152, 192, 7}, {96, 576, 14}, {1024, 256, 14}} {
+		rng := rand.New(rand.NewSource(1))
+		x, bias := randTensor(rng, 1, c.cin, c.hw, c.hw), randTensor(rng, c.cout)
+		y := ir.NewTensor(ir.Float32, []int64{1, c.cout, c.hw, c.hw})
+		copies := max(2, int((64<<20)/(4*c.cin*c.cout)))
+		nodes := make([]*ir.Node, copies)
+		ins := make([][]*ir.Tensor, copies)
+		for i := range copies {
+			w := randTensor(rng, c.cout, c.cin, 1, 1)
+			nodes[i], ins[i] = constConvNode(ir.Attrs{}, w), []*ir.Tensor{x, w, bias}
+		}
+		flops := float64(2 * c.cin * c.cout * c.hw * c.hw)
+		for _, cold := range []bool{false, true} {
+			b.Run(fmt.Sprintf("%dto%d_%dx%d/cold=%v", c.cin, c.cout, c.hw, c.hw, cold), func(b *testing.B) {
+				ctx := &opkernel.Ctx{Threads: benchThreads()}
+				for i := range copies { // pack every copy before timing
+					if err := conv(ctx, nodes[i], ins[i], []*ir.Tensor{y}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					j := 0
+					if cold {
+						j = i % copies
+					}
+					_ = conv(ctx, nodes[j], ins[j], []*ir.Tensor{y})
+				}
+				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}
