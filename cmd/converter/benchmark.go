@@ -109,10 +109,11 @@ type benchResult struct {
 }
 
 type profileRow struct {
-	Node  string  `json:"node"`
-	Op    string  `json:"op"`
-	Ms    float64 `json:"ms_per_run"`
-	Share float64 `json:"share"`
+	Node     string  `json:"node"`
+	Op       string  `json:"op"`
+	Ms       float64 `json:"ms_per_run"`
+	MedianMs float64 `json:"median_ms"`
+	Share    float64 `json:"share"`
 }
 
 func benchmark(cmd *cobra.Command, f *benchFlags) (err error) {
@@ -233,15 +234,15 @@ func benchmark(cmd *cobra.Command, f *benchFlags) (err error) {
 		for _, p := range prof {
 			total += p.PerRun
 		}
-		fmt.Printf("%-48s %-16s %10s %7s\n", "node", "op", "ms/run", "share")
+		fmt.Printf("%-48s %-16s %10s %10s %7s\n", "node", "op", "ms/run", "median ms", "share")
 		for _, p := range prof {
 			share := 0.0
 			if total > 0 {
 				share = float64(p.PerRun) / float64(total)
 			}
-			row := profileRow{p.Node, p.Op, float64(p.PerRun.Nanoseconds()) / 1e6, share}
+			row := profileRow{p.Node, p.Op, float64(p.PerRun.Nanoseconds()) / 1e6, float64(p.Median.Nanoseconds()) / 1e6, share}
 			res.Profile = append(res.Profile, row)
-			fmt.Printf("%-48s %-16s %10.4f %6.1f%%\n", trunc(p.Node, 48), p.Op, row.Ms, 100*share)
+			fmt.Printf("%-48s %-16s %10.4f %10.4f %6.1f%%\n", trunc(p.Node, 48), p.Op, row.Ms, row.MedianMs, 100*share)
 		}
 	}
 

@@ -93,7 +93,7 @@ func (s *Session) runControl(ni int, n *ir.Node, in []*ir.Tensor, vals []*ir.Ten
 		}
 	}
 	if s.prof {
-		s.times[ni] += time.Since(start)
+		s.timed(ni, time.Since(start))
 	}
 	for k, o := range n.Outputs {
 		if o != nil {

@@ -13,19 +13,9 @@ import (
 // session never writes into memory it does not own; only the latest Run's
 // outputs are taken back.
 func TestRecycleOutputs(t *testing.T) {
-	x := input("x", ir.Float32, 3)
-	g := ir.NewGraph("main")
-	g.Inputs = []*ir.Value{x}
-	k := g.AddConst("k", ir.Float32Tensor([]int64{3}, 10, 20, 30))
-	neg := g.AddNode("neg", "Neg", []*ir.Value{x}, "y").Outputs[0]
-	g.Outputs = []*ir.Value{neg, x, k}
-	if err := ir.InferShapes(g); err != nil {
-		t.Fatal(err)
-	}
-	s, err := NewSession(g, Options{Threads: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := negSession(t, Options{Threads: 1}, func(g *ir.Graph, x, neg *ir.Value) []*ir.Value {
+		return []*ir.Value{neg, x, g.AddConst("k", ir.Float32Tensor([]int64{3}, 10, 20, 30))}
+	})
 	xs := ir.Float32Tensor([]int64{3}, 1, 2, 3)
 	out, err := s.Run([]*ir.Tensor{xs})
 	if err != nil {

@@ -6,6 +6,7 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -44,7 +45,8 @@ type Session struct {
 	pool    *pool
 	prof    bool
 	visit   func(n *ir.Node, in, out []*ir.Tensor) error
-	times   []time.Duration // per node, summed over runs
+	times   []time.Duration   // per node, summed over runs
+	samples [][]time.Duration // per node, its time in each run (for medians)
 	runs    int
 
 	prepWeights int   // weight copies built at preparation (packed MatMul B)
@@ -187,6 +189,7 @@ func NewSession(g *ir.Graph, opts Options) (*Session, error) {
 		s.pinned[id(v)] = true
 	}
 	s.times = make([]time.Duration, len(g.Nodes))
+	s.samples = make([][]time.Duration, len(g.Nodes))
 	return s, nil
 }
 
@@ -303,7 +306,7 @@ func (s *Session) run(inputs []*ir.Tensor, check bool) ([]*ir.Tensor, error) {
 			return nil, nodeErr(n, err)
 		}
 		if s.prof {
-			s.times[ni] += time.Since(start)
+			s.timed(ni, time.Since(start))
 		}
 		for k, o := range n.Outputs {
 			if o != nil && out[k] != nil {
@@ -501,10 +504,19 @@ func (s *Session) ArenaBytes() int64 {
 type NodeTime struct {
 	Node, Op string
 	Total    time.Duration
-	PerRun   time.Duration
+	PerRun   time.Duration // mean over runs
+	Median   time.Duration // median over the runs that timed the node
 }
 
-// Profile returns per-node times averaged over runs, slowest first.
+// timed records node ni's time in this run.
+func (s *Session) timed(ni int, d time.Duration) {
+	s.times[ni] += d
+	s.samples[ni] = append(s.samples[ni], d)
+}
+
+// Profile returns per-node times over the runs since ResetProfile (mean
+// and median: on a noisy machine the mean carries the outlier runs),
+// slowest first by total.
 func (s *Session) Profile() []NodeTime {
 	out := make([]NodeTime, 0, len(s.g.Nodes))
 	runs := s.runs
@@ -512,7 +524,16 @@ func (s *Session) Profile() []NodeTime {
 		runs = 1
 	}
 	for i, n := range s.g.Nodes {
-		out = append(out, NodeTime{n.Name, n.Op, s.times[i], s.times[i] / time.Duration(runs)})
+		var med time.Duration
+		if k := len(s.samples[i]); k > 0 {
+			v := slices.Clone(s.samples[i])
+			slices.Sort(v)
+			med = v[k/2]
+			if k%2 == 0 {
+				med = (v[k/2-1] + v[k/2]) / 2
+			}
+		}
+		out = append(out, NodeTime{n.Name, n.Op, s.times[i], s.times[i] / time.Duration(runs), med})
 	}
 	sort.SliceStable(out, func(a, b int) bool { return out[a].Total > out[b].Total })
 	return out
@@ -522,6 +543,7 @@ func (s *Session) Profile() []NodeTime {
 func (s *Session) ResetProfile() {
 	for i := range s.times {
 		s.times[i] = 0
+		s.samples[i] = s.samples[i][:0]
 	}
 	s.runs = 0
 }
