@@ -167,6 +167,13 @@ func usePackedConv(n *ir.Node, w *ir.Tensor, g *geom, group, c, m, threads int) 
 //     Its AVX2 form (6 x 16 halves) against OpenBLAS Haswell, one thread:
 //     equal to 1.35x faster on the same shapes (mobilenet's 3x3 stem 546 ->
 //     433 us, 32 -> 16 on 112x112 189 -> 138 us);
+//   - 1x1 convs on planes of 14x14 to 27x27 left at one thread (mobilenet's
+//     and efficientnet's narrow 14x14 expand and project convs): the sliver
+//     form too. Alone the three paths were within 10% (96 -> 576: OpenBLAS
+//     138, transposed 129-131, slivers 126-137 us); in mobilenet_v2 the
+//     twelve 14x14 pointwise convs took 1.38 ms (sum of per-node medians)
+//     on OpenBLAS and 1.32-1.34 on slivers, the model's minimum 5.9-7.3 ->
+//     5.7-7.3 ms (9 alternations);
 //   - otherwise (mid-size planes, and portable code but the small planes)
 //     im2col + OpenBLAS.
 func packedConvFaster(g *geom, c, m, threads int) int {
@@ -176,7 +183,7 @@ func packedConvFaster(g *geom, c, m, threads int) int {
 		return packTransposed
 	case !convGEMMAvailable.Load():
 		return packNone
-	case outVol >= 784, g.kVol() >= 25:
+	case outVol >= 784, g.kVol() >= 25, outVol >= 196 && g.pointwise():
 		return packSlivers
 	}
 	return packNone

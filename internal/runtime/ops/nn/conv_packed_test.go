@@ -177,3 +177,34 @@ func BenchmarkConvPackedVsBLAS(b *testing.B) {
 		}
 	}
 }
+
+// packedConvFaster follows its measured rule on the model shapes.
+func TestPackedConvRule(t *testing.T) {
+	plane := func(side, k, s int) *geom {
+		o := (side+2*(k/2)-k)/s + 1
+		return &geom{rank: 2, in: [3]int{1, side, side}, out: [3]int{1, o, o}, k: [3]int{1, k, k},
+			s: [3]int{1, s, s}, d: [3]int{1, 1, 1}, pb: [3]int{0, k / 2, k / 2}, pe: [3]int{0, k / 2, k / 2}}
+	}
+	slivers := packSlivers
+	if !convGEMMAvailable.Load() {
+		slivers = packNone
+	}
+	for _, c := range []struct {
+		name          string
+		g             *geom
+		c, m, threads int
+		want          int
+	}{
+		{"160->960 7x7", plane(7, 1, 1), 160, 960, 1, packTransposed},
+		{"1024->256 14x14", plane(14, 1, 1), 1024, 256, 1, packTransposed},
+		{"96->576 14x14, 2 threads", plane(14, 1, 1), 96, 576, 2, packTransposed},
+		{"96->576 14x14", plane(14, 1, 1), 96, 576, 1, slivers},
+		{"64->64 3x3 14x14", plane(14, 3, 1), 64, 64, 1, packNone},
+		{"16->96 112x112", plane(112, 1, 1), 16, 96, 1, slivers},
+		{"3->64 7x7 s2 224", plane(224, 7, 2), 3, 64, 1, slivers},
+	} {
+		if got := packedConvFaster(c.g, c.c, c.m, c.threads); got != c.want {
+			t.Errorf("%s: form %d, want %d", c.name, got, c.want)
+		}
+	}
+}
