@@ -50,6 +50,7 @@ func hugeFloats[T any](owner *T, n int) []float32 {
 		mem = mem[off : off+size : off+size]
 		_ = syscall.Madvise(mem, madvHugepage)
 	}
-	runtime.AddCleanup(owner, func(m []byte) { _ = munmapPacked(m) }, mem)
+	unmap := munmapPacked // read now: a cleanup runs on another goroutine, later
+	runtime.AddCleanup(owner, func(m []byte) { _ = unmap(m) }, mem)
 	return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(mem))), n)
 }
