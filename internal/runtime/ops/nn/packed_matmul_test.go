@@ -138,6 +138,10 @@ var packedCases = []packedCase{
 	{[]int64{40, 29}, true, 40, 50, false},    // transpose_a: A is [k, m]
 	{[]int64{3, 17, 11}, true, 17, 45, true},  // batched transpose_a
 	{[]int64{2, 9, 64}, false, 64, 70, false}, // batch folds into M
+	// Large enough to split over threads (2*minParallelFMAs):
+	{[]int64{50, 700}, false, 700, 97, false}, // ragged M, K blocks + remainder, N remainder 1
+	{[]int64{600, 37}, true, 600, 130, true},  // transpose_a, transpose_b
+	{[]int64{20, 64}, false, 64, 4100, false}, // >= 32 panels per thread: shared chunks
 	{[]int64{77}, false, 77, 40, false},       // 1-D A
 	{[]int64{77}, true, 77, 40, false},        // transpose_a ignored for 1-D A
 	{[]int64{0, 8}, false, 8, 16, false},      // empty M
@@ -411,5 +415,35 @@ func TestPackedWeightUnmapped(t *testing.T) {
 	}
 	if !done() {
 		t.Errorf("packed weights not unmapped: made %v, freed %v", made, freed)
+	}
+}
+
+// Split over threads (by panels, in shared chunks, or by rows in whole
+// slivers), the GEMM gives the same bits as on one thread: every output is
+// the same operations in the same order.
+func TestPackedMatMulThreadsExact(t *testing.T) {
+	rng := rand.New(rand.NewSource(9))
+	for _, c := range []struct {
+		m, k, n int
+		transA  bool
+	}{{128, 768, 768, false}, {50, 700, 97, false}, {37, 600, 130, true}, {20, 64, 4100, false}, {200, 300, 40, false}} {
+		aShape := []int64{int64(c.m), int64(c.k)}
+		if c.transA {
+			aShape = []int64{int64(c.k), int64(c.m)}
+		}
+		a, b := randTensor(rng, aShape...), randTensor(rng, int64(c.k), int64(c.n))
+		packed := ir.PackB(b.F32(), c.k, c.n, ir.PackNR, false)
+		bp := ir.Float32Tensor([]int64{int64(len(packed))}, packed...)
+		var got [2][]float32
+		for i, th := range []int{1, 2} {
+			y := ir.NewTensor(ir.Float32, []int64{int64(c.m), int64(c.n)})
+			if err := packedMatMul(&opkernel.Ctx{Threads: th}, packedNode(c.k, c.n, ir.PackNR, c.transA), []*ir.Tensor{a, bp}, []*ir.Tensor{y}); err != nil {
+				t.Fatal(err)
+			}
+			got[i] = y.F32()
+		}
+		if !slices.Equal(got[0], got[1]) {
+			t.Errorf("%+v: 2 threads differ from 1", c)
+		}
 	}
 }
