@@ -53,6 +53,7 @@ var convEpilogueCases = []struct {
 	{"packed_transposed_nobias", packTransposed, 7, 37, 1, 1, 9, false},
 	{"slivers", packSlivers, 9, 30, 1, 3, 21, true},
 	{"slivers_nobias", packSlivers, 9, 30, 1, 1, 33, false},
+	{"slivers_two_k_blocks", packSlivers, 40, 20, 1, 3, 12, true}, // K = 360: the activation after the last block
 }
 
 // convEpilogueCase runs one case of TestConvFusedActivation.
@@ -163,6 +164,37 @@ func TestConvFusedActivationFloat64(t *testing.T) {
 	for i, v := range []float64{-3, 1, 7, 2} {
 		if want := v / (1 + math.Exp(-v)); math.Abs(y.F64()[i]-want) > 1e-15 {
 			t.Fatalf("SWISH: element %d: got %g, want %g", i, y.F64()[i], want)
+		}
+	}
+}
+
+// RELU and RELU6 applied in the sliver GEMM's registers keep NaN as NaN, as
+// the epilogue and the op library's Relu do.
+func TestConvSliversReluNaN(t *testing.T) {
+	if !convGEMMAvailable.Load() {
+		t.Skip("no sliver GEMM at this ISA level")
+	}
+	packedConvMode.Store(packSlivers)
+	defer packedConvMode.Store(0)
+	rng := rand.New(rand.NewSource(5))
+	x, w := randTensor(rng, 1, 8, 6, 6), randTensor(rng, 16, 8, 1, 1)
+	x.F32()[3*36+7] = float32(math.NaN()) // channel 3, pixel 7
+	for _, act := range []int64{ir.ActReLU, ir.ActReLU6} {
+		y := ir.NewTensor(ir.Float32, []int64{1, 16, 6, 6})
+		n := constConvNode(ir.Attrs{ir.AttrActivation: ir.IntAttr(act)}, w)
+		if err := conv(&opkernel.Ctx{Threads: 1}, n, []*ir.Tensor{x, w, nil}, []*ir.Tensor{y}); err != nil {
+			t.Fatal(err)
+		}
+		for oc := range 16 {
+			for p := range 36 {
+				v := y.F32()[oc*36+p]
+				if isNaN := v != v; isNaN != (p == 7) {
+					t.Fatalf("act %d: output channel %d pixel %d = %g", act, oc, p, v)
+				}
+				if p != 7 && (v < 0 || (act == ir.ActReLU6 && v > 6)) {
+					t.Fatalf("act %d: output %g outside the clamp", act, v)
+				}
+			}
 		}
 	}
 }

@@ -289,6 +289,12 @@ func convSliversF32(ctx *opkernel.Ctx, g *geom, nb, c, m int, x, ap, b, z, y []f
 		// one thread did 512 pixels and the other 272).
 		mt, tiles = evenTiles(outVol, (tiles+threads-1)/threads*threads)
 	}
+	// RELU and RELU6 without a residual are applied in the GEMM's registers
+	// before the store; anything else by the epilogue pass over the tile.
+	gemmAct, epi := C.int(0), z != nil || act != ir.ActNone
+	if z == nil && (act == ir.ActReLU || act == ir.ActReLU6) {
+		gemmAct, epi = C.int(act), false
+	}
 	var fail atomic.Bool
 	opkernel.ParallelForShared(ctx, nb*tiles, 1, func(s, e int) {
 		var col []float32
@@ -307,11 +313,13 @@ func convSliversF32(ctx *opkernel.Ctx, g *geom, nb, c, m int, x, ap, b, z, y []f
 				src, ldb = &col[0], convSliversLd
 			}
 			if C.conv_gemm_f32(C.int(m), C.int(rows), C.int(kk), cf(ap), (*C.float)(unsafe.Pointer(src)), C.long(ldb),
-				cf(y[bi*m*outVol+p0:]), C.long(outVol), cf(b)) != 0 {
+				cf(y[bi*m*outVol+p0:]), C.long(outVol), cf(b), gemmAct) != 0 {
 				fail.Store(true)
 				return
 			}
-			epiRows(y[bi*m*outVol+p0:], from(z, bi*m*outVol+p0), m, rows, outVol, act) // this tile, still in L2
+			if epi {
+				epiRows(y[bi*m*outVol+p0:], from(z, bi*m*outVol+p0), m, rows, outVol, act) // this tile, still in L2
+			}
 		}
 	})
 	if fail.Load() {

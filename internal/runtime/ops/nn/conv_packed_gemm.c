@@ -32,7 +32,7 @@ void conv_pack_w(const float *w, float *ap, int m, int k) {
 #define INLINE static inline __attribute__((always_inline))
 
 INLINE AVX512 void ukr(const int mr, int kc, const float *a, const float *b, long ldb, float *c, long ldc,
-                       int acc, const float *bias, __mmask16 m0, __mmask16 m1) {
+                       int acc, const float *bias, __mmask16 m0, __mmask16 m1, int act) {
     __m512 c0[MR], c1[MR];
 #pragma GCC unroll 12
     for (int r = 0; r < mr; r++) {
@@ -64,6 +64,18 @@ INLINE AVX512 void ukr(const int mr, int kc, const float *a, const float *b, lon
         a += MR;
         b += ldb;
     }
+    if (act) { // RELU / RELU6 in registers; max(0, x) and min(6, x) keep NaN
+        const __m512 zero = _mm512_setzero_ps(), six = _mm512_set1_ps(6.0f);
+#pragma GCC unroll 12
+        for (int r = 0; r < mr; r++) {
+            c0[r] = _mm512_max_ps(zero, c0[r]);
+            c1[r] = _mm512_max_ps(zero, c1[r]);
+            if (act == ACT_RELU6) {
+                c0[r] = _mm512_min_ps(six, c0[r]);
+                c1[r] = _mm512_min_ps(six, c1[r]);
+            }
+        }
+    }
 #pragma GCC unroll 12
     for (int r = 0; r < mr; r++) {
         float *cr = c + (long)r * ldc;
@@ -73,25 +85,25 @@ INLINE AVX512 void ukr(const int mr, int kc, const float *a, const float *b, lon
 }
 
 static AVX512 void ukr_any(int mr, int kc, const float *a, const float *b, long ldb, float *c, long ldc,
-                           int acc, const float *bias, __mmask16 m0, __mmask16 m1) {
+                           int acc, const float *bias, __mmask16 m0, __mmask16 m1, int act) {
     switch (mr) {
-    case 12: ukr(12, kc, a, b, ldb, c, ldc, acc, bias, m0, m1); break;
-    case 11: ukr(11, kc, a, b, ldb, c, ldc, acc, bias, m0, m1); break;
-    case 10: ukr(10, kc, a, b, ldb, c, ldc, acc, bias, m0, m1); break;
-    case 9: ukr(9, kc, a, b, ldb, c, ldc, acc, bias, m0, m1); break;
-    case 8: ukr(8, kc, a, b, ldb, c, ldc, acc, bias, m0, m1); break;
-    case 7: ukr(7, kc, a, b, ldb, c, ldc, acc, bias, m0, m1); break;
-    case 6: ukr(6, kc, a, b, ldb, c, ldc, acc, bias, m0, m1); break;
-    case 5: ukr(5, kc, a, b, ldb, c, ldc, acc, bias, m0, m1); break;
-    case 4: ukr(4, kc, a, b, ldb, c, ldc, acc, bias, m0, m1); break;
-    case 3: ukr(3, kc, a, b, ldb, c, ldc, acc, bias, m0, m1); break;
-    case 2: ukr(2, kc, a, b, ldb, c, ldc, acc, bias, m0, m1); break;
-    default: ukr(1, kc, a, b, ldb, c, ldc, acc, bias, m0, m1); break;
+    case 12: ukr(12, kc, a, b, ldb, c, ldc, acc, bias, m0, m1, act); break;
+    case 11: ukr(11, kc, a, b, ldb, c, ldc, acc, bias, m0, m1, act); break;
+    case 10: ukr(10, kc, a, b, ldb, c, ldc, acc, bias, m0, m1, act); break;
+    case 9: ukr(9, kc, a, b, ldb, c, ldc, acc, bias, m0, m1, act); break;
+    case 8: ukr(8, kc, a, b, ldb, c, ldc, acc, bias, m0, m1, act); break;
+    case 7: ukr(7, kc, a, b, ldb, c, ldc, acc, bias, m0, m1, act); break;
+    case 6: ukr(6, kc, a, b, ldb, c, ldc, acc, bias, m0, m1, act); break;
+    case 5: ukr(5, kc, a, b, ldb, c, ldc, acc, bias, m0, m1, act); break;
+    case 4: ukr(4, kc, a, b, ldb, c, ldc, acc, bias, m0, m1, act); break;
+    case 3: ukr(3, kc, a, b, ldb, c, ldc, acc, bias, m0, m1, act); break;
+    case 2: ukr(2, kc, a, b, ldb, c, ldc, acc, bias, m0, m1, act); break;
+    default: ukr(1, kc, a, b, ldb, c, ldc, acc, bias, m0, m1, act); break;
     }
 }
 
 static AVX512 void gemm(int m, int n, int k, const float *ap, const float *b, long ldb, float *c, long ldc,
-                        const float *bias) {
+                        const float *bias, int act) {
     for (int pc = 0; pc < k; pc += KC) {
         int kc = k - pc < KC ? k - pc : KC;
         for (int ic = 0; ic < m; ic += MC) {
@@ -104,7 +116,8 @@ static AVX512 void gemm(int m, int n, int k, const float *ap, const float *b, lo
                     int mr = mc - ir < MR ? mc - ir : MR;
                     int i = ic + ir;
                     ukr_any(mr, kc, ap + (long)i * k + (long)pc * MR, b + (long)pc * ldb + j0, ldb,
-                            c + (long)i * ldc + j0, ldc, pc > 0, bias ? bias + i : 0, m0, m1);
+                            c + (long)i * ldc + j0, ldc, pc > 0, bias ? bias + i : 0, m0, m1,
+                            pc + kc == k ? act : 0);
                 }
             }
         }
@@ -124,7 +137,7 @@ static AVX512 void gemm(int m, int n, int k, const float *ap, const float *b, lo
 #define NR2 16
 
 INLINE AVX2 void ukr2(const int mr, const int masked, int kc, const float *a, const float *b, long ldb, float *c,
-                      long ldc, int acc, const float *bias, __m256i k0, __m256i k1) {
+                      long ldc, int acc, const float *bias, __m256i k0, __m256i k1, int act) {
     __m256 c0[MR2], c1[MR2];
 #pragma GCC unroll 6
     for (int r = 0; r < mr; r++) {
@@ -149,6 +162,18 @@ INLINE AVX2 void ukr2(const int mr, const int masked, int kc, const float *a, co
         a += MR;
         b += ldb;
     }
+    if (act) { // RELU / RELU6 in registers; max(0, x) and min(6, x) keep NaN
+        const __m256 zero = _mm256_setzero_ps(), six = _mm256_set1_ps(6.0f);
+#pragma GCC unroll 6
+        for (int r = 0; r < mr; r++) {
+            c0[r] = _mm256_max_ps(zero, c0[r]);
+            c1[r] = _mm256_max_ps(zero, c1[r]);
+            if (act == ACT_RELU6) {
+                c0[r] = _mm256_min_ps(six, c0[r]);
+                c1[r] = _mm256_min_ps(six, c1[r]);
+            }
+        }
+    }
 #pragma GCC unroll 6
     for (int r = 0; r < mr; r++) {
         float *cr = c + (long)r * ldc;
@@ -163,9 +188,10 @@ INLINE AVX2 void ukr2(const int mr, const int masked, int kc, const float *a, co
 }
 
 static AVX2 void ukr2_any(int mr, int masked, int kc, const float *a, const float *b, long ldb, float *c, long ldc,
-                          int acc, const float *bias, __m256i k0, __m256i k1) {
+                          int acc, const float *bias, __m256i k0, __m256i k1, int act) {
 #define UKR2(R)                                                                                                 \
-    (masked ? ukr2(R, 1, kc, a, b, ldb, c, ldc, acc, bias, k0, k1) : ukr2(R, 0, kc, a, b, ldb, c, ldc, acc, bias, k0, k1))
+    (masked ? ukr2(R, 1, kc, a, b, ldb, c, ldc, acc, bias, k0, k1, act)                                        \
+            : ukr2(R, 0, kc, a, b, ldb, c, ldc, acc, bias, k0, k1, act))
     switch (mr) {
     case 6: UKR2(6); break;
     case 5: UKR2(5); break;
@@ -178,7 +204,7 @@ static AVX2 void ukr2_any(int mr, int masked, int kc, const float *a, const floa
 }
 
 static AVX2 void gemm2(int m, int n, int k, const float *ap, const float *b, long ldb, float *c, long ldc,
-                       const float *bias) {
+                       const float *bias, int act) {
     for (int pc = 0; pc < k; pc += KC) {
         int kc = k - pc < KC ? k - pc : KC;
         for (int ic = 0; ic < m; ic += MC) {
@@ -193,7 +219,7 @@ static AVX2 void gemm2(int m, int n, int k, const float *ap, const float *b, lon
                     int i = ic + ir; // a multiple of 6: sliver i / 12, half i % 12
                     const float *as = ap + (long)(i / MR * MR) * k + (long)pc * MR + i % MR;
                     ukr2_any(mr, nc < NR2, kc, as, b + (long)pc * ldb + j0, ldb, c + (long)i * ldc + j0, ldc, pc > 0,
-                             bias ? bias + i : 0, k0, k1);
+                             bias ? bias + i : 0, k0, k1, pc + kc == k ? act : 0);
                 }
             }
         }
@@ -203,17 +229,23 @@ static AVX2 void gemm2(int m, int n, int k, const float *ap, const float *b, lon
 int conv_gemm_available(void) { return gk_nn_isa() >= GK_ISA_AVX2; }
 
 int conv_gemm_f32(int m, int n, int k, const float *ap, const float *b, long ldb, float *c, long ldc,
-                  const float *bias) {
+                  const float *bias, int act) {
     if (!conv_gemm_available()) return -1;
+    if (act != ACT_RELU && act != ACT_RELU6) act = 0;
     if (m <= 0 || n <= 0) return 0;
     if (k <= 0) {
         for (int i = 0; i < m; i++)
-            for (int j = 0; j < n; j++) c[(long)i * ldc + j] = bias ? bias[i] : 0;
+            for (int j = 0; j < n; j++) {
+                float v = bias ? bias[i] : 0;
+                if (act) v = v < 0.0f ? 0.0f : v;
+                if (act == ACT_RELU6) v = v > 6.0f ? 6.0f : v;
+                c[(long)i * ldc + j] = v;
+            }
         return 0;
     }
     if (gk_nn_isa() >= GK_ISA_AVX512)
-        gemm(m, n, k, ap, b, ldb, c, ldc, bias);
+        gemm(m, n, k, ap, b, ldb, c, ldc, bias, act);
     else
-        gemm2(m, n, k, ap, b, ldb, c, ldc, bias);
+        gemm2(m, n, k, ap, b, ldb, c, ldc, bias, act);
     return 0;
 }
