@@ -45,8 +45,7 @@ type Session struct {
 	pool    *pool
 	prof    bool
 	visit   func(n *ir.Node, in, out []*ir.Tensor) error
-	times   []time.Duration   // per node, summed over runs
-	samples [][]time.Duration // per node, its time in each run (for medians)
+	samples [][]time.Duration // per node, its time in each run since ResetProfile
 	runs    int
 
 	prepWeights int   // weight copies built at preparation (packed MatMul B)
@@ -188,7 +187,6 @@ func NewSession(g *ir.Graph, opts Options) (*Session, error) {
 	for _, v := range g.Outputs {
 		s.pinned[id(v)] = true
 	}
-	s.times = make([]time.Duration, len(g.Nodes))
 	s.samples = make([][]time.Duration, len(g.Nodes))
 	return s, nil
 }
@@ -510,7 +508,6 @@ type NodeTime struct {
 
 // timed records node ni's time in this run.
 func (s *Session) timed(ni int, d time.Duration) {
-	s.times[ni] += d
 	s.samples[ni] = append(s.samples[ni], d)
 }
 
@@ -524,7 +521,10 @@ func (s *Session) Profile() []NodeTime {
 		runs = 1
 	}
 	for i, n := range s.g.Nodes {
-		var med time.Duration
+		var total, med time.Duration
+		for _, d := range s.samples[i] {
+			total += d
+		}
 		if k := len(s.samples[i]); k > 0 {
 			v := slices.Clone(s.samples[i])
 			slices.Sort(v)
@@ -533,7 +533,7 @@ func (s *Session) Profile() []NodeTime {
 				med = (v[k/2-1] + v[k/2]) / 2
 			}
 		}
-		out = append(out, NodeTime{n.Name, n.Op, s.times[i], s.times[i] / time.Duration(runs), med})
+		out = append(out, NodeTime{n.Name, n.Op, total, total / time.Duration(runs), med})
 	}
 	sort.SliceStable(out, func(a, b int) bool { return out[a].Total > out[b].Total })
 	return out
@@ -541,8 +541,7 @@ func (s *Session) Profile() []NodeTime {
 
 // ResetProfile clears accumulated times (after warm-up).
 func (s *Session) ResetProfile() {
-	for i := range s.times {
-		s.times[i] = 0
+	for i := range s.samples {
 		s.samples[i] = s.samples[i][:0]
 	}
 	s.runs = 0

@@ -75,8 +75,8 @@ func epiSlice[T float](y, z []T, act int64) {
 	}
 }
 
-// kernelActivation is the activation a depthwise kernel applies itself
-// (RELU, RELU6); the others are left to the epilogue.
+// kernelActivation is the activation a depthwise kernel or the sliver conv
+// GEMM applies itself (RELU, RELU6); the others are left to the epilogue.
 func kernelActivation(act int64) bool {
 	return act == ir.ActReLU || act == ir.ActReLU6
 }

@@ -291,9 +291,9 @@ func convSliversF32(ctx *opkernel.Ctx, g *geom, nb, c, m int, x, ap, b, z, y []f
 	}
 	// RELU and RELU6 without a residual are applied in the GEMM's registers
 	// before the store; anything else by the epilogue pass over the tile.
-	gemmAct, epi := C.int(0), z != nil || act != ir.ActNone
-	if z == nil && (act == ir.ActReLU || act == ir.ActReLU6) {
-		gemmAct, epi = C.int(act), false
+	gemmAct := C.int(0)
+	if z == nil && kernelActivation(act) {
+		gemmAct = C.int(act)
 	}
 	var fail atomic.Bool
 	opkernel.ParallelForShared(ctx, nb*tiles, 1, func(s, e int) {
@@ -317,7 +317,7 @@ func convSliversF32(ctx *opkernel.Ctx, g *geom, nb, c, m int, x, ap, b, z, y []f
 				fail.Store(true)
 				return
 			}
-			if epi {
+			if gemmAct == 0 {
 				epiRows(y[bi*m*outVol+p0:], from(z, bi*m*outVol+p0), m, rows, outVol, act) // this tile, still in L2
 			}
 		}

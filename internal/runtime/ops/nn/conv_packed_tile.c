@@ -91,7 +91,6 @@ __attribute__((target("avx512f"))) static void t16x16_512(const float *t, long l
             if (z) v = _mm512_add_ps(v, _mm512_loadu_ps(z + (long)c * ldy));
             _mm512_storeu_ps(y + (long)c * ldy, v);
             __builtin_prefetch(y + (long)c * ldy + 16, 1, 3); // next block's line of this row: 16 rows are too many streams to prefetch
-
         }
     }
 }
