@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
+	"slices"
 	"strconv"
 	"syscall"
 	"testing"
@@ -238,6 +239,39 @@ func BenchmarkConvColdWeights(b *testing.B) {
 					_ = conv(ctx, nodes[j], ins[j], []*ir.Tensor{y})
 				}
 				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}
+
+// BenchmarkPointwiseAfterDepthwise runs mobilenet_v2's project 1x1 convs as
+// they run in the model at several threads: their input was just written by
+// a depthwise conv split by channels, so each thread reads part of it from
+// the other core's cache. "written" rewrites the input that way before each
+// conv (the time includes the rewrite; "write" is the rewrite alone),
+// "cached" runs on an input each thread has in its own cache.
+func BenchmarkPointwiseAfterDepthwise(b *testing.B) {
+	for _, c := range []struct{ cin, cout, hw int64 }{{32, 16, 112}, {96, 24, 56}, {144, 24, 56}, {192, 32, 28}} {
+		for _, mode := range []string{"cached", "written", "write"} {
+			b.Run(fmt.Sprintf("%dto%d_%dx%d/%s", c.cin, c.cout, c.hw, c.hw, mode), func(b *testing.B) {
+				rng := rand.New(rand.NewSource(1))
+				x, w, bias := randTensor(rng, 1, c.cin, c.hw, c.hw), randTensor(rng, c.cout, c.cin, 1, 1), randTensor(rng, c.cout)
+				src, xs, vol := slices.Clone(x.F32()), x.F32(), int(c.hw*c.hw)
+				y := ir.NewTensor(ir.Float32, []int64{1, c.cout, c.hw, c.hw})
+				ctx := &opkernel.Ctx{Threads: benchThreads()}
+				n, in, out := constConvNode(ir.Attrs{}, w), []*ir.Tensor{x, w, bias}, []*ir.Tensor{y}
+				if err := conv(ctx, n, in, out); err != nil {
+					b.Fatal(err)
+				}
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if mode != "cached" { // in groups of 16 planes, as the depthwise conv splits
+						opkernel.ParallelForShared(ctx, int(c.cin), 16, func(s, e int) { copy(xs[s*vol:e*vol], src[s*vol:e*vol]) })
+					}
+					if mode != "write" {
+						_ = conv(ctx, n, in, out)
+					}
+				}
 			})
 		}
 	}
