@@ -32,7 +32,7 @@ void conv_pack_w(const float *w, float *ap, int m, int k) {
 #define INLINE static inline __attribute__((always_inline))
 
 INLINE AVX512 void ukr(const int mr, int kc, const float *a, const float *b, long ldb, float *c, long ldc,
-                       int acc, const float *bias, __mmask16 m0, __mmask16 m1, int act) {
+                       int acc, const float *bias, const float *z, __mmask16 m0, __mmask16 m1, int act) {
     __m512 c0[MR], c1[MR];
 #pragma GCC unroll 12
     for (int r = 0; r < mr; r++) {
@@ -74,6 +74,16 @@ INLINE AVX512 void ukr(const int mr, int kc, const float *a, const float *b, lon
         a += MR;
         b += ldb;
     }
+    if (z) { // the residual, after the last K block (the epilogue's order: (bias + sum) + z)
+#pragma GCC unroll 12
+        for (int r = 0; r < mr; r++) {
+            const float *zr = z + (long)r * ldc;
+            c0[r] = _mm512_add_ps(c0[r], _mm512_maskz_loadu_ps(m0, zr));
+            c1[r] = _mm512_add_ps(c1[r], _mm512_maskz_loadu_ps(m1, zr + 16));
+            __builtin_prefetch(zr + NR, 0, 3); // its next column block (see the output's)
+            __builtin_prefetch(zr + NR + 16, 0, 3);
+        }
+    }
     if (act) { // RELU / RELU6 in registers; max(0, x) and min(6, x) keep NaN
         const __m512 zero = _mm512_setzero_ps(), six = _mm512_set1_ps(6.0f);
 #pragma GCC unroll 12
@@ -95,25 +105,25 @@ INLINE AVX512 void ukr(const int mr, int kc, const float *a, const float *b, lon
 }
 
 static AVX512 void ukr_any(int mr, int kc, const float *a, const float *b, long ldb, float *c, long ldc,
-                           int acc, const float *bias, __mmask16 m0, __mmask16 m1, int act) {
+                           int acc, const float *bias, const float *z, __mmask16 m0, __mmask16 m1, int act) {
     switch (mr) {
-    case 12: ukr(12, kc, a, b, ldb, c, ldc, acc, bias, m0, m1, act); break;
-    case 11: ukr(11, kc, a, b, ldb, c, ldc, acc, bias, m0, m1, act); break;
-    case 10: ukr(10, kc, a, b, ldb, c, ldc, acc, bias, m0, m1, act); break;
-    case 9: ukr(9, kc, a, b, ldb, c, ldc, acc, bias, m0, m1, act); break;
-    case 8: ukr(8, kc, a, b, ldb, c, ldc, acc, bias, m0, m1, act); break;
-    case 7: ukr(7, kc, a, b, ldb, c, ldc, acc, bias, m0, m1, act); break;
-    case 6: ukr(6, kc, a, b, ldb, c, ldc, acc, bias, m0, m1, act); break;
-    case 5: ukr(5, kc, a, b, ldb, c, ldc, acc, bias, m0, m1, act); break;
-    case 4: ukr(4, kc, a, b, ldb, c, ldc, acc, bias, m0, m1, act); break;
-    case 3: ukr(3, kc, a, b, ldb, c, ldc, acc, bias, m0, m1, act); break;
-    case 2: ukr(2, kc, a, b, ldb, c, ldc, acc, bias, m0, m1, act); break;
-    default: ukr(1, kc, a, b, ldb, c, ldc, acc, bias, m0, m1, act); break;
+    case 12: ukr(12, kc, a, b, ldb, c, ldc, acc, bias, z, m0, m1, act); break;
+    case 11: ukr(11, kc, a, b, ldb, c, ldc, acc, bias, z, m0, m1, act); break;
+    case 10: ukr(10, kc, a, b, ldb, c, ldc, acc, bias, z, m0, m1, act); break;
+    case 9: ukr(9, kc, a, b, ldb, c, ldc, acc, bias, z, m0, m1, act); break;
+    case 8: ukr(8, kc, a, b, ldb, c, ldc, acc, bias, z, m0, m1, act); break;
+    case 7: ukr(7, kc, a, b, ldb, c, ldc, acc, bias, z, m0, m1, act); break;
+    case 6: ukr(6, kc, a, b, ldb, c, ldc, acc, bias, z, m0, m1, act); break;
+    case 5: ukr(5, kc, a, b, ldb, c, ldc, acc, bias, z, m0, m1, act); break;
+    case 4: ukr(4, kc, a, b, ldb, c, ldc, acc, bias, z, m0, m1, act); break;
+    case 3: ukr(3, kc, a, b, ldb, c, ldc, acc, bias, z, m0, m1, act); break;
+    case 2: ukr(2, kc, a, b, ldb, c, ldc, acc, bias, z, m0, m1, act); break;
+    default: ukr(1, kc, a, b, ldb, c, ldc, acc, bias, z, m0, m1, act); break;
     }
 }
 
 static AVX512 void gemm(int m, int n, int k, const float *ap, const float *b, long ldb, float *c, long ldc,
-                        const float *bias, int act) {
+                        const float *bias, const float *z, int act) {
     for (int pc = 0; pc < k; pc += KC) {
         int kc = k - pc < KC ? k - pc : KC;
         for (int ic = 0; ic < m; ic += MC) {
@@ -126,8 +136,8 @@ static AVX512 void gemm(int m, int n, int k, const float *ap, const float *b, lo
                     int mr = mc - ir < MR ? mc - ir : MR;
                     int i = ic + ir;
                     ukr_any(mr, kc, ap + (long)i * k + (long)pc * MR, b + (long)pc * ldb + j0, ldb,
-                            c + (long)i * ldc + j0, ldc, pc > 0, bias ? bias + i : 0, m0, m1,
-                            pc + kc == k ? act : 0);
+                            c + (long)i * ldc + j0, ldc, pc > 0, bias ? bias + i : 0,
+                            z && pc + kc == k ? z + (long)i * ldc + j0 : 0, m0, m1, pc + kc == k ? act : 0);
                 }
             }
         }
@@ -147,7 +157,7 @@ static AVX512 void gemm(int m, int n, int k, const float *ap, const float *b, lo
 #define NR2 16
 
 INLINE AVX2 void ukr2(const int mr, const int masked, int kc, const float *a, const float *b, long ldb, float *c,
-                      long ldc, int acc, const float *bias, __m256i k0, __m256i k1, int act) {
+                      long ldc, int acc, const float *bias, const float *z, __m256i k0, __m256i k1, int act) {
     __m256 c0[MR2], c1[MR2];
 #pragma GCC unroll 6
     for (int r = 0; r < mr; r++) {
@@ -172,6 +182,15 @@ INLINE AVX2 void ukr2(const int mr, const int masked, int kc, const float *a, co
         }
         a += MR;
         b += ldb;
+    }
+    if (z) { // the residual, after the last K block (see ukr)
+#pragma GCC unroll 6
+        for (int r = 0; r < mr; r++) {
+            const float *zr = z + (long)r * ldc;
+            c0[r] = _mm256_add_ps(c0[r], masked ? _mm256_maskload_ps(zr, k0) : _mm256_loadu_ps(zr));
+            c1[r] = _mm256_add_ps(c1[r], masked ? _mm256_maskload_ps(zr + 8, k1) : _mm256_loadu_ps(zr + 8));
+            __builtin_prefetch(zr + NR2, 0, 3);
+        }
     }
     if (act) { // RELU / RELU6 in registers; max(0, x) and min(6, x) keep NaN
         const __m256 zero = _mm256_setzero_ps(), six = _mm256_set1_ps(6.0f);
@@ -199,10 +218,10 @@ INLINE AVX2 void ukr2(const int mr, const int masked, int kc, const float *a, co
 }
 
 static AVX2 void ukr2_any(int mr, int masked, int kc, const float *a, const float *b, long ldb, float *c, long ldc,
-                          int acc, const float *bias, __m256i k0, __m256i k1, int act) {
+                          int acc, const float *bias, const float *z, __m256i k0, __m256i k1, int act) {
 #define UKR2(R)                                                                                                 \
-    (masked ? ukr2(R, 1, kc, a, b, ldb, c, ldc, acc, bias, k0, k1, act)                                        \
-            : ukr2(R, 0, kc, a, b, ldb, c, ldc, acc, bias, k0, k1, act))
+    (masked ? ukr2(R, 1, kc, a, b, ldb, c, ldc, acc, bias, z, k0, k1, act)                                     \
+            : ukr2(R, 0, kc, a, b, ldb, c, ldc, acc, bias, z, k0, k1, act))
     switch (mr) {
     case 6: UKR2(6); break;
     case 5: UKR2(5); break;
@@ -215,7 +234,7 @@ static AVX2 void ukr2_any(int mr, int masked, int kc, const float *a, const floa
 }
 
 static AVX2 void gemm2(int m, int n, int k, const float *ap, const float *b, long ldb, float *c, long ldc,
-                       const float *bias, int act) {
+                       const float *bias, const float *z, int act) {
     for (int pc = 0; pc < k; pc += KC) {
         int kc = k - pc < KC ? k - pc : KC;
         for (int ic = 0; ic < m; ic += MC) {
@@ -230,7 +249,8 @@ static AVX2 void gemm2(int m, int n, int k, const float *ap, const float *b, lon
                     int i = ic + ir; // a multiple of 6: sliver i / 12, half i % 12
                     const float *as = ap + (long)(i / MR * MR) * k + (long)pc * MR + i % MR;
                     ukr2_any(mr, nc < NR2, kc, as, b + (long)pc * ldb + j0, ldb, c + (long)i * ldc + j0, ldc, pc > 0,
-                             bias ? bias + i : 0, k0, k1, pc + kc == k ? act : 0);
+                             bias ? bias + i : 0, z && pc + kc == k ? z + (long)i * ldc + j0 : 0, k0, k1,
+                             pc + kc == k ? act : 0);
                 }
             }
         }
@@ -240,7 +260,7 @@ static AVX2 void gemm2(int m, int n, int k, const float *ap, const float *b, lon
 int conv_gemm_available(void) { return gk_nn_isa() >= GK_ISA_AVX2; }
 
 int conv_gemm_f32(int m, int n, int k, const float *ap, const float *b, long ldb, float *c, long ldc,
-                  const float *bias, int act) {
+                  const float *bias, const float *z, int act) {
     if (!conv_gemm_available()) return -1;
     if (act != ACT_RELU && act != ACT_RELU6) act = 0;
     if (m <= 0 || n <= 0) return 0;
@@ -248,6 +268,7 @@ int conv_gemm_f32(int m, int n, int k, const float *ap, const float *b, long ldb
         for (int i = 0; i < m; i++)
             for (int j = 0; j < n; j++) {
                 float v = bias ? bias[i] : 0;
+                if (z) v += z[(long)i * ldc + j];
                 if (act) v = v < 0.0f ? 0.0f : v;
                 if (act == ACT_RELU6) v = v > 6.0f ? 6.0f : v;
                 c[(long)i * ldc + j] = v;
@@ -255,8 +276,8 @@ int conv_gemm_f32(int m, int n, int k, const float *ap, const float *b, long ldb
         return 0;
     }
     if (gk_nn_isa() >= GK_ISA_AVX512)
-        gemm(m, n, k, ap, b, ldb, c, ldc, bias, act);
+        gemm(m, n, k, ap, b, ldb, c, ldc, bias, z, act);
     else
-        gemm2(m, n, k, ap, b, ldb, c, ldc, bias, act);
+        gemm2(m, n, k, ap, b, ldb, c, ldc, bias, z, act);
     return 0;
 }
