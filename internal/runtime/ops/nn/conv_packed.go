@@ -210,11 +210,17 @@ func convPackedF32(ctx *opkernel.Ctx, g *geom, nb, c, m int, x, wp, b, z, y []fl
 	// 256 3x3 stride 2 on 28x28 took 2.17 ms at two threads, 1.62 at one, by
 	// pixels 1.16; unfolding the plane once before the split did not help,
 	// since each thread then packs all of a deep im2col: 512 -> 512 3x3 on 7x7
-	// 1.2 ms by channels, 0.72 by pixels).
+	// 1.2 ms by channels, 0.72 by pixels). One group per thread, not two:
+	// each group packs all of the tile's input as the GEMM's A, so two per
+	// thread packed it twice (1024 -> 256 on 14x14 at two threads: 400-406
+	// -> 366-379 us, 1024 -> 512 781-808 -> 730-780; with few input
+	// channels equal: 256 -> 1024 360-368 vs 363-379; resnet50's layer3/4
+	// 1x1 convs in the model, sum of per-node medians, 11.0-12.1 -> 10.4-11.8
+	// ms, lower in 4 of 6 alternations).
 	pgroups := 1
 	if tiles := (outVol + mt - 1) / mt; nb*tiles < threads {
 		if pointwise && outVol < m && (panels >= 4*threads || (panels >= threads && panels%threads == 0)) {
-			pgroups = min(panels, 2*threads)
+			pgroups = min(panels, threads)
 		} else {
 			mt = max(12, (outVol+threads-1)/threads+11) / 12 * 12 // give every thread a tile
 		}
