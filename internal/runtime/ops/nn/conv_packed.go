@@ -205,8 +205,12 @@ func convPackedF32(ctx *opkernel.Ctx, g *geom, nb, c, m int, x, wp, b, z, y []fl
 	// channels and the panels divide evenly enough (a 160 -> 960 1x1 conv on
 	// 7x7 ran 36 + 13 pixels, each thread reading all 600 KB of weights:
 	// slower than one thread; by channels it is 1.8x faster; 672 -> 112 on
-	// 14x14 was 1.6x slower by channels than by pixels). Only 1x1 convs: one
-	// that needs im2col stays split by pixels (by channels, resnet50's 256 ->
+	// 14x14 was 1.6x slower by channels than by pixels). Only 1x1 convs, of
+	// any stride (a strided one unfolds no more than a pointwise one reads:
+	// resnet50's 1024 -> 2048 stride-2 downsample onto 7x7, 8 MB of weights,
+	// 1.13-1.17 -> 0.81-0.84 ms at two threads by channels; in the model
+	// 1.02-1.05 -> 0.74-0.83). A larger kernel stays split by pixels, since
+	// each thread would unfold it all (by channels, resnet50's 256 ->
 	// 256 3x3 stride 2 on 28x28 took 2.17 ms at two threads, 1.62 at one, by
 	// pixels 1.16; unfolding the plane once before the split did not help,
 	// since each thread then packs all of a deep im2col: 512 -> 512 3x3 on 7x7
@@ -219,7 +223,7 @@ func convPackedF32(ctx *opkernel.Ctx, g *geom, nb, c, m int, x, wp, b, z, y []fl
 	// ms, lower in 4 of 6 alternations).
 	pgroups := 1
 	if tiles := (outVol + mt - 1) / mt; nb*tiles < threads {
-		if pointwise && outVol < m && (panels >= 4*threads || (panels >= threads && panels%threads == 0)) {
+		if g.kVol() == 1 && outVol < m && (panels >= 4*threads || (panels >= threads && panels%threads == 0)) {
 			pgroups = min(panels, threads)
 		} else {
 			mt = max(12, (outVol+threads-1)/threads+11) / 12 * 12 // give every thread a tile
