@@ -57,9 +57,9 @@ func conv(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	switch x.DType {
 	case ir.Float32:
 		if useWinograd(n, w, g, group, c, m) {
-			nr := winoNR()
-			if u := winoWeights(w, c, m, nr); u != nil {
-				convWinoF32(ctx, g, nb, c, m, nr, x.F32(), u.data, slice[float32](b), slice[float32](z), y.F32(), act)
+			nr, o := winoNR(), winoTile(g)
+			if u := winoWeights(w, c, m, nr, o); u != nil {
+				convWinoF32(ctx, g, nb, c, m, nr, o, x.F32(), u.data, slice[float32](b), slice[float32](z), y.F32(), act)
 				runtime.KeepAlive(u) // its cleanup unmaps u.data
 				return nil
 			}

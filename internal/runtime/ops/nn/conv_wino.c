@@ -1,6 +1,7 @@
-// Winograd F(4x4, 3x3) convolution (conv_wino.go). One task covers a band
-// of output tile rows (4 output rows each) and a group of output channels
-// of one image:
+// Winograd F(4x4, 3x3) and F(2x2, 3x3) convolution (conv_wino.go). One
+// task covers a band of output tile rows (o = 4 or 2 output rows each) and
+// a group of output channels of one image (below for o = 4; o = 2 has 4x4
+// input tiles, 16 transformed values and 2x2 output tiles):
 //  1. the band's input rows, zero padded, are copied channel-last into a
 //     patch [rows*4+2][tw*4+2][cp], so every 6x6 input tile is 36 channel
 //     vectors;
@@ -51,6 +52,22 @@ int wino_nr(void) {
         (o)[3] = d12 + 8.0f * d34 + (m5);                                                                              \
     } while (0)
 
+// Rows of B^T for F(2, 3): the 4 transformed values of d0..d3.
+#define BT4(d0, d1, d2, d3, o)                                                                                         \
+    do {                                                                                                               \
+        (o)[0] = (d0) - (d2);                                                                                          \
+        (o)[1] = (d1) + (d2);                                                                                          \
+        (o)[2] = (d2) - (d1);                                                                                          \
+        (o)[3] = (d1) - (d3);                                                                                          \
+    } while (0)
+
+// Rows of A^T for F(2, 3): the 2 outputs of m0..m3.
+#define AT4(m0, m1, m2, m3, o)                                                                                         \
+    do {                                                                                                               \
+        (o)[0] = (m0) + (m1) + (m2);                                                                                   \
+        (o)[1] = (m1) - (m2) - (m3);                                                                                   \
+    } while (0)
+
 // patch[ph][pw][c] = x[c][ih0+ph][iw0+pw] (0 outside the image and for c >= C).
 GK_ISA_BODY void wino_patch_body(const float *x, int C, int H, int W, int ih0, int iw0, int PH, int PW, int cp,
                                  float *patch) {
@@ -83,65 +100,88 @@ GK_ISA_BODY void wino_patch_body(const float *x, int C, int H, int W, int ih0, i
 GK_ISA_VARIANTS(gk_nn_isa(), wino_patch, (const float *x, int C, int H, int W, int ih0, int iw0, int PH, int PW, int cp,
                 float *patch), (x, C, H, W, ih0, iw0, PH, PW, cp, patch))
 
-// V[xi][t][c] = (B^T d B)[xi] for the T tiles of the patch (tile t at tile
-// row t/tw, column t%tw).
-GK_ISA_BODY void wino_in_body(const float *patch, int PW, int cp, int T, int tw, float *V) {
+// bt applies B^T to the column d[0..n-1]: F(4, 3)'s when n = 6, F(2, 3)'s
+// when n = 4; at applies A^T (n -> n-2 outputs).
+INLINE void bt(const int n, const v16 *d, v16 *o) {
+    if (n == 6) BT6(d[0], d[1], d[2], d[3], d[4], d[5], o);
+    else BT4(d[0], d[1], d[2], d[3], o);
+}
+INLINE void at(const int n, const v16 *m, v16 *o) {
+    if (n == 6) AT6(m[0], m[1], m[2], m[3], m[4], m[5], o);
+    else AT4(m[0], m[1], m[2], m[3], o);
+}
+
+// wino_in_tiles: V[xi][t][c] = (B^T d B)[xi] for the T tiles of the patch
+// (tile t at tile row t/tw, column t%tw; n x n input tiles n-2 apart).
+INLINE void wino_in_tiles(const int n, const float *patch, int PW, int cp, int T, int tw, float *V) {
+    const int o = n - 2;
     long xs = (long)T * cp; // stride of xi in V
     for (int t = 0; t < T; t++) {
-        const float *base = patch + ((long)(t / tw) * 4 * PW + (long)(t % tw) * 4) * cp;
+        const float *base = patch + ((long)(t / tw) * o * PW + (long)(t % tw) * o) * cp;
         float *vt = V + (long)t * cp;
         for (int c = 0; c < cp; c += 16) {
             v16 tmp[6][6];
-            for (int j = 0; j < 6; j++) {
+            for (int j = 0; j < n; j++) {
                 const float *col = base + (long)j * cp + c;
                 long rs = (long)PW * cp;
-                v16 o[6];
-                BT6(*(const v16 *)(col), *(const v16 *)(col + rs), *(const v16 *)(col + 2 * rs),
-                    *(const v16 *)(col + 3 * rs), *(const v16 *)(col + 4 * rs), *(const v16 *)(col + 5 * rs), o);
-                for (int i = 0; i < 6; i++) tmp[i][j] = o[i];
+                v16 d[6], r[6];
+                for (int i = 0; i < n; i++) d[i] = *(const v16 *)(col + i * rs);
+                bt(n, d, r);
+                for (int i = 0; i < n; i++) tmp[i][j] = r[i];
             }
-            for (int i = 0; i < 6; i++) {
-                v16 o[6];
-                BT6(tmp[i][0], tmp[i][1], tmp[i][2], tmp[i][3], tmp[i][4], tmp[i][5], o);
-                for (int k = 0; k < 6; k++) *(v16 *)(vt + (i * 6 + k) * xs + c) = o[k];
+            for (int i = 0; i < n; i++) {
+                v16 r[6];
+                bt(n, tmp[i], r);
+                for (int k = 0; k < n; k++) *(v16 *)(vt + (i * n + k) * xs + c) = r[k];
             }
         }
     }
 }
+GK_ISA_BODY void wino_in_body(const float *patch, int PW, int cp, int T, int tw, float *V) {
+    wino_in_tiles(6, patch, PW, cp, T, tw, V);
+}
 GK_ISA_VARIANTS_FMA(gk_nn_isa(), wino_in, (const float *patch, int PW, int cp, int T, int tw, float *V),
                     (patch, PW, cp, T, tw, V))
+GK_ISA_BODY void wino_in2_body(const float *patch, int PW, int cp, int T, int tw, float *V) {
+    wino_in_tiles(4, patch, PW, cp, T, tw, V);
+}
+GK_ISA_VARIANTS_FMA(gk_nn_isa(), wino_in2, (const float *patch, int PW, int cp, int T, int tw, float *V),
+                    (patch, PW, cp, T, tw, V))
 
-// Output transform of the T tiles: O[xi][t][0:mg] (row stride ldo) -> the
-// pixel tile yt[(oh-oh0)*OW + ow][mg] for the valid pixels (oh < OH).
-GK_ISA_BODY void wino_out_body(const float *O, long ldo, int T, int tw, int mg, int OW, int rows_valid, float *yt) {
+// wino_out_tiles is the output transform of the T tiles: O[xi][t][0:mg]
+// (row stride ldo) -> the pixel tile yt[(oh-oh0)*OW + ow][mg] for the valid
+// pixels (oh < OH); n-2 x n-2 output tiles.
+INLINE void wino_out_tiles(const int n, const float *O, long ldo, int T, int tw, int mg, int OW, int rows_valid,
+                           float *yt) {
+    const int o = n - 2;
     long xs = (long)T * ldo;
     for (int t = 0; t < T; t++) {
         int r = t / tw, q = t % tw;
         const float *ot = O + (long)t * ldo;
         for (int c = 0; c < mg; c += 16) {
             v16 tmp[4][6];
-            for (int k = 0; k < 6; k++) {
+            for (int k = 0; k < n; k++) {
                 const float *col = ot + (long)k * xs + c;
-                v16 o[4];
-                AT6(*(const v16 *)(col), *(const v16 *)(col + 6 * xs), *(const v16 *)(col + 12 * xs),
-                    *(const v16 *)(col + 18 * xs), *(const v16 *)(col + 24 * xs), *(const v16 *)(col + 30 * xs), o);
-                for (int a = 0; a < 4; a++) tmp[a][k] = o[a];
+                v16 m[6], a4[4];
+                for (int i = 0; i < n; i++) m[i] = *(const v16 *)(col + i * n * xs);
+                at(n, m, a4);
+                for (int a = 0; a < o; a++) tmp[a][k] = a4[a];
             }
             int nc = mg - c < 16 ? mg - c : 16;
-            for (int a = 0; a < 4; a++) {
-                int oh = 4 * r + a;
+            for (int a = 0; a < o; a++) {
+                int oh = o * r + a;
                 if (oh >= rows_valid) break;
-                v16 o[4];
-                AT6(tmp[a][0], tmp[a][1], tmp[a][2], tmp[a][3], tmp[a][4], tmp[a][5], o);
-                for (int b = 0; b < 4; b++) {
-                    int ow = 4 * q + b;
+                v16 b4[4];
+                at(n, tmp[a], b4);
+                for (int b = 0; b < o; b++) {
+                    int ow = o * q + b;
                     if (ow >= OW) break;
                     float *d = yt + ((long)oh * OW + ow) * mg + c;
                     if (nc == 16) {
-                        *(v16 *)d = o[b];
+                        *(v16 *)d = b4[b];
                     } else {
                         float s[16];
-                        memcpy(s, &o[b], sizeof s);
+                        memcpy(s, &b4[b], sizeof s);
                         memcpy(d, s, sizeof(float) * (size_t)nc);
                     }
                 }
@@ -149,7 +189,16 @@ GK_ISA_BODY void wino_out_body(const float *O, long ldo, int T, int tw, int mg, 
         }
     }
 }
+GK_ISA_BODY void wino_out_body(const float *O, long ldo, int T, int tw, int mg, int OW, int rows_valid, float *yt) {
+    wino_out_tiles(6, O, ldo, T, tw, mg, OW, rows_valid, yt);
+}
 GK_ISA_VARIANTS_FMA(gk_nn_isa(), wino_out,
+                    (const float *O, long ldo, int T, int tw, int mg, int OW, int rows_valid, float *yt),
+                    (O, ldo, T, tw, mg, OW, rows_valid, yt))
+GK_ISA_BODY void wino_out2_body(const float *O, long ldo, int T, int tw, int mg, int OW, int rows_valid, float *yt) {
+    wino_out_tiles(4, O, ldo, T, tw, mg, OW, rows_valid, yt);
+}
+GK_ISA_VARIANTS_FMA(gk_nn_isa(), wino_out2,
                     (const float *O, long ldo, int T, int tw, int mg, int OW, int rows_valid, float *yt),
                     (O, ldo, T, tw, mg, OW, rows_valid, yt))
 
@@ -203,33 +252,37 @@ GEMM_ROWS(gemm512, uk512, 12, AVX512) // 12 rows x 32: 24 of the 32 zmm accumula
 UKR(uk256, v8, AVX2)
 GEMM_ROWS(gemm256, uk256, 6, AVX2) // 6 rows x 16: 12 of the 16 ymm accumulate
 
-static void wino_dims(int cp, int OW, int rows, int mg, int nr, int *tw, int *T, int *PW, int *PH, int *mgp) {
-    *tw = (OW + 3) / 4;
+// o is the output tile side (4 or 2); the input tile side is o + 2.
+static void wino_dims(int o, int cp, int OW, int rows, int mg, int nr, int *tw, int *T, int *PW, int *PH, int *mgp) {
+    *tw = (OW + o - 1) / o;
     *T = rows * *tw;
-    *PW = *tw * 4 + 2;
-    *PH = rows * 4 + 2;
+    *PW = *tw * o + 2;
+    *PH = rows * o + 2;
     *mgp = (mg + nr - 1) / nr * nr;
     (void)cp;
 }
 
-long wino_scratch_floats(int cp, int OW, int rows, int mg, int nr) {
+long wino_scratch_floats(int o, int cp, int OW, int rows, int mg, int nr) {
     int tw, T, PW, PH, mgp;
-    wino_dims(cp, OW, rows, mg, nr, &tw, &T, &PW, &PH, &mgp);
-    return (long)PH * PW * cp + 36L * T * cp + 36L * T * mgp + (long)rows * 4 * OW * mg + 64;
+    wino_dims(o, cp, OW, rows, mg, nr, &tw, &T, &PW, &PH, &mgp);
+    const long X = (long)(o + 2) * (o + 2);
+    return (long)PH * PW * cp + X * T * cp + X * T * mgp + (long)rows * o * OW * mg + 64;
 }
 
-void wino_task(const float *x, int C, int H, int W, int pad_t, int pad_l, int OH, int OW, int tr0, int rows,
+void wino_task(int o, const float *x, int C, int H, int W, int pad_t, int pad_l, int OH, int OW, int tr0, int rows,
                const float *u, int cp, int mp, int nr, int m0, int mg, float *y, const float *bias, const float *z,
                int act, float *scratch) {
     int tw, T, PW, PH, mgp;
-    wino_dims(cp, OW, rows, mg, nr, &tw, &T, &PW, &PH, &mgp);
-    float *patch = scratch, *V = patch + (long)PH * PW * cp, *O = V + 36L * T * cp, *yt = O + 36L * T * mgp;
-    int oh0 = tr0 * 4, rows_valid = OH - oh0 < rows * 4 ? OH - oh0 : rows * 4;
+    wino_dims(o, cp, OW, rows, mg, nr, &tw, &T, &PW, &PH, &mgp);
+    const int X = (o + 2) * (o + 2);
+    float *patch = scratch, *V = patch + (long)PH * PW * cp, *O = V + (long)X * T * cp, *yt = O + (long)X * T * mgp;
+    int oh0 = tr0 * o, rows_valid = OH - oh0 < rows * o ? OH - oh0 : rows * o;
     wino_patch(x, C, H, W, oh0 - pad_t, -pad_l, PH, PW, cp, patch);
-    wino_in(patch, PW, cp, T, tw, V);
+    if (o == 2) wino_in2(patch, PW, cp, T, tw, V);
+    else wino_in(patch, PW, cp, T, tw, V);
     int panels = mp / nr, p0 = m0 / nr, pn = mgp / nr;
     int avx512 = nr == 32;
-    for (int xi = 0; xi < 36; xi++) {
+    for (int xi = 0; xi < X; xi++) {
         const float *a = V + (long)xi * T * cp;
         float *o = O + (long)xi * T * mgp;
         for (int p = 0; p < pn; p++) {
@@ -238,7 +291,8 @@ void wino_task(const float *x, int C, int H, int W, int pad_t, int pad_l, int OH
             else gemm256(T, cp, a, cp, b, o + p * nr, mgp);
         }
     }
-    wino_out(O, mgp, T, tw, mg, OW, rows_valid, yt);
+    if (o == 2) wino_out2(O, mgp, T, tw, mg, OW, rows_valid, yt);
+    else wino_out(O, mgp, T, tw, mg, OW, rows_valid, yt);
     long outVol = (long)OH * OW;
     tile_to_nchw_f32(yt, mg, y + m0 * outVol, bias ? bias + m0 : 0, z ? z + m0 * outVol : 0, rows_valid * OW, mg, outVol,
                      (long)oh0 * OW, act);

@@ -5,7 +5,12 @@ package nn
 // 4x4 output tile, y = A^T [(G g G^T) . (B^T d B)] A, the elementwise
 // product summed over input channels as 36 GEMMs. 36 multiply-adds per
 // tile and channel pair instead of 144: 4x fewer than the direct product,
-// at the price of the input and output transforms. The weights are
+// at the price of the input and output transforms. Planes under 14x14 take
+// F(2x2, 3x3) instead (16 GEMMs, 2.25x fewer): F(4x4)'s transformed
+// weights are 4x the kernel's, and a 7x7 plane has only 4 tiles to use
+// each of them on, so its GEMMs ran at the speed weights stream from
+// memory (resnet50's 512 -> 512 on 7x7: 37.7 MB per conv); F(2x2) has 16
+// tiles there and 1.8x the kernel's weights. The weights are
 // transformed once per weight tensor (in float64) and kept in the packed
 // conv cache (packedConvCache: the same cap, weak keys). The kernels are in
 // conv_wino.c.
@@ -38,9 +43,28 @@ func init() {
 	}
 }
 
-// packWino is the packedConvCache form of Winograd weights for panels of nr
-// channels: packWino + nr (the panel width follows the ISA level).
-const packWino = 16
+// packWino is the packedConvCache form of F(4x4, 3x3) weights for panels
+// of nr channels: packWino + nr (the panel width follows the ISA level);
+// packWino2 + nr those of F(2x2, 3x3).
+const (
+	packWino  = 16
+	packWino2 = 64
+)
+
+// winoTileMode forces the output tile side for tests (4 or 2; 0: winoTile).
+var winoTileMode atomic.Int32
+
+// winoTile is the output tile side of the Winograd form for g: 2 (F(2x2,
+// 3x3)) on planes under 14x14, else 4 (see the file comment).
+func winoTile(g *geom) int {
+	if t := int(winoTileMode.Load()); t == 2 || t == 4 {
+		return t
+	}
+	if min(g.out[1], g.out[2]) < 14 {
+		return 2
+	}
+	return 4
+}
 
 // useWinograd says whether the Winograd path runs this conv: a shape it can
 // run (float32 2-D 3x3, stride 1, dilation 1, group 1, constant weights, at
@@ -83,7 +107,7 @@ func winoFaster(g *geom, c, m int) bool {
 }
 
 // winoG is G of F(4x4, 3x3): the 6 weight-transform rows.
-var winoG = [6][3]float64{
+var winoG = [][3]float64{
 	{1.0 / 4, 0, 0},
 	{-1.0 / 6, -1.0 / 6, -1.0 / 6},
 	{-1.0 / 6, 1.0 / 6, -1.0 / 6},
@@ -92,10 +116,24 @@ var winoG = [6][3]float64{
 	{0, 0, 1},
 }
 
-// winoPack transforms w [m][c][3][3] into U = G g G^T laid out for the
-// GEMMs: [36][mp/nr][cp][nr], channels padded with zeros to cp (a multiple
-// of 16) and mp (a multiple of nr); u arrives zeroed.
-func winoPack(w, u []float32, c, m, nr int) {
+// winoG2 is G of F(2x2, 3x3): the 4 weight-transform rows.
+var winoG2 = [][3]float64{
+	{1, 0, 0},
+	{0.5, 0.5, 0.5},
+	{0.5, -0.5, 0.5},
+	{0, 0, 1},
+}
+
+// winoPack transforms w [m][c][3][3] into U = G g G^T for output tiles of
+// side o (4 or 2; G is winoG or winoG2, n = o+2 rows) laid out for the
+// GEMMs: [n*n][mp/nr][cp][nr], channels padded with zeros to cp (a
+// multiple of 16) and mp (a multiple of nr); u arrives zeroed.
+func winoPack(w, u []float32, c, m, nr, o int) {
+	G := winoG
+	if o == 2 {
+		G = winoG2
+	}
+	n := len(G)
 	cp, mp := winoCp(c), (m+nr-1)/nr*nr
 	panels := mp / nr
 	for oc := range m {
@@ -103,15 +141,15 @@ func winoPack(w, u []float32, c, m, nr int) {
 		for ic := range c {
 			g := w[(oc*c+ic)*9:]
 			var t [6][3]float64 // G g
-			for i := range 6 {
+			for i := range n {
 				for b := range 3 {
-					t[i][b] = winoG[i][0]*float64(g[b]) + winoG[i][1]*float64(g[3+b]) + winoG[i][2]*float64(g[6+b])
+					t[i][b] = G[i][0]*float64(g[b]) + G[i][1]*float64(g[3+b]) + G[i][2]*float64(g[6+b])
 				}
 			}
-			for i := range 6 {
-				for k := range 6 {
-					v := t[i][0]*winoG[k][0] + t[i][1]*winoG[k][1] + t[i][2]*winoG[k][2]
-					u[(((i*6+k)*panels+p)*cp+ic)*nr+l] = float32(v)
+			for i := range n {
+				for k := range n {
+					v := t[i][0]*G[k][0] + t[i][1]*G[k][1] + t[i][2]*G[k][2]
+					u[(((i*n+k)*panels+p)*cp+ic)*nr+l] = float32(v)
 				}
 			}
 		}
@@ -120,32 +158,37 @@ func winoPack(w, u []float32, c, m, nr int) {
 
 func winoCp(c int) int { return (c + 15) / 16 * 16 }
 
-// winoWeights returns w's Winograd transform for panels of nr, made at first
-// use and held in packedConvCache under its cap; nil when the cap is
-// reached.
-func winoWeights(w *ir.Tensor, c, m, nr int) *packedConvEntry {
-	n := 36 * ((m + nr - 1) / nr * nr) * winoCp(c)
-	return cachedConvWeights(w, 9*c, m, packWino+nr, n, func(wf, u []float32) { winoPack(wf, u, c, m, nr) })
+// winoWeights returns w's Winograd transform for output tiles of side o
+// and panels of nr, made at first use and held in packedConvCache under its
+// cap; nil when the cap is reached.
+func winoWeights(w *ir.Tensor, c, m, nr, o int) *packedConvEntry {
+	form := packWino + nr
+	if o == 2 {
+		form = packWino2 + nr
+	}
+	n := (o + 2) * (o + 2) * ((m + nr - 1) / nr * nr) * winoCp(c)
+	return cachedConvWeights(w, 9*c, m, form, n, func(wf, u []float32) { winoPack(wf, u, c, m, nr, o) })
 }
 
 // Blocking of convWinoF32 (see BenchmarkConvWinograd): a task takes bands
 // of about winoTiles tiles (whole tile rows) and output channels in groups
-// whose GEMM output [36][tiles][group] stays within winoGroupBytes.
+// whose GEMM output [36 or 16][tiles][group] stays within winoGroupBytes.
 var (
 	winoTiles      = 24
 	winoGroupBytes = 256 << 10
 )
 
-// convWinoF32 runs the conv by Winograd on u = winoWeights(w, c, m, nr); z
-// is the residual (laid out as y; nil: none).
-func convWinoF32(ctx *opkernel.Ctx, g *geom, nb, c, m, nr int, x, u, b, z, y []float32, act int64) {
+// convWinoF32 runs the conv by Winograd with output tiles of side o on
+// u = winoWeights(w, c, m, nr, o); z is the residual (laid out as y; nil:
+// none).
+func convWinoF32(ctx *opkernel.Ctx, g *geom, nb, c, m, nr, o int, x, u, b, z, y []float32, act int64) {
 	cp, mp := winoCp(c), (m+nr-1)/nr*nr
 	oh, ow := g.out[1], g.out[2]
-	th, tw := (oh+3)/4, (ow+3)/4
+	th, tw := (oh+o-1)/o, (ow+o-1)/o
 	rows := max(1, min(th, (winoTiles+tw-1)/tw))
 	bands := (th + rows - 1) / rows
 	tiles := rows * tw
-	mg := max(nr, winoGroupBytes/(36*4*tiles)/nr*nr)
+	mg := max(nr, winoGroupBytes/((o+2)*(o+2)*4*tiles)/nr*nr)
 	threads := ctx.NumThreads()
 	groups := (m + mg - 1) / mg
 	// With few tasks, more channel groups so the tasks split evenly over
@@ -157,7 +200,7 @@ func convWinoF32(ctx *opkernel.Ctx, g *geom, nb, c, m, nr int, x, u, b, z, y []f
 	mg = min(mp, ((m+groups-1)/groups+nr-1)/nr*nr)
 	groups = (m + mg - 1) / mg
 	inVol, outVol := g.inVol(), g.outVol()
-	scratch := int(C.wino_scratch_floats(C.int(cp), C.int(ow), C.int(rows), C.int(mg), C.int(nr)))
+	scratch := int(C.wino_scratch_floats(C.int(o), C.int(cp), C.int(ow), C.int(rows), C.int(mg), C.int(nr)))
 	opkernel.ParallelForShared(ctx, nb*bands*groups, 1, func(s, e int) {
 		sp := getF32(scratch)
 		defer putF32(sp)
@@ -165,7 +208,7 @@ func convWinoF32(ctx *opkernel.Ctx, g *geom, nb, c, m, nr int, x, u, b, z, y []f
 			bi, band, grp := t/(bands*groups), t/groups%bands, t%groups
 			m0 := grp * mg
 			r := min(rows, th-band*rows)
-			C.wino_task(cf(x[bi*c*inVol:]), C.int(c), C.int(g.in[1]), C.int(g.in[2]), C.int(g.pb[1]), C.int(g.pb[2]),
+			C.wino_task(C.int(o), cf(x[bi*c*inVol:]), C.int(c), C.int(g.in[1]), C.int(g.in[2]), C.int(g.pb[1]), C.int(g.pb[2]),
 				C.int(oh), C.int(ow), C.int(band*rows), C.int(r), cf(u), C.int(cp), C.int(mp), C.int(nr),
 				C.int(m0), C.int(min(mg, m-m0)), cf(y[bi*m*outVol:]), cf(b), cf(from(z, bi*m*outVol)), C.int(act), cf(*sp))
 		}
