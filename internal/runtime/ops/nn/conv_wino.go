@@ -94,16 +94,20 @@ func useWinograd(n *ir.Node, w *ir.Tensor, g *geom, group, c, m int) bool {
 //	14x14 C=M=256    0.48        0.49       0.67     0.80
 //	 7x7  C=M=512    0.65        0.65       0.92     0.95 (runs 0.75-1.27)
 //
-// So: planes of 14x14 and more at both levels, 7x7 only on AVX-512 (on
-// AVX2 the 4 tiles of a 7x7 plane leave the 6x16 GEMM too little reuse
-// of each weight panel to win reliably). Nothing was measured below 64
-// channels: those keep the other paths.
+// That 7x7 row was F(4x4, 3x3), whose 4 tiles on a 7x7 plane left the
+// GEMMs too little reuse of each weight (on AVX2 it did not win reliably).
+// Planes under 14x14 now take F(2x2, 3x3) (16 tiles on 7x7): in resnet50
+// (the Zen 5 VM, 1 thread, sum of layer4.1/4.2's per-node medians, 3
+// alternations) 3.4-4.4 -> 2.8-3.0 ms against F(4x4) on AVX-512, and
+// 6.0-6.3 -> 4.4-4.5 ms against the transposed path on AVX2. So: planes of
+// 7x7 and more at both levels. Nothing was measured below 64 channels or
+// under 7x7: those keep the other paths.
 func winoFaster(g *geom, c, m int) bool {
 	side := min(g.out[1], g.out[2])
 	if c < 64 || m < 64 {
 		return false
 	}
-	return side >= 14 || (side >= 7 && winoNR() == 32)
+	return side >= 7
 }
 
 // winoG is G of F(4x4, 3x3): the 6 weight-transform rows.

@@ -251,8 +251,14 @@ func TestConvWinogradCache(t *testing.T) {
 	}
 	g56 := &geom{rank: 2, out: [3]int{1, 56, 56}}
 	g7 := &geom{rank: 2, out: [3]int{1, 7, 7}}
-	if !winoFaster(g56, 64, 64) || winoFaster(g56, 32, 64) || winoFaster(g7, 512, 512) != (winoNR() == 32) {
+	if !winoFaster(g56, 64, 64) || winoFaster(g56, 32, 64) || !winoFaster(g7, 512, 512) {
 		t.Error("winoFaster does not follow its measured rule")
+	}
+	if winoTile(g56) != 4 || winoTile(&geom{rank: 2, out: [3]int{1, 14, 14}}) != 4 || winoTile(g7) != 2 {
+		t.Error("winoTile: F(4x4, 3x3) from 14x14 up, F(2x2, 3x3) below")
+	}
+	if u4 := winoWeights(w, 3, 8, winoNR(), 2).data; len(u4) != 16*winoCp(3)*winoNR() {
+		t.Errorf("F(2x2, 3x3) transform has %d floats, want 16 x cp x nr", len(u4))
 	}
 	winoMode.Store(1)
 	defer winoMode.Store(0)
