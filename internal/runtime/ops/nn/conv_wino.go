@@ -5,12 +5,12 @@ package nn
 // 4x4 output tile, y = A^T [(G g G^T) . (B^T d B)] A, the elementwise
 // product summed over input channels as 36 GEMMs. 36 multiply-adds per
 // tile and channel pair instead of 144: 4x fewer than the direct product,
-// at the price of the input and output transforms. Planes under 14x14 take
+// at the price of the input and output transforms. Planes under 28x28 take
 // F(2x2, 3x3) instead (16 GEMMs, 2.25x fewer): F(4x4)'s transformed
 // weights are 4x the kernel's, and a 7x7 plane has only 4 tiles to use
-// each of them on, so its GEMMs ran at the speed weights stream from
-// memory (resnet50's 512 -> 512 on 7x7: 37.7 MB per conv); F(2x2) has 16
-// tiles there and 1.8x the kernel's weights. The weights are
+// each of them on (a 14x14 one 16), so its GEMMs ran at the speed weights
+// stream from memory (resnet50's 512 -> 512 on 7x7: 37.7 MB per conv);
+// F(2x2) has 16 tiles there (49 on 14x14) and 1.8x the kernel's weights. The weights are
 // transformed once per weight tensor (in float64) and kept in the packed
 // conv cache (packedConvCache: the same cap, weak keys). The kernels are in
 // conv_wino.c.
@@ -55,12 +55,17 @@ const (
 var winoTileMode atomic.Int32
 
 // winoTile is the output tile side of the Winograd form for g: 2 (F(2x2,
-// 3x3)) on planes under 14x14, else 4 (see the file comment).
+// 3x3)) on planes under 28x28, else 4 (see the file comment). resnet50 on
+// the Zen 5 VM, sums of per-node medians, 3 alternations: its five 14x14
+// convs (256 -> 256) 5.2-5.7 -> 4.5-4.8 ms at 1 thread, 3.2-3.3 -> 3.0-3.1
+// at 2 (AVX-512; AVX2 equal: 8.2-8.5 vs 8.0-8.5); its three 28x28 ones
+// stay F(4x4), which F(2x2) was slower on (2.1-2.2 vs 2.2-2.3 ms at 1
+// thread, 1.6 vs 1.6-1.8 at 2).
 func winoTile(g *geom) int {
 	if t := int(winoTileMode.Load()); t == 2 || t == 4 {
 		return t
 	}
-	if min(g.out[1], g.out[2]) < 14 {
+	if min(g.out[1], g.out[2]) < 28 {
 		return 2
 	}
 	return 4
@@ -96,7 +101,7 @@ func useWinograd(n *ir.Node, w *ir.Tensor, g *geom, group, c, m int) bool {
 //
 // That 7x7 row was F(4x4, 3x3), whose 4 tiles on a 7x7 plane left the
 // GEMMs too little reuse of each weight (on AVX2 it did not win reliably).
-// Planes under 14x14 now take F(2x2, 3x3) (16 tiles on 7x7): in resnet50
+// Planes under 28x28 now take F(2x2, 3x3) (16 tiles on 7x7): in resnet50
 // (the Zen 5 VM, 1 thread, sum of layer4.1/4.2's per-node medians, 3
 // alternations) 3.4-4.4 -> 2.8-3.0 ms against F(4x4) on AVX-512, and
 // 6.0-6.3 -> 4.4-4.5 ms against the transposed path on AVX2. So: planes of
