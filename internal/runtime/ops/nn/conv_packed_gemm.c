@@ -126,6 +126,9 @@ static AVX512 void gemm(int m, int n, int k, const float *ap, const float *b, lo
                         const float *bias, const float *z, int act) {
     for (int pc = 0; pc < k; pc += KC) {
         int kc = k - pc < KC ? k - pc : KC;
+        // the residual and the activation come with the last K block
+        const float *zk = pc + kc == k ? z : 0;
+        const int actk = pc + kc == k ? act : 0;
         for (int ic = 0; ic < m; ic += MC) {
             int mc = m - ic < MC ? m - ic : MC;
             for (int j0 = 0; j0 < n; j0 += NR) {
@@ -137,7 +140,7 @@ static AVX512 void gemm(int m, int n, int k, const float *ap, const float *b, lo
                     int i = ic + ir;
                     ukr_any(mr, kc, ap + (long)i * k + (long)pc * MR, b + (long)pc * ldb + j0, ldb,
                             c + (long)i * ldc + j0, ldc, pc > 0, bias ? bias + i : 0,
-                            z && pc + kc == k ? z + (long)i * ldc + j0 : 0, m0, m1, pc + kc == k ? act : 0);
+                            zk ? zk + (long)i * ldc + j0 : 0, m0, m1, actk);
                 }
             }
         }
@@ -237,6 +240,9 @@ static AVX2 void gemm2(int m, int n, int k, const float *ap, const float *b, lon
                        const float *bias, const float *z, int act) {
     for (int pc = 0; pc < k; pc += KC) {
         int kc = k - pc < KC ? k - pc : KC;
+        // the residual and the activation come with the last K block
+        const float *zk = pc + kc == k ? z : 0;
+        const int actk = pc + kc == k ? act : 0;
         for (int ic = 0; ic < m; ic += MC) {
             int mc = m - ic < MC ? m - ic : MC;
             for (int j0 = 0; j0 < n; j0 += NR2) {
@@ -249,8 +255,7 @@ static AVX2 void gemm2(int m, int n, int k, const float *ap, const float *b, lon
                     int i = ic + ir; // a multiple of 6: sliver i / 12, half i % 12
                     const float *as = ap + (long)(i / MR * MR) * k + (long)pc * MR + i % MR;
                     ukr2_any(mr, nc < NR2, kc, as, b + (long)pc * ldb + j0, ldb, c + (long)i * ldc + j0, ldc, pc > 0,
-                             bias ? bias + i : 0, z && pc + kc == k ? z + (long)i * ldc + j0 : 0, k0, k1,
-                             pc + kc == k ? act : 0);
+                             bias ? bias + i : 0, zk ? zk + (long)i * ldc + j0 : 0, k0, k1, actk);
                 }
             }
         }
