@@ -47,6 +47,7 @@ type Session struct {
 	visit   func(n *ir.Node, in, out []*ir.Tensor) error
 	samples [][]time.Duration // per node, its time in each run since ResetProfile
 	runs    int
+	pace    opkernel.Pacer // the node loop's scheduling points (Run is not called concurrently)
 
 	prepWeights int   // weight copies built at preparation (packed MatMul B)
 	prepBytes   int64 // their bytes
@@ -296,6 +297,7 @@ func (s *Session) run(inputs []*ir.Tensor, check bool) ([]*ir.Tensor, error) {
 			}
 			out[k] = t
 		}
+		s.pace.Tick()
 		var start time.Time
 		if s.prof {
 			start = time.Now()

@@ -114,7 +114,9 @@ func (p *workerPool) grow(n int) {
 }
 
 func (p *workerPool) worker(seen uint64) {
+	var pace Pacer
 	for {
+		pace.Tick()
 		s := p.seq.Load()
 		if s == seen {
 			deadline := time.Now().Add(spinFor)
@@ -127,6 +129,7 @@ func (p *workerPool) worker(seen uint64) {
 					}
 					p.parked--
 					p.mu.Unlock()
+					pace.Rescheduled()
 					break
 				}
 				cpuRelax()
