@@ -48,6 +48,7 @@ type Session struct {
 	samples [][]time.Duration // per node, its time in each run since ResetProfile
 	runs    int
 	pace    opkernel.Pacer // the node loop's scheduling points (Run is not called concurrently)
+	memo    []shapeMemo    // per node, its last runtime shape inference (shapememo.go)
 
 	prepWeights int   // weight copies built at preparation (packed MatMul B)
 	prepBytes   int64 // their bytes
@@ -189,6 +190,7 @@ func NewSession(g *ir.Graph, opts Options) (*Session, error) {
 		s.pinned[id(v)] = true
 	}
 	s.samples = make([][]time.Duration, len(g.Nodes))
+	s.memo = make([]shapeMemo, len(g.Nodes))
 	return s, nil
 }
 
@@ -228,13 +230,10 @@ func (s *Session) run(inputs []*ir.Tensor, check bool) ([]*ir.Tensor, error) {
 	for _, v := range g.Consts {
 		vals[s.index[v]] = v.Const
 	}
-	var tmpIn []*ir.Value
 	for ni, n := range g.Nodes {
 		in := make([]*ir.Tensor, len(n.Inputs))
-		tmpIn = tmpIn[:0]
 		for k, v := range n.Inputs {
 			if v == nil {
-				tmpIn = append(tmpIn, nil)
 				continue
 			}
 			t := vals[s.index[v]]
@@ -245,7 +244,6 @@ func (s *Session) run(inputs []*ir.Tensor, check bool) ([]*ir.Tensor, error) {
 				return nil, fmt.Errorf("node %s: input %s has no value", n.Name, v.Name)
 			}
 			in[k] = t
-			tmpIn = append(tmpIn, &ir.Value{Name: v.Name, DType: t.DType, Shape: t.Shape, Const: t})
 		}
 		if s.subs[ni] != nil {
 			// Control flow: the bodies decide the outputs' shapes.
@@ -255,7 +253,7 @@ func (s *Session) run(inputs []*ir.Tensor, check bool) ([]*ir.Tensor, error) {
 			s.released(ni, n, bufs, vals)
 			continue
 		}
-		outShapes, err := inferRuntime(n, tmpIn)
+		outShapes, err := s.memo[ni].outputTypes(n, in)
 		if err != nil {
 			return nil, err
 		}
@@ -277,6 +275,9 @@ func (s *Session) run(inputs []*ir.Tensor, check bool) ([]*ir.Tensor, error) {
 				} else if s.pinned[oi] {
 					// A graph output aliasing a const or input: copy so callers own it.
 					t.Data = append([]byte(nil), in[0].Data...)
+				}
+				if s.pinned[oi] {
+					t.Shape = slices.Clone(os.Shape) // the caller's; os.Shape may be memoized
 				}
 				out[k] = t
 				continue
