@@ -10,6 +10,7 @@ import "C"
 import (
 	"runtime"
 	"slices"
+	"sync/atomic"
 	"unsafe"
 
 	"gkconv/internal/ir"
@@ -27,6 +28,22 @@ func cf(p []float32) *C.float {
 // and the fused Conv2D's residual z (ir.ConvResidualInput, y's shape)?:
 // y = act(conv(x, w) + b + z).
 func conv(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+	var p convPlan
+	return convPlanned(&p, ctx, n, in, out)
+}
+
+// prepareConv gives each Conv2D node a convPlan of its own, so the checks,
+// the path choice and the packed-weight lookup run once per input shape
+// instead of at every call (efficientnet_b0 at 1 thread: convGeometry and
+// the weight cache's lookup were ~2% of its samples).
+func prepareConv(_ *opkernel.Prep, _ *ir.Node) (opkernel.Func, error) {
+	p := new(convPlan)
+	return func(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+		return convPlanned(p, ctx, n, in, out)
+	}, nil
+}
+
+func convPlanned(p *convPlan, ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	if err := need(n, in, 2); err != nil {
 		return err
 	}
@@ -34,6 +51,96 @@ func conv(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	if hasHalf(x) {
 		return viaF32(ctx, n, in, out, conv)
 	}
+	if !p.matches(ctx, x, w, b, z, y) {
+		if err := p.plan(ctx, n, x, w, b, z, y); err != nil {
+			return err
+		}
+	}
+	switch p.path {
+	case convPathWinograd:
+		convWinoF32(ctx, p.g, p.nb, p.c, p.m, p.nr, p.o, x.F32(), p.weights.data, slice[float32](b), slice[float32](z), y.F32(), p.act)
+	case convPathPacked, convPathSlivers:
+		run := convPackedF32
+		if p.path == convPathSlivers {
+			run = convSliversF32
+		}
+		if err := run(ctx, p.g, p.nb, p.c, p.m, x.F32(), p.weights.data, slice[float32](b), slice[float32](z), y.F32(), p.act); err != nil {
+			return errf(n, "%v", err)
+		}
+	case convPathF32:
+		convF32(ctx, p.g, p.nb, p.c, p.m, p.group, x.F32(), w.F32(), slice[float32](b), slice[float32](z), y.F32(), p.act)
+	case convPathF64:
+		convDirect(ctx, p.g, p.nb, p.c, p.m, p.group, x.F64(), w.F64(), slice[float64](b), y.F64())
+		epiSlice(y.F64(), slice[float64](z), p.act)
+	}
+	runtime.KeepAlive(p.weights) // its cleanup unmaps the packed weights' data
+	return nil
+}
+
+// The paths a float conv runs on.
+const (
+	convPathF32      = iota // direct, im2col + OpenBLAS, or depthwise (convF32)
+	convPathWinograd        // Winograd F(4x4) or F(2x2) on transformed weights
+	convPathPacked          // packed weights, transposed form (convPackedF32)
+	convPathSlivers         // packed weights, sliver form (convSliversF32)
+	convPathF64             // float64 (convDirect)
+)
+
+// convPlan is what a conv decides from its inputs' shapes and weights:
+// geometry, path and packed weights, valid for calls whose key (the fields
+// up to planned) matches.
+type convPlan struct {
+	valid          bool
+	xType          ir.DType
+	xShape, yShape []int64
+	zShape         []int64 // nil: no residual
+	w              *ir.Tensor
+	wData          *byte
+	bLen           int64 // -1: no bias
+	threads        int
+	modes          [4]int64 // the ISA generation and the tests' path switches
+
+	nb, c, m, group int
+	g               *geom
+	act             int64
+	path            int
+	nr, o           int              // Winograd's panel width and tile side
+	weights         *packedConvEntry // the packed or transformed weights (nil on convPathF32/F64)
+}
+
+// convISAGen counts ISA level changes: a plan made at another level is
+// made again.
+var convISAGen atomic.Int64
+
+func convModes() [4]int64 {
+	return [4]int64{convISAGen.Load(), int64(packedConvMode.Load()), int64(winoMode.Load()), int64(winoTileMode.Load())}
+}
+
+func firstByte(t *ir.Tensor) *byte {
+	if len(t.Data) == 0 {
+		return nil
+	}
+	return &t.Data[0]
+}
+
+func (p *convPlan) matches(ctx *opkernel.Ctx, x, w, b, z, y *ir.Tensor) bool {
+	if !p.valid || x.DType != p.xType || w != p.w || firstByte(w) != p.wData || ctx.NumThreads() != p.threads ||
+		!slices.Equal(x.Shape, p.xShape) || !slices.Equal(y.Shape, p.yShape) || p.modes != convModes() {
+		return false
+	}
+	if (b == nil) != (p.bLen < 0) || (b != nil && b.NumElements() != p.bLen) {
+		return false
+	}
+	if (z == nil) != (p.zShape == nil) || (z != nil && (z.DType != x.DType || !slices.Equal(z.Shape, p.zShape))) {
+		return false
+	}
+	return y.DType == x.DType
+}
+
+// plan checks the conv's inputs and chooses its path; on success p is
+// valid for calls with the same key.
+func (p *convPlan) plan(ctx *opkernel.Ctx, n *ir.Node, x, w, b, z, y *ir.Tensor) error {
+	*p = convPlan{}
 	nb, c, m, group, g, err := convGeometry(n, x, w)
 	if err != nil {
 		return err
@@ -54,37 +161,43 @@ func conv(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	if !ok {
 		return opkernel.Unsupportedf(n, "activation_type %d", act)
 	}
+	p.nb, p.c, p.m, p.group, p.g, p.act = nb, c, m, group, g, act
 	switch x.DType {
 	case ir.Float32:
+		p.path = convPathF32
 		if useWinograd(n, w, g, group, c, m) {
 			nr, o := winoNR(), winoTile(g)
 			if u := winoWeights(w, c, m, nr, o); u != nil {
-				convWinoF32(ctx, g, nb, c, m, nr, o, x.F32(), u.data, slice[float32](b), slice[float32](z), y.F32(), act)
-				runtime.KeepAlive(u) // its cleanup unmaps u.data
-				return nil
+				p.path, p.nr, p.o, p.weights = convPathWinograd, nr, o, u
 			}
 		}
-		if form := usePackedConv(n, w, g, group, c, m, ctx.NumThreads()); form != packNone {
-			if wp := packedConvWeights(w, c*g.kVol(), m, form); wp != nil {
-				run := convPackedF32
-				if form == packSlivers {
-					run = convSliversF32
+		if p.path == convPathF32 {
+			if form := usePackedConv(n, w, g, group, c, m, ctx.NumThreads()); form != packNone {
+				if wp := packedConvWeights(w, c*g.kVol(), m, form); wp != nil {
+					p.path, p.weights = convPathPacked, wp
+					if form == packSlivers {
+						p.path = convPathSlivers
+					}
 				}
-				err := run(ctx, g, nb, c, m, x.F32(), wp.data, slice[float32](b), slice[float32](z), y.F32(), act)
-				runtime.KeepAlive(wp) // its cleanup unmaps wp.data
-				if err != nil {
-					return errf(n, "%v", err)
-				}
-				return nil
 			}
 		}
-		convF32(ctx, g, nb, c, m, group, x.F32(), w.F32(), slice[float32](b), slice[float32](z), y.F32(), act)
 	case ir.Float64:
-		convDirect(ctx, g, nb, c, m, group, x.F64(), w.F64(), slice[float64](b), y.F64())
-		epiSlice(y.F64(), slice[float64](z), act)
+		p.path = convPathF64
 	default:
 		return opkernel.Unsupportedf(n, "dtype %s", x.DType)
 	}
+	p.xType, p.xShape, p.yShape, p.w, p.wData = x.DType, slices.Clone(x.Shape), slices.Clone(y.Shape), w, firstByte(w)
+	p.bLen = -1
+	if b != nil {
+		p.bLen = b.NumElements()
+	}
+	if z != nil {
+		p.zShape = slices.Clone(z.Shape)
+		if p.zShape == nil {
+			p.zShape = []int64{}
+		}
+	}
+	p.threads, p.modes, p.valid = ctx.NumThreads(), convModes(), true
 	return nil
 }
 

@@ -20,6 +20,7 @@ func init() {
 	cpuisa.Register(func(l cpuisa.Level) {
 		C.gk_nn_set_isa(C.int(l))
 		convGEMMAvailable.Store(C.conv_gemm_available() != 0)
+		convISAGen.Add(1) // conv plans made at the old level are made again
 	})
 }
 

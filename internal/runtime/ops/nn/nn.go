@@ -16,6 +16,7 @@ import (
 func init() {
 	opkernel.Register("MatMul", matMul)
 	opkernel.Register("Conv2D", conv)
+	opkernel.RegisterPreparer("Conv2D", prepareConv)
 	opkernel.Register("Conv2DTranspose", convTranspose)
 	opkernel.Register("AvgPool", avgPool)
 	opkernel.Register("MaxPool", maxPool)
