@@ -93,6 +93,7 @@ type convPlan struct {
 	valid          bool
 	xType          ir.DType
 	xShape, yShape []int64
+	wShape         []int64
 	zShape         []int64 // nil: no residual
 	w              *ir.Tensor
 	wData          *byte
@@ -125,7 +126,7 @@ func firstByte(t *ir.Tensor) *byte {
 
 func (p *convPlan) matches(ctx *opkernel.Ctx, x, w, b, z, y *ir.Tensor) bool {
 	if !p.valid || x.DType != p.xType || w != p.w || firstByte(w) != p.wData || ctx.NumThreads() != p.threads ||
-		!slices.Equal(x.Shape, p.xShape) || !slices.Equal(y.Shape, p.yShape) || p.modes != convModes() {
+		!slices.Equal(x.Shape, p.xShape) || !slices.Equal(y.Shape, p.yShape) || !slices.Equal(w.Shape, p.wShape) || p.modes != convModes() {
 		return false
 	}
 	if (b == nil) != (p.bLen < 0) || (b != nil && b.NumElements() != p.bLen) {
@@ -186,7 +187,7 @@ func (p *convPlan) plan(ctx *opkernel.Ctx, n *ir.Node, x, w, b, z, y *ir.Tensor)
 	default:
 		return opkernel.Unsupportedf(n, "dtype %s", x.DType)
 	}
-	p.xType, p.xShape, p.yShape, p.w, p.wData = x.DType, slices.Clone(x.Shape), slices.Clone(y.Shape), w, firstByte(w)
+	p.xType, p.xShape, p.yShape, p.wShape, p.w, p.wData = x.DType, slices.Clone(x.Shape), slices.Clone(y.Shape), slices.Clone(w.Shape), w, firstByte(w)
 	p.bLen = -1
 	if b != nil {
 		p.bLen = b.NumElements()
