@@ -6,28 +6,56 @@ import (
 )
 
 // TestPacerYieldsOnlyWhenDue pins the Pacer's clock: the first Tick starts
-// it, Ticks within yieldEvery leave it alone, and a Tick after yieldEvery
-// yields and restarts it (sysmon preempts after 10 ms, so the period must
-// stay well below that).
+// it, Ticks within the allowance leave it alone, a Tick past it yields and
+// restarts it, and a long unit of work between Ticks shortens the
+// allowance so that the next such unit still ends before sysmon's 10 ms.
 func TestPacerYieldsOnlyWhenDue(t *testing.T) {
-	if yieldEvery <= 0 || yieldEvery > 5*time.Millisecond {
-		t.Fatalf("yieldEvery = %v, want (0, 5ms]: sysmon preempts at 10 ms", yieldEvery)
-	}
 	var p Pacer
 	p.Tick()
 	if p.last.IsZero() {
 		t.Fatal("the first Tick did not start the clock")
 	}
+	if e := p.yieldEvery(); e != sysmonPreemptAfter-paceMargin {
+		t.Fatalf("allowance with no work seen: %v", e)
+	}
 	start := p.last
 	p.Tick()
 	if !p.last.Equal(start) {
-		t.Fatal("a Tick within yieldEvery restarted the clock")
+		t.Fatal("a Tick within the allowance restarted the clock")
 	}
-	p.last = time.Now().Add(-yieldEvery - time.Millisecond)
+	// A 3 ms unit of work: the allowance drops to 10 - 1 - 3 = 6 ms.
+	p.prev = time.Now().Add(-3 * time.Millisecond)
+	p.Tick()
+	if e := p.yieldEvery(); e < 5900*time.Microsecond || e > 6*time.Millisecond {
+		t.Fatalf("allowance after a 3 ms unit: %v, want ~6 ms", e)
+	}
+	// Past the allowance: the Tick yields and restarts the clock.
+	p.last = time.Now().Add(-7 * time.Millisecond)
 	old := p.last
 	p.Tick()
-	if !p.last.After(old.Add(yieldEvery)) {
-		t.Fatal("a Tick after yieldEvery did not yield and restart the clock")
+	if !p.last.After(old.Add(6 * time.Millisecond)) {
+		t.Fatal("a Tick past the allowance did not yield and restart the clock")
+	}
+	// A unit too long for any allowance does not shrink it.
+	p.longest = 0
+	p.prev = time.Now().Add(-30 * time.Millisecond)
+	p.last = time.Now()
+	p.Tick()
+	if p.longest != 0 {
+		t.Fatalf("a 30 ms unit set the allowance: longest %v", p.longest)
+	}
+	// The allowance stays at least minYieldEvery, and an outlier fades with
+	// each yield.
+	p.longest = time.Hour
+	if e := p.yieldEvery(); e != minYieldEvery {
+		t.Fatalf("allowance after a 1 h unit: %v, want %v", e, minYieldEvery)
+	}
+	for range 200 {
+		p.last = time.Now().Add(-time.Hour)
+		p.Tick()
+	}
+	if p.longest > time.Millisecond {
+		t.Errorf("an outlier did not fade: longest %v after 200 yields", p.longest)
 	}
 	p.last = time.Now().Add(-time.Hour)
 	p.Rescheduled()
