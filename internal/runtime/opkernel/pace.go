@@ -51,10 +51,18 @@ func (p *Pacer) Tick() {
 		p.last, p.prev = now, now
 		return
 	}
+	gap := now.Sub(p.prev)
+	if gap > sysmonPreemptAfter {
+		// Since the last Tick the goroutine either blocked (a session
+		// between two Runs) or was preempted in one long unit: it went
+		// through the scheduler either way, so a yield now would be wasted.
+		p.Rescheduled()
+		return
+	}
 	// A unit longer than the allowance can have is preempted whatever the
 	// pacer does (gpt_small's lm_head: 27 ms at 1 thread); letting it set
 	// the allowance would only make the other units yield more often.
-	if gap := now.Sub(p.prev); gap > p.longest && gap <= sysmonPreemptAfter-paceMargin-minYieldEvery {
+	if gap > p.longest && gap <= sysmonPreemptAfter-paceMargin-minYieldEvery {
 		p.longest = gap
 	}
 	p.prev = now

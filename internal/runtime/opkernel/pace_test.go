@@ -36,13 +36,21 @@ func TestPacerYieldsOnlyWhenDue(t *testing.T) {
 	if !p.last.After(old.Add(6 * time.Millisecond)) {
 		t.Fatal("a Tick past the allowance did not yield and restart the clock")
 	}
-	// A unit too long for any allowance does not shrink it.
+	// A unit too long for any allowance (8 ms) does not shrink it.
 	p.longest = 0
-	p.prev = time.Now().Add(-30 * time.Millisecond)
+	p.prev = time.Now().Add(-8 * time.Millisecond)
 	p.last = time.Now()
 	p.Tick()
 	if p.longest != 0 {
-		t.Fatalf("a 30 ms unit set the allowance: longest %v", p.longest)
+		t.Fatalf("an 8 ms unit set the allowance: longest %v", p.longest)
+	}
+	// After more than 10 ms since the last Tick (blocked between Runs, or
+	// preempted anyway) the clock restarts without a yield being due.
+	p.prev = time.Now().Add(-time.Second)
+	p.last = p.prev
+	p.Tick()
+	if time.Since(p.last) > time.Second/2 {
+		t.Fatal("a Tick after a 1 s pause did not restart the clock")
 	}
 	// The allowance stays at least minYieldEvery, and an outlier fades with
 	// each yield.
