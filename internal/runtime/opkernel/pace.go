@@ -5,9 +5,9 @@ import (
 	"time"
 )
 
-// A Pacer gives the Go scheduler a scheduling point every yieldEvery on a
-// goroutine that otherwise runs for as long as a model runs: the session's
-// node loop and the pool's workers.
+// A Pacer gives the Go scheduler a scheduling point at least every
+// p.yieldEvery() on a goroutine that otherwise runs for as long as a model
+// runs: the session's node loop and the pool's workers.
 //
 // Why: the Go runtime's monitor (sysmon) preempts a goroutine that has run
 // for 10 ms without passing through the scheduler. Such a goroutine here

@@ -88,7 +88,7 @@ const (
 
 // convPlan is what a conv decides from its inputs' shapes and weights:
 // geometry, path and packed weights, valid for calls whose key (the fields
-// up to planned) matches.
+// from xType to modes) matches.
 type convPlan struct {
 	valid          bool
 	xType          ir.DType
@@ -132,10 +132,7 @@ func (p *convPlan) matches(ctx *opkernel.Ctx, x, w, b, z, y *ir.Tensor) bool {
 	if (b == nil) != (p.bLen < 0) || (b != nil && b.NumElements() != p.bLen) {
 		return false
 	}
-	if (z == nil) != (p.zShape == nil) || (z != nil && (z.DType != x.DType || !slices.Equal(z.Shape, p.zShape))) {
-		return false
-	}
-	return y.DType == x.DType
+	return (z == nil) == (p.zShape == nil) && (z == nil || (z.DType == x.DType && slices.Equal(z.Shape, p.zShape)))
 }
 
 // plan checks the conv's inputs and chooses its path; on success p is

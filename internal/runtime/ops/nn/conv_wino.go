@@ -10,10 +10,10 @@ package nn
 // weights are 4x the kernel's, and a 7x7 plane has only 4 tiles to use
 // each of them on (a 14x14 one 16), so its GEMMs ran at the speed weights
 // stream from memory (resnet50's 512 -> 512 on 7x7: 37.7 MB per conv);
-// F(2x2) has 16 tiles there (49 on 14x14) and 1.8x the kernel's weights. The weights are
-// transformed once per weight tensor (in float64) and kept in the packed
-// conv cache (packedConvCache: the same cap, weak keys). The kernels are in
-// conv_wino.c.
+// F(2x2) has 16 tiles there (49 on 14x14) and 1.8x the kernel's weights.
+// The weights are transformed once per weight tensor (in float64) and kept
+// in the packed conv cache (packedConvCache: the same cap, weak keys). The
+// kernels are in conv_wino.c.
 
 /*
 #cgo CFLAGS: -O3 -std=gnu11 -I${SRCDIR}/../../cpuisa
