@@ -59,6 +59,10 @@ func convPlanned(p *convPlan, ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tenso
 	switch p.path {
 	case convPathWinograd:
 		convWinoF32(ctx, p.g, p.nb, p.c, p.m, p.nr, p.o, x.F32(), p.weights.data, slice[float32](b), slice[float32](z), y.F32(), p.act)
+	case convPathStem:
+		if err := convStemF32(ctx, p.g, p.nb, p.c, p.m, x.F32(), p.weights.data, slice[float32](b), slice[float32](z), y.F32(), p.act); err != nil {
+			return errf(n, "%v", err)
+		}
 	case convPathPacked, convPathSlivers:
 		run := convPackedF32
 		if p.path == convPathSlivers {
@@ -83,6 +87,7 @@ const (
 	convPathWinograd        // Winograd F(4x4) or F(2x2) on transformed weights
 	convPathPacked          // packed weights, transposed form (convPackedF32)
 	convPathSlivers         // packed weights, sliver form (convSliversF32)
+	convPathStem            // packed weights, direct few-channel conv (convStemF32)
 	convPathF64             // float64 (convDirect)
 )
 
@@ -173,8 +178,11 @@ func (p *convPlan) plan(ctx *opkernel.Ctx, n *ir.Node, x, w, b, z, y *ir.Tensor)
 			if form := usePackedConv(n, w, g, group, c, m, ctx.NumThreads()); form != packNone {
 				if wp := packedConvWeights(w, c*g.kVol(), m, form); wp != nil {
 					p.path, p.weights = convPathPacked, wp
-					if form == packSlivers {
+					switch form {
+					case packSlivers:
 						p.path = convPathSlivers
+					case packStem:
+						p.path = convPathStem
 					}
 				}
 			}

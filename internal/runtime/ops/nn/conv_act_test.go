@@ -18,8 +18,8 @@ import (
 func TestConvFusedActivation(t *testing.T) {
 	rng := rand.New(rand.NewSource(7))
 	for _, c := range convEpilogueCases {
-		if c.mode == packSlivers && !convGEMMAvailable.Load() {
-			t.Logf("%s: no AVX-512, not tested", c.name)
+		if (c.mode == packSlivers || c.mode == packStem) && !convGEMMAvailable.Load() {
+			t.Logf("%s: no AVX2, not tested", c.name)
 			continue
 		}
 		for _, act := range []int64{ir.ActNone, ir.ActReLU, ir.ActReLU6} {
@@ -54,6 +54,8 @@ var convEpilogueCases = []struct {
 	{"slivers", packSlivers, 9, 30, 1, 3, 21, true},
 	{"slivers_nobias", packSlivers, 9, 30, 1, 1, 33, false},
 	{"slivers_two_k_blocks", packSlivers, 40, 20, 1, 3, 12, true}, // K = 360: the activation after the last block
+	{"stem", packStem, 3, 20, 1, 3, 37, true},                     // a partial channel block, a masked last vector
+	{"stem_nobias", packStem, 2, 9, 1, 7, 21, false},
 }
 
 // convEpilogueCase runs one case of TestConvFusedActivation.
@@ -168,31 +170,35 @@ func TestConvFusedActivationFloat64(t *testing.T) {
 	}
 }
 
-// RELU and RELU6 applied in the sliver GEMM's registers keep NaN as NaN, as
-// the epilogue and the op library's Relu do.
+// RELU and RELU6 applied in the registers of the sliver GEMM and of the
+// direct few-channel conv keep NaN as NaN, as the epilogue and the op
+// library's Relu do.
 func TestConvSliversReluNaN(t *testing.T) {
 	if !convGEMMAvailable.Load() {
 		t.Skip("no sliver GEMM at this ISA level")
 	}
-	packedConvMode.Store(packSlivers)
 	defer packedConvMode.Store(0)
-	rng := rand.New(rand.NewSource(5))
-	x, w := randTensor(rng, 1, 8, 6, 6), randTensor(rng, 16, 8, 1, 1)
-	x.F32()[3*36+7] = float32(math.NaN()) // channel 3, pixel 7
-	for _, act := range []int64{ir.ActReLU, ir.ActReLU6} {
-		y := ir.NewTensor(ir.Float32, []int64{1, 16, 6, 6})
-		n := constConvNode(ir.Attrs{ir.AttrActivation: ir.IntAttr(act)}, w)
-		if err := conv(&opkernel.Ctx{Threads: 1}, n, []*ir.Tensor{x, w, nil}, []*ir.Tensor{y}); err != nil {
-			t.Fatal(err)
-		}
-		for oc := range 16 {
-			for p := range 36 {
-				v := y.F32()[oc*36+p]
-				if isNaN := v != v; isNaN != (p == 7) {
-					t.Fatalf("act %d: output channel %d pixel %d = %g", act, oc, p, v)
-				}
-				if p != 7 && (v < 0 || (act == ir.ActReLU6 && v > 6)) {
-					t.Fatalf("act %d: output %g outside the clamp", act, v)
+	for _, form := range []int32{packSlivers, packStem} {
+		packedConvMode.Store(form)
+		rng := rand.New(rand.NewSource(5))
+		cin := map[int32]int64{packSlivers: 8, packStem: 4}[form]
+		x, w := randTensor(rng, 1, cin, 6, 6), randTensor(rng, 16, cin, 1, 1)
+		x.F32()[3*36+7] = float32(math.NaN()) // channel 3, pixel 7
+		for _, act := range []int64{ir.ActReLU, ir.ActReLU6} {
+			y := ir.NewTensor(ir.Float32, []int64{1, 16, 6, 6})
+			n := constConvNode(ir.Attrs{ir.AttrActivation: ir.IntAttr(act)}, w)
+			if err := conv(&opkernel.Ctx{Threads: 1}, n, []*ir.Tensor{x, w, nil}, []*ir.Tensor{y}); err != nil {
+				t.Fatal(err)
+			}
+			for oc := range 16 {
+				for p := range 36 {
+					v := y.F32()[oc*36+p]
+					if isNaN := v != v; isNaN != (p == 7) {
+						t.Fatalf("form %d act %d: output channel %d pixel %d = %g", form, act, oc, p, v)
+					}
+					if p != 7 && (v < 0 || (act == ir.ActReLU6 && v > 6)) {
+						t.Fatalf("form %d act %d: output %g outside the clamp", form, act, v)
+					}
 				}
 			}
 		}

@@ -10,6 +10,7 @@ package nn
 #cgo CFLAGS: -O3 -std=gnu11
 #include "conv_packed_gemm.h"
 #include "conv_packed_tile.h"
+#include "conv_stem.h"
 #include "packed_gemm.h"
 */
 import "C"
@@ -38,11 +39,12 @@ const (
 	packNone       = 0
 	packTransposed = 1 // B = W^T in ir.PackB panels: out^T = im2col^T x W^T by packed_sgemm, then transposed
 	packSlivers    = 2 // A = W in slivers of 12 rows (conv_pack_w): out = W x im2col, written in place
+	packStem       = 3 // W in slivers of 8 rows (conv_pack_w): the direct few-channel conv (conv_stem.c)
 )
 
 // packedConvMode forces the path for tests and benchmarks: 0 lets
-// usePackedConv choose, packTransposed or packSlivers force that path, -1
-// disables both.
+// usePackedConv choose, packTransposed, packSlivers or packStem force that
+// path (where it can run), -1 disables them all.
 var packedConvMode atomic.Int32
 
 // convGEMMAvailable: conv_gemm_f32 runs at the current ISA level (AVX-512
@@ -72,12 +74,19 @@ var packedConvCache = struct {
 // first use; nil when the cap is reached.
 func packedConvWeights(w *ir.Tensor, k, m, form int) *packedConvEntry {
 	n := ir.PackedLen(k, m, ir.PackNR)
-	if form == packSlivers {
+	switch form {
+	case packSlivers:
 		n = (m + 11) / 12 * 12 * k
+	case packStem:
+		n = (m + C.STEM_BLOCK - 1) / C.STEM_BLOCK * C.STEM_BLOCK * k
 	}
 	return cachedConvWeights(w, k, m, form, n, func(wf, data []float32) {
-		if form == packSlivers {
-			C.conv_pack_w(cf(wf), cf(data), C.int(m), C.int(k))
+		switch form {
+		case packSlivers:
+			C.conv_pack_w(cf(wf), cf(data), C.int(m), C.int(k), 12)
+			return
+		case packStem:
+			C.conv_pack_w(cf(wf), cf(data), C.int(m), C.int(k), C.STEM_BLOCK)
 			return
 		}
 		ir.PackBInto(data, wf[:k*m], k, m, ir.PackNR, true)
@@ -139,7 +148,7 @@ func usePackedConv(n *ir.Node, w *ir.Tensor, g *geom, group, c, m, threads int) 
 	if len(n.Inputs) < 2 || n.Inputs[1] == nil || n.Inputs[1].Const != w {
 		return packNone
 	}
-	if mode == packSlivers && !convGEMMAvailable.Load() {
+	if (mode == packSlivers && !convGEMMAvailable.Load()) || (mode == packStem && !stemConvFits(g, c)) {
 		return packNone
 	}
 	if mode > 0 {
@@ -151,6 +160,12 @@ func usePackedConv(n *ir.Node, w *ir.Tensor, g *geom, group, c, m, threads int) 
 // packedConvFaster is the shape rule, from BenchmarkConvPackedVsBLAS on the
 // resnet50 and mobilenet_v2 shapes at one and two threads (noisy machine;
 // repeated):
+//   - at most stemMaxChannels input channels (the RGB stems): the direct
+//     conv (BenchmarkConvPackedVsBLAS, AVX-512, one thread: resnet50's 7x7 stride 2
+//     1.37 ms against 1.82 on slivers and 3.2 on OpenBLAS; the 3x3 stride 2
+//     of mobilenet_v2 and efficientnet_b0 0.17 against 0.24 and 0.39; in the
+//     models, per-node medians, 1.65 -> 1.30, 0.28 -> 0.20 and 0.37 -> 0.29
+//     with its SiLU);
 //   - small planes (7x7, and 14x14 with a deep K x Cout): the transposed
 //     form, pixels as the GEMM's M, where OpenBLAS's N = pixels is too short
 //     for its blocking (+5-50%); at two threads every 14x14 plane, where
@@ -179,6 +194,8 @@ func usePackedConv(n *ir.Node, w *ir.Tensor, g *geom, group, c, m, threads int) 
 func packedConvFaster(g *geom, c, m, threads int) int {
 	outVol, kk := g.outVol(), c*g.kVol()
 	switch {
+	case stemConvFits(g, c):
+		return packStem
 	case outVol <= 64 || (outVol <= 256 && (kk*m >= 1<<17 || threads > 1)):
 		return packTransposed
 	case !convGEMMAvailable.Load():

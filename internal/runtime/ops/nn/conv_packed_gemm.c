@@ -16,15 +16,15 @@
 #define KC 256
 #define MC 240
 
-void conv_pack_w(const float *w, float *ap, int m, int k) {
-    for (int s = 0; s < m; s += MR) {
-        int rows = m - s < MR ? m - s : MR;
+void conv_pack_w(const float *w, float *ap, int m, int k, int mr) {
+    for (int s = 0; s < m; s += mr) {
+        int rows = m - s < mr ? m - s : mr;
         for (int p = 0; p < k; p++) {
             int r = 0;
-            for (; r < rows; r++) ap[(long)p * MR + r] = w[(long)(s + r) * k + p];
-            for (; r < MR; r++) ap[(long)p * MR + r] = 0;
+            for (; r < rows; r++) ap[(long)p * mr + r] = w[(long)(s + r) * k + p];
+            for (; r < mr; r++) ap[(long)p * mr + r] = 0;
         }
-        ap += (long)k * MR;
+        ap += (long)k * mr;
     }
 }
 

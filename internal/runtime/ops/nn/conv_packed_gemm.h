@@ -1,8 +1,9 @@
 #ifndef GKCONV_NN_CONV_PACKED_GEMM_H
 #define GKCONV_NN_CONV_PACKED_GEMM_H
-// conv_pack_w packs weights w[m][k] into slivers of 12 rows, [ceil(m/12)][k][12]
-// (zero padded), the A operand of conv_gemm_f32.
-void conv_pack_w(const float *w, float *ap, int m, int k);
+// conv_pack_w packs weights w[m][k] into slivers of mr rows, [ceil(m/mr)][k][mr]
+// (zero padded): with mr 12 the A operand of conv_gemm_f32, with 8 the
+// weights of conv_stem_f32.
+void conv_pack_w(const float *w, float *ap, int m, int k, int mr);
 // conv_gemm_f32: c[m][n] (row stride ldc) = act((A[m][k] x b[k][n] (row
 // stride ldb) + bias[m]) + z[m][n]) (bias and z, the residual laid out as
 // c, may be NULL), A packed by conv_pack_w; act is ACT_RELU or ACT_RELU6

@@ -50,14 +50,7 @@ func testConvPackedRandom(t *testing.T, form int) {
 		}
 		h, w := kh+rng.Intn(30), kw+rng.Intn(30)
 		sh, sw := 1+rng.Intn(2), 1+rng.Intn(3)
-		dh, dw := 1+rng.Intn(2), 1+rng.Intn(2)
-		if (kh-1)*dh+1 > h {
-			dh = 1
-		}
-		if (kw-1)*dw+1 > w {
-			dw = 1
-		}
-		pads := []int64{int64(rng.Intn(kh)), int64(rng.Intn(kw)), int64(rng.Intn(kh)), int64(rng.Intn(kw))}
+		dh, dw, pads := randDilationsPads(rng, kh, kw, h, w)
 		if it%4 == 0 { // pointwise, unpadded: the no-im2col case
 			kh, kw, sh, sw, dh, dw = 1, 1, 1, 1, 1, 1
 			pads = []int64{0, 0, 0, 0}
@@ -73,10 +66,10 @@ func testConvPackedRandom(t *testing.T, form int) {
 		x := randTensor(rng, int64(nb), int64(cin), int64(h), int64(w))
 		wt := randTensor(rng, int64(cout), int64(cin), int64(kh), int64(kw))
 		var b *ir.Tensor
-		in := []*ir.Tensor{x, wt}
+		in := []*ir.Tensor{x, wt, nil}
 		if it%3 != 0 {
 			b = randTensor(rng, int64(cout))
-			in = append(in, b)
+			in[2] = b
 		}
 		n := constConvNode(attrs, wt)
 		g, err := windowAttrs(n, x.Shape[2:], wt.Shape[2:], false)
@@ -86,30 +79,58 @@ func testConvPackedRandom(t *testing.T, form int) {
 		if usePackedConv(n, wt, g, 1, cin, cout, 1) != form {
 			t.Fatal("packed path not taken")
 		}
-		y := ir.NewTensor(ir.Float32, []int64{int64(nb), int64(cout), int64(g.out[1]), int64(g.out[2])})
-		x64, _ := x.Float64s()
-		w64, _ := wt.Float64s()
-		var b64 []float64
-		if b != nil {
-			b64, _ = b.Float64s()
+		checkConvVsDirect(t, fmt.Sprintf("it %d", it), n, g, in, nil)
+	}
+}
+
+// checkConvVsDirect runs conv on in = {x, w, bias or nil} at 1, 2 and 3
+// threads and compares y with convDirect in float64, followed by post (nil:
+// none), within 1e-4 absolute plus relative.
+func checkConvVsDirect(t *testing.T, label string, n *ir.Node, g *geom, in []*ir.Tensor, post func(float64) float64) {
+	t.Helper()
+	x, wt, b := in[0], in[1], in[2]
+	nb, cin, cout := int(x.Shape[0]), int(x.Shape[1]), int(wt.Shape[0])
+	y := ir.NewTensor(ir.Float32, []int64{int64(nb), int64(cout), int64(g.out[1]), int64(g.out[2])})
+	x64, _ := x.Float64s()
+	w64, _ := wt.Float64s()
+	var b64 []float64
+	if b != nil {
+		b64, _ = b.Float64s()
+	}
+	ref := make([]float64, y.NumElements())
+	convDirect(&opkernel.Ctx{Threads: 1}, g, nb, cin, cout, 1, x64, w64, b64, ref)
+	if post != nil {
+		for i := range ref {
+			ref[i] = post(ref[i])
 		}
-		ref := make([]float64, y.NumElements())
-		convDirect(&opkernel.Ctx{Threads: 1}, g, nb, cin, cout, 1, x64, w64, b64, ref)
-		for _, threads := range []int{1, 2, 3} {
-			for i := range y.F32() {
-				y.F32()[i] = float32(math.NaN())
-			}
-			if err := conv(&opkernel.Ctx{Threads: threads}, n, in, []*ir.Tensor{y}); err != nil {
-				t.Fatal(err)
-			}
-			for j, want := range ref {
-				if got := float64(y.F32()[j]); !(math.Abs(got-want) <= 1e-4+1e-4*math.Abs(want)) {
-					t.Fatalf("it %d (x %v w %v attrs %v, %d threads): element %d got %g want %g",
-						it, x.Shape, wt.Shape, attrs, threads, j, got, want)
-				}
+	}
+	for _, threads := range []int{1, 2, 3} {
+		for i := range y.F32() {
+			y.F32()[i] = float32(math.NaN())
+		}
+		if err := conv(&opkernel.Ctx{Threads: threads}, n, in, []*ir.Tensor{y}); err != nil {
+			t.Fatal(err)
+		}
+		for j, want := range ref {
+			if got := float64(y.F32()[j]); !(math.Abs(got-want) <= 1e-4+1e-4*math.Abs(want)) {
+				t.Fatalf("%s (x %v w %v attrs %v, %d threads): element %d got %g want %g",
+					label, x.Shape, wt.Shape, n.Attrs, threads, j, got, want)
 			}
 		}
 	}
+}
+
+// randDilationsPads draws dilations of 1 or 2 (1 where the dilated kernel
+// would not fit the h x w plane) and pads smaller than the kernel.
+func randDilationsPads(rng *rand.Rand, kh, kw, h, w int) (dh, dw int, pads []int64) {
+	dh, dw = 1+rng.Intn(2), 1+rng.Intn(2)
+	if (kh-1)*dh+1 > h {
+		dh = 1
+	}
+	if (kw-1)*dw+1 > w {
+		dw = 1
+	}
+	return dh, dw, []int64{int64(rng.Intn(kh)), int64(rng.Intn(kw)), int64(rng.Intn(kh)), int64(rng.Intn(kw))}
 }
 
 // TestConvPackedCache checks that the packing is reused for the same weight
@@ -151,8 +172,9 @@ var cnnConvShapes = []struct{ cin, cout, hw, k, s int64 }{
 	{3, 32, 224, 3, 2}, // mobilenet stem; its pointwise layers are mobilenetPW
 }
 
-// BenchmarkConvPackedVsBLAS compares the packed path with im2col + OpenBLAS
-// per shape, one thread:
+// BenchmarkConvPackedVsBLAS compares the packed paths (and, on the stems,
+// the direct few-channel conv) with im2col + OpenBLAS per shape, one thread
+// (GKCONV_BENCH_THREADS=2 for two):
 //
 //	OPENBLAS_CORETYPE=SkylakeX go test -run XXX -bench ConvPackedVsBLAS ./internal/runtime/ops/nn/
 func BenchmarkConvPackedVsBLAS(b *testing.B) {
@@ -173,8 +195,12 @@ func BenchmarkConvPackedVsBLAS(b *testing.B) {
 		n := constConvNode(ir.Attrs{"strides": ir.IntsAttr(s.s, s.s), "pads": ir.IntsAttr(p, p, p, p)}, w)
 		flops := float64(2 * s.cin * s.k * s.k * s.cout * o * o)
 		name := fmt.Sprintf("%dto%d_%dx%d_k%d_s%d", s.cin, s.cout, s.hw, s.hw, s.k, s.s)
-		for _, mode := range []int32{-1, packTransposed, packSlivers} {
-			b.Run(map[int32]string{-1: "openblas/", packTransposed: "packed/", packSlivers: "slivers/"}[mode]+name, func(b *testing.B) {
+		modes := []int32{-1, packTransposed, packSlivers}
+		if s.cin <= stemMaxChannels {
+			modes = append(modes, packStem)
+		}
+		for _, mode := range modes {
+			b.Run(map[int32]string{-1: "openblas/", packTransposed: "packed/", packSlivers: "slivers/", packStem: "direct/"}[mode]+name, func(b *testing.B) {
 				packedConvMode.Store(mode)
 				defer packedConvMode.Store(0)
 				benchOp(b, conv, n, []*ir.Tensor{x, w, bias}, y, flops)
@@ -190,9 +216,9 @@ func TestPackedConvRule(t *testing.T) {
 		return &geom{rank: 2, in: [3]int{1, side, side}, out: [3]int{1, o, o}, k: [3]int{1, k, k},
 			s: [3]int{1, s, s}, d: [3]int{1, 1, 1}, pb: [3]int{0, k / 2, k / 2}, pe: [3]int{0, k / 2, k / 2}}
 	}
-	slivers := packSlivers
+	slivers, stem := packSlivers, packStem
 	if !convGEMMAvailable.Load() {
-		slivers = packNone
+		slivers, stem = packNone, packNone
 	}
 	for _, c := range []struct {
 		name          string
@@ -206,7 +232,9 @@ func TestPackedConvRule(t *testing.T) {
 		{"96->576 14x14", plane(14, 1, 1), 96, 576, 1, slivers},
 		{"64->64 3x3 14x14", plane(14, 3, 1), 64, 64, 1, packNone},
 		{"16->96 112x112", plane(112, 1, 1), 16, 96, 1, slivers},
-		{"3->64 7x7 s2 224", plane(224, 7, 2), 3, 64, 1, slivers},
+		{"3->64 7x7 s2 224", plane(224, 7, 2), 3, 64, 1, stem},
+		{"3->32 3x3 s2 224, 2 threads", plane(224, 3, 2), 3, 32, 2, stem},
+		{"8->32 3x3 s2 224", plane(224, 3, 2), 8, 32, 1, slivers},
 	} {
 		if got := packedConvFaster(c.g, c.c, c.m, c.threads); got != c.want {
 			t.Errorf("%s: form %d, want %d", c.name, got, c.want)
