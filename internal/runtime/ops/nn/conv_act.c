@@ -3,11 +3,11 @@
 // No FP traps are enabled in this process: saying so lets GCC turn the
 // selects below into blends, so the activation loops vectorise.
 #pragma GCC optimize("no-trapping-math")
+#include <immintrin.h>
 #include <stdint.h>
 #include <string.h>
 #include "conv_act.h"
-
-#define CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#include "isa.h"
 
 // epi_exp is expf without a libm call, branch-free so the row loops below
 // vectorise: x = n*ln2 + r, |r| <= ln2/2 (ln2 in two parts, so r is exact
@@ -72,8 +72,70 @@ static inline float epi_hswish(float x) {
     return x * v / 6.0f;
 }
 
+// exp_512 is epi_exp for 16 lanes of t in [-100, 100] (NaN passes): the
+// same reduction and polynomial, with 2^n applied by vscalefps, which
+// gives +inf above the overflow threshold and the correctly rounded
+// (denormal, then 0) value below the normal range, and no clamps, integer
+// moves or selects.
+#define AVX512 __attribute__((target("avx512f")))
+static inline AVX512 __m512 exp_512(__m512 t) {
+    __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(t, _mm512_set1_ps(1.44269504088896341f)),
+                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), t);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+    __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+    __m512 e = _mm512_fmadd_ps(_mm512_mul_ps(p, r), r, _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
+    return _mm512_scalef_ps(e, n);
+}
+
+// logistic_rows_512 is epi_rows_f32 for SIGMOID (2) and SWISH (18) at
+// the AVX-512 level: num / (1 + exp(-x)), num 1 or x. x is clamped to [-100,
+// 100] for the exponential only (exp(100) is +inf, exp(-100) is 0 after the
+// add), with NaN kept (vmaxps/vminps return their second operand when
+// either is NaN). The generic clone took 0.21 ns per element here, this
+// 0.16 (swish, 64K random floats in L2, AMD Zen 5), with the same maximum
+// relative error against double precision (2.6e-7).
+static AVX512 void logistic_rows_512(float *y, const float *z, int rows, long n, long ld, int swish) {
+    const __m512 lo = _mm512_set1_ps(-100.0f), hi = _mm512_set1_ps(100.0f), one = _mm512_set1_ps(1.0f);
+    for (int j = 0; j < rows; j++) {
+        float *r = y + (long)j * ld;
+        const float *zr = z ? z + (long)j * ld : 0;
+        long i = 0;
+        // two vectors per step: the polynomial is one long dependency chain
+        // (0.19 -> 0.16 ns per element; more per step gained nothing)
+        for (; i + 32 <= n; i += 32) {
+            __m512 x0 = _mm512_loadu_ps(r + i), x1 = _mm512_loadu_ps(r + i + 16);
+            if (zr) x0 = _mm512_add_ps(x0, _mm512_loadu_ps(zr + i)), x1 = _mm512_add_ps(x1, _mm512_loadu_ps(zr + i + 16));
+            __m512 t0 = _mm512_max_ps(lo, _mm512_min_ps(hi, x0)), t1 = _mm512_max_ps(lo, _mm512_min_ps(hi, x1));
+            __m512 d0 = _mm512_add_ps(one, exp_512(_mm512_sub_ps(_mm512_setzero_ps(), t0)));
+            __m512 d1 = _mm512_add_ps(one, exp_512(_mm512_sub_ps(_mm512_setzero_ps(), t1)));
+            _mm512_storeu_ps(r + i, _mm512_div_ps(swish ? x0 : one, d0));
+            _mm512_storeu_ps(r + i + 16, _mm512_div_ps(swish ? x1 : one, d1));
+        }
+        for (; i < n; i += 16) {
+            __mmask16 m = n - i >= 16 ? 0xFFFF : (__mmask16)((1u << (n - i)) - 1);
+            __m512 x = _mm512_maskz_loadu_ps(m, r + i);
+            if (zr) x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(m, zr + i));
+            __m512 t = _mm512_max_ps(lo, _mm512_min_ps(hi, x));
+            __m512 d = _mm512_add_ps(one, exp_512(_mm512_sub_ps(_mm512_setzero_ps(), t)));
+            _mm512_mask_storeu_ps(r + i, m, _mm512_div_ps(swish ? x : one, d));
+        }
+    }
+}
+
 // x < 0 ? 0 : x keeps NaN as NaN, as the runtime's ReLU (Go's max) does.
-CLONES void epi_rows_f32(float *y, const float *z, int rows, long n, long ld, int act) {
+// The variant follows the package's ISA level (GKCONV_CPU_ISA can force
+// AVX2), not only the CPU.
+GK_ISA_BODY void epi_rows_f32_body(float *y, const float *z, int rows, long n, long ld, int act) {
+    if ((act == 2 || act == 18) && gk_nn_isa() >= GK_ISA_AVX512) {
+        logistic_rows_512(y, z, rows, n, ld, act == 18);
+        return;
+    }
     for (int j = 0; j < rows; j++) {
         float *r = y + (long)j * ld;
         if (z) {
@@ -105,3 +167,5 @@ CLONES void epi_rows_f32(float *y, const float *z, int rows, long n, long ld, in
         }
     }
 }
+GK_ISA_VARIANTS(gk_nn_isa(), epi_rows_f32, (float *y, const float *z, int rows, long n, long ld, int act),
+                (y, z, rows, n, ld, act))
