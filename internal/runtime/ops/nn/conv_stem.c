@@ -70,6 +70,12 @@ static AVX2 void fill_band2(const float *x, float *buf, int C, int H, int W, int
     FILL_BAND_BODY
 }
 
+void conv_fill_phases(int level, const float *x, float *buf, int C, int H, int W, int PW, int SW, int ih0, int rows,
+                      int wq) {
+    if (level >= GK_ISA_AVX512) fill_band512(x, buf, C, H, W, PW, SW, ih0, rows, wq);
+    else fill_band2(x, buf, C, H, W, PW, SW, ih0, rows, wq);
+}
+
 // The taps of one output row: for each input channel and each valid kernel
 // row, the band row to read; for each kernel column, its offset in a row.
 typedef struct {
@@ -265,8 +271,7 @@ int conv_stem_f32(const float *x, const float *wp, const float *bias, const floa
     if (oh1 <= oh0) return 0;
     int wq = phase_width(OW, KW, SW, DW);
     int ih0 = oh0 * SH - PH, rows = (oh1 - oh0 - 1) * SH + (KH - 1) * DH + 1;
-    if (level >= GK_ISA_AVX512) fill_band512(x, buf, C, H, W, PW, SW, ih0, rows, wq);
-    else fill_band2(x, buf, C, H, W, PW, SW, ih0, rows, wq);
+    conv_fill_phases(level, x, buf, C, H, W, PW, SW, ih0, rows, wq);
     taps t = {.buf = buf, .chan = (long)rows * SW * wq, .row = (long)SW * wq, .C = C, .KH = KH, .KW = KW, .DH = DH};
     for (int kw = 0; kw < KW; kw++) t.kwoff[kw] = (kw * DW) % SW * wq + (kw * DW) / SW;
     long plane = (long)OH * OW;

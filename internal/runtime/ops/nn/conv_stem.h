@@ -10,6 +10,12 @@
 // conv_stem_buf_floats is the size of the input band buffer for band output
 // rows.
 long conv_stem_buf_floats(int C, int KH, int KW, int SH, int SW, int DH, int DW, int OW, int band);
+// conv_fill_phases copies input rows [ih0, ih0+rows) of the C channels of
+// x[C][H][W] into buf[C][rows][SW][wq], split by column phase: phase p of a
+// row holds the columns p - PW, p - PW + SW, ... (0 outside the row). Rows
+// outside the image are left alone. level is gk_nn_isa()'s (AVX2 or above).
+void conv_fill_phases(int level, const float *x, float *buf, int C, int H, int W, int PW, int SW, int ih0, int rows,
+                      int wq);
 // conv_stem_supported: the kernel width and stride this path takes.
 int conv_stem_supported(int KW, int SW);
 // conv_stem_f32 computes output rows [oh0, oh1) of all M channels of one
