@@ -146,9 +146,13 @@ func TestAttentionVsNaive(t *testing.T) {
 		{b: 1, hq: 4, hkv: 2, sq: 33, skv: 40, d: 32, dv: 16, rank3: true, mask: "bool", maskShape: []int64{1, 4, 33, 30}},
 		{b: 2, hq: 2, hkv: 2, sq: 3, skv: 3, d: 4, dv: 4, mask: "bool", maskShape: []int64{3, 3}},      // some rows fully masked
 		{b: 1, hq: 2, hkv: 2, sq: 8, skv: 70, d: 16, dv: 16, mask: "float", maskShape: []int64{8, 70}}, // vector softmax, -inf lanes, tail of 6
+		// longer sequences, causal with masks, past keys and padding, at 1-3 threads
+		{b: 2, hq: 3, hkv: 3, sq: 50, skv: 50, d: 8, dv: 8, causal: true, mask: "float", maskShape: []int64{2, 1, 50, 50}},
+		{b: 2, hq: 2, hkv: 1, sq: 36, skv: 20, sp: 16, d: 8, dv: 8, causal: true, mask: "bool", maskShape: []int64{36, 36}},
+		{b: 3, hq: 2, hkv: 2, sq: 34, skv: 34, d: 8, dv: 8, causal: true, nonpad: true},
 	}
 	for ci, c := range cases {
-		for _, threads := range []int{1, 2} {
+		for _, threads := range []int{1, 2, 3} {
 			t.Run(fmt.Sprintf("%d/threads%d", ci, threads), func(t *testing.T) {
 				st := c.sp + c.skv
 				q := randF32(r, c.b*c.hq*c.sq*c.d)
@@ -250,4 +254,37 @@ func BenchmarkAttentionBert(b *testing.B) {
 	y := ir.NewTensor(ir.Float32, []int64{1, S, H * D})
 	n := &ir.Node{Name: "bench", Op: "Attention", Attrs: ir.Attrs{"q_num_heads": ir.IntAttr(H), "kv_num_heads": ir.IntAttr(H)}}
 	benchOp(b, attention, n, []*ir.Tensor{q, k, v, mask}, y, float64(2*2*H*S*S*D))
+}
+
+// TestAttentionThreadsQK: split over threads, the attention writes
+// qk_matmul_output (every mode) as on one thread.
+func TestAttentionThreadsQK(t *testing.T) {
+	r := rand.New(rand.NewSource(11))
+	const B, H, S, D = 2, 2, 40, 8
+	q, k, v := randF32(r, B*H*S*D), randF32(r, B*H*S*D), randF32(r, B*H*S*D)
+	shape := []int64{B, H, S, D}
+	in := []*ir.Tensor{f32(shape, q...), f32(shape, k...), f32(shape, v...)}
+	f, _ := opkernel.Lookup("Attention")
+	for mode := int64(0); mode < 4; mode++ {
+		attrs := ir.Attrs{"is_causal": ir.IntAttr(1), "qk_matmul_output_mode": ir.IntAttr(mode)}
+		var got [2][]float32
+		for i, threads := range []int{1, 2} {
+			y := ir.NewTensor(ir.Float32, shape)
+			qk := ir.NewTensor(ir.Float32, []int64{B, H, S, S})
+			for j := range qk.F32() {
+				qk.F32()[j] = float32(math.NaN())
+			}
+			if err := f(&opkernel.Ctx{Threads: threads}, &ir.Node{Name: "t", Op: "Attention", Attrs: attrs}, in,
+				[]*ir.Tensor{y, nil, nil, qk}); err != nil {
+				t.Fatal(err)
+			}
+			got[i] = qk.F32()
+		}
+		for j := range got[0] {
+			a, b := float64(got[0][j]), float64(got[1][j])
+			if !(math.Abs(a-b) <= 1e-5+1e-5*math.Abs(a)) && !(math.IsInf(a, -1) && math.IsInf(b, -1)) {
+				t.Fatalf("mode %d: qk element %d: %v on 1 thread, %v on 2", mode, j, a, b)
+			}
+		}
+	}
 }
