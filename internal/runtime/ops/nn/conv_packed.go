@@ -161,11 +161,11 @@ func usePackedConv(n *ir.Node, w *ir.Tensor, g *geom, group, c, m, threads int) 
 // resnet50 and mobilenet_v2 shapes at one and two threads (noisy machine;
 // repeated):
 //   - at most stemMaxChannels input channels (the RGB stems): the direct
-//     conv (BenchmarkConvPackedVsBLAS, AVX-512, one thread: resnet50's 7x7 stride 2
-//     1.37 ms against 1.82 on slivers and 3.2 on OpenBLAS; the 3x3 stride 2
-//     of mobilenet_v2 and efficientnet_b0 0.17 against 0.24 and 0.39; in the
-//     models, per-node medians, 1.65 -> 1.30, 0.28 -> 0.20 and 0.37 -> 0.29
-//     with its SiLU);
+//     conv (AVX-512, one thread: resnet50's 7x7 stride 2 1.37 ms against
+//     1.82 on slivers and 3.2 on OpenBLAS; the 3x3 stride 2 of mobilenet_v2
+//     and efficientnet_b0 0.17 against 0.24 and 0.39; in the models,
+//     per-node medians, 1.65 -> 1.30, 0.28 -> 0.20 and 0.37 -> 0.29 with
+//     its SiLU);
 //   - small planes (7x7, and 14x14 with a deep K x Cout): the transposed
 //     form, pixels as the GEMM's M, where OpenBLAS's N = pixels is too short
 //     for its blocking (+5-50%); at two threads every 14x14 plane, where

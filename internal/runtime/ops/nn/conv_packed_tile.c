@@ -65,7 +65,10 @@ GK_ISA_VARIANTS(gk_nn_isa(), im2col_tile_generic_f32, (const float *x, float *co
 // (conv_fill_phases), that is index ow + kw/2 of phase kw%2, so each row
 // segment of the unfold is a plain copy, and each input row is split once
 // per channel and tile instead of gathered by stride KH*KW times. resnet50's
-// 3x3 stride-2 convs spent 27% of their time in the strided unfold.
+// 3x3 stride-2 convs spent 27% of their time in the strided unfold (AVX-512;
+// at the AVX2 level, where the GEMM takes twice as long, the split made no
+// measurable difference: 2.81-2.99 against 2.91-3.09 ms on 128 -> 128 onto
+// 28x28).
 #define S2_SCRATCH 8192 // floats of split rows per channel (the stack buffer)
 #define S2_MIN_OW 12 // output rows of 7 (resnet50 onto 7x7) were faster gathered: 1.52-1.56 against 1.80 ms
 
@@ -176,8 +179,6 @@ void im2col_tile_f32(const float *x, float *col, int C, int H, int W, int KH, in
     }
     im2col_tile_generic_f32(x, col, C, H, W, KH, KW, SH, SW, PH, PW, DH, DW, OW, p0, mt, ld);
 }
-
-#include <immintrin.h>
 
 // t16x16_512 transposes a full 16 x 16 block (tile rows i0.., columns c0..)
 // in registers: 2 x 32 shuffles instead of 256 scalar strided moves.
