@@ -497,10 +497,20 @@ GK_ISA_BODY void maxpool2d_f32_body(const float *x, float *y, int NC, int H, int
                 continue;
             }
             const float *first = xc + (long)(base + h0 * DH) * W;
-            for (int i = 0; i < W; i++) tmp[i] = -__builtin_inff();
-            for (int kh = h0; kh < h1; kh++) {
-                const float *r = xc + (long)(base + kh * DH) * W;
-                for (int i = 0; i < W; i++) tmp[i] = r[i] > tmp[i] ? r[i] : tmp[i];
+            if (h1 - h0 == 3) { // the common 3-row window in one pass over tmp
+                const float *r0 = first, *r1 = first + (long)DH * W, *r2 = first + 2L * DH * W;
+                for (int i = 0; i < W; i++) {
+                    float m = -__builtin_inff();
+                    m = r0[i] > m ? r0[i] : m;
+                    m = r1[i] > m ? r1[i] : m;
+                    tmp[i] = r2[i] > m ? r2[i] : m;
+                }
+            } else {
+                for (int i = 0; i < W; i++) tmp[i] = -__builtin_inff();
+                for (int kh = h0; kh < h1; kh++) {
+                    const float *r = xc + (long)(base + kh * DH) * W;
+                    for (int i = 0; i < W; i++) tmp[i] = r[i] > tmp[i] ? r[i] : tmp[i];
+                }
             }
             mp_row(o, tmp, first, W, KW, SW, PW, DW, OW, lo, hi);
         }
