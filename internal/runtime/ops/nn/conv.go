@@ -59,16 +59,8 @@ func convPlanned(p *convPlan, ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tenso
 	switch p.path {
 	case convPathWinograd:
 		convWinoF32(ctx, p.g, p.nb, p.c, p.m, p.nr, p.o, x.F32(), p.weights.data, slice[float32](b), slice[float32](z), y.F32(), p.act)
-	case convPathStem:
-		if err := convStemF32(ctx, p.g, p.nb, p.c, p.m, x.F32(), p.weights.data, slice[float32](b), slice[float32](z), y.F32(), p.act); err != nil {
-			return errf(n, "%v", err)
-		}
-	case convPathPacked, convPathSlivers:
-		run := convPackedF32
-		if p.path == convPathSlivers {
-			run = convSliversF32
-		}
-		if err := run(ctx, p.g, p.nb, p.c, p.m, x.F32(), p.weights.data, slice[float32](b), slice[float32](z), y.F32(), p.act); err != nil {
+	case convPathPacked:
+		if err := packedConvRun[p.form](ctx, p.g, p.nb, p.c, p.m, x.F32(), p.weights.data, slice[float32](b), slice[float32](z), y.F32(), p.act); err != nil {
 			return errf(n, "%v", err)
 		}
 	case convPathF32:
@@ -85,11 +77,16 @@ func convPlanned(p *convPlan, ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tenso
 const (
 	convPathF32      = iota // direct, im2col + OpenBLAS, or depthwise (convF32)
 	convPathWinograd        // Winograd F(4x4) or F(2x2) on transformed weights
-	convPathPacked          // packed weights, transposed form (convPackedF32)
-	convPathSlivers         // packed weights, sliver form (convSliversF32)
-	convPathStem            // packed weights, direct few-channel conv (convStemF32)
+	convPathPacked          // packed weights in one of the forms of packedConvRun
 	convPathF64             // float64 (convDirect)
 )
+
+// packedConvRun is the conv of each packed weight form.
+var packedConvRun = [...]func(ctx *opkernel.Ctx, g *geom, nb, c, m int, x, wp, b, z, y []float32, act int64) error{
+	packTransposed: convPackedF32,
+	packSlivers:    convSliversF32,
+	packStem:       convStemF32,
+}
 
 // convPlan is what a conv decides from its inputs' shapes and weights:
 // geometry, path and packed weights, valid for calls whose key (the fields
@@ -110,6 +107,7 @@ type convPlan struct {
 	g               *geom
 	act             int64
 	path            int
+	form            int              // the packed weights' form (convPathPacked)
 	nr, o           int              // Winograd's panel width and tile side
 	weights         *packedConvEntry // the packed or transformed weights (nil on convPathF32/F64)
 }
@@ -177,13 +175,7 @@ func (p *convPlan) plan(ctx *opkernel.Ctx, n *ir.Node, x, w, b, z, y *ir.Tensor)
 		if p.path == convPathF32 {
 			if form := usePackedConv(n, w, g, group, c, m, ctx.NumThreads()); form != packNone {
 				if wp := packedConvWeights(w, c*g.kVol(), m, form); wp != nil {
-					p.path, p.weights = convPathPacked, wp
-					switch form {
-					case packSlivers:
-						p.path = convPathSlivers
-					case packStem:
-						p.path = convPathStem
-					}
+					p.path, p.form, p.weights = convPathPacked, form, wp
 				}
 			}
 		}

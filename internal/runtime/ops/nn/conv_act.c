@@ -100,8 +100,14 @@ static inline AVX512 __m512 exp_512(__m512 t) {
 // either is NaN). The generic clone took 0.21 ns per element here, this
 // 0.16 (swish, 64K random floats in L2, AMD Zen 5), with the same maximum
 // relative error against double precision (2.6e-7).
+static inline AVX512 __m512 logistic_512(__m512 x, int swish) {
+    const __m512 one = _mm512_set1_ps(1.0f);
+    __m512 t = _mm512_max_ps(_mm512_set1_ps(-100.0f), _mm512_min_ps(_mm512_set1_ps(100.0f), x));
+    __m512 d = _mm512_add_ps(one, exp_512(_mm512_sub_ps(_mm512_setzero_ps(), t)));
+    return _mm512_div_ps(swish ? x : one, d);
+}
+
 static AVX512 void logistic_rows_512(float *y, const float *z, int rows, long n, long ld, int swish) {
-    const __m512 lo = _mm512_set1_ps(-100.0f), hi = _mm512_set1_ps(100.0f), one = _mm512_set1_ps(1.0f);
     for (int j = 0; j < rows; j++) {
         float *r = y + (long)j * ld;
         const float *zr = z ? z + (long)j * ld : 0;
@@ -111,19 +117,14 @@ static AVX512 void logistic_rows_512(float *y, const float *z, int rows, long n,
         for (; i + 32 <= n; i += 32) {
             __m512 x0 = _mm512_loadu_ps(r + i), x1 = _mm512_loadu_ps(r + i + 16);
             if (zr) x0 = _mm512_add_ps(x0, _mm512_loadu_ps(zr + i)), x1 = _mm512_add_ps(x1, _mm512_loadu_ps(zr + i + 16));
-            __m512 t0 = _mm512_max_ps(lo, _mm512_min_ps(hi, x0)), t1 = _mm512_max_ps(lo, _mm512_min_ps(hi, x1));
-            __m512 d0 = _mm512_add_ps(one, exp_512(_mm512_sub_ps(_mm512_setzero_ps(), t0)));
-            __m512 d1 = _mm512_add_ps(one, exp_512(_mm512_sub_ps(_mm512_setzero_ps(), t1)));
-            _mm512_storeu_ps(r + i, _mm512_div_ps(swish ? x0 : one, d0));
-            _mm512_storeu_ps(r + i + 16, _mm512_div_ps(swish ? x1 : one, d1));
+            _mm512_storeu_ps(r + i, logistic_512(x0, swish));
+            _mm512_storeu_ps(r + i + 16, logistic_512(x1, swish));
         }
         for (; i < n; i += 16) {
             __mmask16 m = n - i >= 16 ? 0xFFFF : (__mmask16)((1u << (n - i)) - 1);
             __m512 x = _mm512_maskz_loadu_ps(m, r + i);
             if (zr) x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(m, zr + i));
-            __m512 t = _mm512_max_ps(lo, _mm512_min_ps(hi, x));
-            __m512 d = _mm512_add_ps(one, exp_512(_mm512_sub_ps(_mm512_setzero_ps(), t)));
-            _mm512_mask_storeu_ps(r + i, m, _mm512_div_ps(swish ? x : one, d));
+            _mm512_mask_storeu_ps(r + i, m, logistic_512(x, swish));
         }
     }
 }

@@ -171,10 +171,11 @@ func usePackedConv(n *ir.Node, w *ir.Tensor, g *geom, group, c, m, threads int) 
 //     for its blocking (+5-50%); at two threads every 14x14 plane, where
 //     the im2col + OpenBLAS path split into row blocks gained nothing
 //     (384 -> 96: 88 us at 1 thread, 93 at 2; transposed 60);
-//   - planes of 28x28 and more, and large kernels (the 7x7 stem): the
-//     sliver form, which needs no transpose, reads a 1x1 stride-1 conv's
-//     input in place and unfolds the others per tile (+5-50% at one thread;
-//     most on 3x3 at 56x56 and on the narrow mobilenet pointwise convs).
+//   - planes of 28x28 and more, and large kernels: the sliver form, which
+//     needs no transpose, reads a 1x1 stride-1 conv's input in place and
+//     unfolds the others per tile (+5-50% at one thread; most on 3x3 at
+//     56x56 and on the narrow mobilenet pointwise convs; the stems' figures
+//     below predate the direct path, which takes them now).
 //     Strided convs there were even at one thread with the output in cache,
 //     but in a model the output is in memory, and the sliver GEMM prefetches
 //     its output lines (im2col + OpenBLAS does not): mobilenet's 3x3 stem

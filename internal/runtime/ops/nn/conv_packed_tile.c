@@ -126,10 +126,10 @@ static inline AVX2 void copy2(float *d, const float *s, int n) {
     for (; i < n; i++) d[i] = s[i];
 }
 
+// IM2COL_S2_BODY is the unfold with the split rows of s2_geometry (ih0,
+// rows, wq), with the level's row copy and row split.
 #define IM2COL_S2_BODY(COPY, SPLIT)                                                                            \
     float ph[S2_SCRATCH];                                                                                      \
-    int ih0, rows, wq;                                                                                         \
-    s2_geometry(KH, KW, SH, PH, DH, OW, p0, mt, &ih0, &rows, &wq);                                             \
     for (int c = 0; c < C; c++) {                                                                              \
         SPLIT(x + (long)c * H * W, ph, H, W, PW, ih0, rows, wq);                                               \
         for (int kh = 0; kh < KH; kh++)                                                                        \
@@ -148,21 +148,21 @@ static inline AVX2 void copy2(float *d, const float *s, int n) {
             }                                                                                                  \
     }
 
-// split2_2 is conv_fill_phases for one channel at the AVX2 level, with the
-// padding rows zeroed.
+// split2_2 is split2_512 at the AVX2 level: conv_fill_phases for one
+// channel, with the padding rows zeroed.
 static void split2_2(const float *xc, float *ph, int H, int W, int PW, int ih0, int rows, int wq) {
-    conv_fill_phases(GK_ISA_AVX2, xc, ph, 1, H, W, PW, 2, ih0, rows, wq);
+    conv_fill_phases(xc, ph, 1, H, W, PW, 2, ih0, rows, wq);
     for (int r = 0; r < rows; r++)
         if (ih0 + r < 0 || ih0 + r >= H) memset(ph + (long)r * 2 * wq, 0, sizeof(float) * 2 * wq);
 }
 
 static AVX512 void im2col_s2_512(const float *x, float *col, int C, int H, int W, int KH, int KW, int SH,
-                                 int PH, int PW, int DH, int OW, int p0, int mt, int ld) {
+                                 int PW, int DH, int OW, int p0, int mt, int ld, int ih0, int rows, int wq) {
     IM2COL_S2_BODY(copy512, split2_512)
 }
 
 static AVX2 void im2col_s2_2(const float *x, float *col, int C, int H, int W, int KH, int KW, int SH,
-                             int PH, int PW, int DH, int OW, int p0, int mt, int ld) {
+                             int PW, int DH, int OW, int p0, int mt, int ld, int ih0, int rows, int wq) {
     IM2COL_S2_BODY(copy2, split2_2)
 }
 
@@ -173,8 +173,8 @@ void im2col_tile_f32(const float *x, float *col, int C, int H, int W, int KH, in
     // gathers each input once either way).
     if (SW == 2 && DW == 1 && KW >= 2 && OW >= S2_MIN_OW && mt > 0 && level >= GK_ISA_AVX2 &&
         s2_geometry(KH, KW, SH, PH, DH, OW, p0, mt, &ih0, &rows, &wq)) {
-        if (level >= GK_ISA_AVX512) im2col_s2_512(x, col, C, H, W, KH, KW, SH, PH, PW, DH, OW, p0, mt, ld);
-        else im2col_s2_2(x, col, C, H, W, KH, KW, SH, PH, PW, DH, OW, p0, mt, ld);
+        if (level >= GK_ISA_AVX512) im2col_s2_512(x, col, C, H, W, KH, KW, SH, PW, DH, OW, p0, mt, ld, ih0, rows, wq);
+        else im2col_s2_2(x, col, C, H, W, KH, KW, SH, PW, DH, OW, p0, mt, ld, ih0, rows, wq);
         return;
     }
     im2col_tile_generic_f32(x, col, C, H, W, KH, KW, SH, SW, PH, PW, DH, DW, OW, p0, mt, ld);

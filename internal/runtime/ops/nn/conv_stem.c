@@ -30,51 +30,38 @@ long conv_stem_buf_floats(int C, int KH, int KW, int SH, int SW, int DH, int DW,
 
 int conv_stem_supported(int KW, int SW) { return KW >= 1 && KW <= STEM_MAX_KW && SW >= 1 && SW <= STEM_MAX_KW; }
 
-// fill_band copies input rows [ih0, ih0+rows) of the C channels (rows
-// outside the image are left alone: no tap reads them) into buf, as
-// [C][rows][SW phases][wq].
-#define FILL_BAND_BODY                                                                                        \
-    for (int c = 0; c < C; c++)                                                                                \
-        for (int r = 0; r < rows; r++) {                                                                       \
-            int ih = ih0 + r;                                                                                  \
-            if (ih < 0 || ih >= H) continue;                                                                   \
-            const float *xr = x + ((long)c * H + ih) * W;                                                      \
-            float *d = buf + ((long)c * rows + r) * SW * wq;                                                   \
-            for (int p = 0; p < SW; p++, d += wq) {                                                            \
-                /* padded column j*SW + p is input column j*SW + p - PW */                                     \
-                int off = p - PW, j0 = 0, j1 = wq;                                                             \
-                if (off < 0) j0 = (-off + SW - 1) / SW;                                                        \
-                if (j0 > wq) j0 = wq;                                                                          \
-                if (W - 1 - off < 0) j1 = 0;                                                                   \
-                else if ((W - 1 - off) / SW + 1 < wq) j1 = (W - 1 - off) / SW + 1;                             \
-                if (j1 < j0) j1 = j0;                                                                          \
-                for (int j = 0; j < j0; j++) d[j] = 0;                                                         \
-                const float *s = xr + off;                                                                     \
-                if (SW == 1) memcpy(d + j0, s + j0, (size_t)(j1 - j0) * sizeof(float));                        \
-                else if (SW == 2) for (int j = j0; j < j1; j++) d[j] = s[2 * j]; /* vectorised with permutes */ \
-                else for (int j = j0; j < j1; j++) d[j] = s[(long)j * SW];                                     \
-                for (int j = j1; j < wq; j++) d[j] = 0;                                                        \
-            }                                                                                                  \
+// conv_fill_phases (conv_stem.h), compiled per ISA level by GK_ISA_VARIANTS.
+GK_ISA_BODY void conv_fill_phases_body(const float *x, float *buf, int C, int H, int W, int PW, int SW, int ih0,
+                                       int rows, int wq) {
+    for (int c = 0; c < C; c++)
+        for (int r = 0; r < rows; r++) {
+            int ih = ih0 + r;
+            if (ih < 0 || ih >= H) continue;
+            const float *xr = x + ((long)c * H + ih) * W;
+            float *d = buf + ((long)c * rows + r) * SW * wq;
+            for (int p = 0; p < SW; p++, d += wq) {
+                // padded column j*SW + p is input column j*SW + p - PW
+                int off = p - PW, j0 = 0, j1 = wq;
+                if (off < 0) j0 = (-off + SW - 1) / SW;
+                if (j0 > wq) j0 = wq;
+                if (W - 1 - off < 0) j1 = 0;
+                else if ((W - 1 - off) / SW + 1 < wq) j1 = (W - 1 - off) / SW + 1;
+                if (j1 < j0) j1 = j0;
+                for (int j = 0; j < j0; j++) d[j] = 0;
+                const float *s = xr + off;
+                if (SW == 1) memcpy(d + j0, s + j0, (size_t)(j1 - j0) * sizeof(float));
+                else if (SW == 2) for (int j = j0; j < j1; j++) d[j] = s[2 * j]; // vectorised with permutes
+                else for (int j = j0; j < j1; j++) d[j] = s[(long)j * SW];
+                for (int j = j1; j < wq; j++) d[j] = 0;
+            }
         }
+}
+GK_ISA_VARIANTS(gk_nn_isa(), conv_fill_phases, (const float *x, float *buf, int C, int H, int W, int PW, int SW,
+                int ih0, int rows, int wq), (x, buf, C, H, W, PW, SW, ih0, rows, wq))
 
 #define AVX512 __attribute__((target("avx512f")))
 #define AVX2 __attribute__((target("avx2,fma")))
 #define INLINE static inline __attribute__((always_inline))
-
-static AVX512 void fill_band512(const float *x, float *buf, int C, int H, int W, int PW, int SW, int ih0, int rows,
-                                int wq) {
-    FILL_BAND_BODY
-}
-static AVX2 void fill_band2(const float *x, float *buf, int C, int H, int W, int PW, int SW, int ih0, int rows,
-                            int wq) {
-    FILL_BAND_BODY
-}
-
-void conv_fill_phases(int level, const float *x, float *buf, int C, int H, int W, int PW, int SW, int ih0, int rows,
-                      int wq) {
-    if (level >= GK_ISA_AVX512) fill_band512(x, buf, C, H, W, PW, SW, ih0, rows, wq);
-    else fill_band2(x, buf, C, H, W, PW, SW, ih0, rows, wq);
-}
 
 // The taps of one output row: for each input channel and each valid kernel
 // row, the band row to read; for each kernel column, its offset in a row.
@@ -203,17 +190,22 @@ INLINE AVX2 void ukr2(const int nv, const taps *t, const float *wb, const float 
     }
 }
 
+// block_bias is the bias of output channels [mb, mb+CB) (NULL: none), the
+// micro-kernels reading all CB: a partial last block's is copied into pad,
+// zero filled.
+static const float *block_bias(const float *bias, int mb, int M, float *pad) {
+    if (!bias || M - mb >= CB) return bias ? bias + mb : 0;
+    for (int o = 0; o < CB; o++) pad[o] = mb + o < M ? bias[mb + o] : 0;
+    return pad;
+}
+
 static AVX512 void row512(const taps *t, const float *wp, const float *bias, float *y, int M, int OW, long plane,
                           int act) {
     int vecs = (OW + 15) / 16;
     for (int mb = 0; mb < M; mb += CB) {
         const float *wb = wp + (long)mb * t->C * t->KH * t->KW;
-        const float *bb = bias ? bias + mb : 0;
         float bpad[CB];
-        if (bb && M - mb < CB) { // the bias of a partial block, padded
-            for (int o = 0; o < CB; o++) bpad[o] = mb + o < M ? bb[o] : 0;
-            bb = bpad;
-        }
+        const float *bb = block_bias(bias, mb, M, bpad);
         int mv = M - mb < CB ? M - mb : CB;
         float *yb = y + mb * plane;
         for (int v = 0; v < vecs; v += NVMAX) {
@@ -235,11 +227,7 @@ static AVX2 void row2(const taps *t, const float *wp, const float *bias, float *
     __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     for (int mb = 0; mb < M; mb += CB) {
         float bpad[CB];
-        const float *bb = bias ? bias + mb : 0;
-        if (bb && M - mb < CB) {
-            for (int o = 0; o < CB; o++) bpad[o] = mb + o < M ? bb[o] : 0;
-            bb = bpad;
-        }
+        const float *bb = block_bias(bias, mb, M, bpad);
         for (int h = 0; h < CB && mb + h < M; h += CB2) {
             const float *wb = wp + (long)mb * t->C * t->KH * t->KW + h;
             int mv = M - mb - h < CB2 ? M - mb - h : CB2;
@@ -271,7 +259,7 @@ int conv_stem_f32(const float *x, const float *wp, const float *bias, const floa
     if (oh1 <= oh0) return 0;
     int wq = phase_width(OW, KW, SW, DW);
     int ih0 = oh0 * SH - PH, rows = (oh1 - oh0 - 1) * SH + (KH - 1) * DH + 1;
-    conv_fill_phases(level, x, buf, C, H, W, PW, SW, ih0, rows, wq);
+    conv_fill_phases(x, buf, C, H, W, PW, SW, ih0, rows, wq);
     taps t = {.buf = buf, .chan = (long)rows * SW * wq, .row = (long)SW * wq, .C = C, .KH = KH, .KW = KW, .DH = DH};
     for (int kw = 0; kw < KW; kw++) t.kwoff[kw] = (kw * DW) % SW * wq + (kw * DW) / SW;
     long plane = (long)OH * OW;

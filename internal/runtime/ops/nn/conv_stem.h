@@ -13,8 +13,8 @@ long conv_stem_buf_floats(int C, int KH, int KW, int SH, int SW, int DH, int DW,
 // conv_fill_phases copies input rows [ih0, ih0+rows) of the C channels of
 // x[C][H][W] into buf[C][rows][SW][wq], split by column phase: phase p of a
 // row holds the columns p - PW, p - PW + SW, ... (0 outside the row). Rows
-// outside the image are left alone. level is gk_nn_isa()'s (AVX2 or above).
-void conv_fill_phases(int level, const float *x, float *buf, int C, int H, int W, int PW, int SW, int ih0, int rows,
+// outside the image are left alone. The variant follows gk_nn_isa().
+void conv_fill_phases(const float *x, float *buf, int C, int H, int W, int PW, int SW, int ih0, int rows,
                       int wq);
 // conv_stem_supported: the kernel width and stride this path takes.
 int conv_stem_supported(int KW, int SW);

@@ -201,10 +201,11 @@ func packedGEMM(ctx *opkernel.Ctx, m, n, k int, a []float32, lda int, transA boo
 		// gpt_small 9.2-9.6 -> 8.3-8.4 ms (lm_head, 1571 panels, unchanged).
 		opkernel.ParallelFor(ctx, threads, 1, func(t0, t1 int) { call(t0*m/threads, t1*m/threads, 0, panels) })
 	case panels >= 32*threads:
-		// Many panels (gpt_small's lm_head: 256, bert's FFN: 96): shared
-		// chunks of at least 8 panels, so a worker that starts late does
-		// not hold the caller up for half of B, while the A packing that
-		// each chunk redoes stays small next to its 8 panels of GEMM.
+		// Many panels and few rows (fewer than 24 per thread: an lm_head or
+		// FFN over a short sequence): shared chunks of at least 8 panels,
+		// so a worker that starts late does not hold the caller up for half
+		// of B, while the A packing that each chunk redoes stays small next
+		// to its 8 panels of GEMM.
 		opkernel.ParallelForShared(ctx, panels, max(8, minParallelFMAs/max(work, 1)), func(p0, p1 int) { call(0, m, p0, p1) })
 	case panels >= 2*threads || m < 24:
 		opkernel.ParallelFor(ctx, panels, max(1, minParallelFMAs/max(work, 1)), func(p0, p1 int) { call(0, m, p0, p1) })
