@@ -230,6 +230,9 @@ func convF32(ctx *opkernel.Ctx, g *geom, nb, c, m, group int, x, w, b, z, y []fl
 			epi := z != nil || (act != ir.ActNone && !kernelActivation(act))
 			if epi {
 				step, kernelAct = max(1, convTileBytes/(4*outVol)), ir.ActNone
+				if step > 16 {
+					step -= step % 16 // whole groups for the channel-blocked kernel
+				}
 			}
 			for p := s; p < e; p += step {
 				q := min(e, p+step)

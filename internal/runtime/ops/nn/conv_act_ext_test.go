@@ -152,3 +152,54 @@ func TestEpiRowsExtremes(t *testing.T) {
 		}
 	}
 }
+
+// TestLogisticRowsAccuracy checks sigmoid and swish over a dense range of
+// inputs (lengths that leave a masked tail) against float64.
+func TestLogisticRowsAccuracy(t *testing.T) {
+	rng := rand.New(rand.NewSource(7))
+	xs := make([]float32, 40000+13)
+	for i := range xs {
+		switch i % 3 {
+		case 0:
+			xs[i] = rng.Float32()*60 - 30
+		case 1:
+			xs[i] = rng.Float32()*4 - 2
+		default:
+			xs[i] = float32(rng.NormFloat64() * 40)
+		}
+	}
+	for _, act := range []int64{ir.ActSigmoid, ir.ActSwish} {
+		y := append([]float32(nil), xs...)
+		epiRows(y, nil, 1, len(y), len(y), act)
+		worst := 0.0
+		for i, x := range xs {
+			s := 1 / (1 + math.Exp(-float64(x)))
+			if act == ir.ActSwish {
+				s *= float64(x)
+			}
+			want := float64(float32(s))
+			d := math.Abs(float64(y[i]) - want)
+			if d > 3e-7*math.Abs(want)+1e-35 { // below exp's range 0 is accepted, as in TestEpiRowsExtremes
+				t.Fatalf("act %d: x = %g: got %g, want %g", act, x, y[i], want)
+			}
+			if math.Abs(want) > 1e-30 {
+				worst = max(worst, d/math.Abs(want))
+			}
+		}
+		t.Logf("act %d: worst relative error %.3g", act, worst)
+	}
+}
+
+// BenchmarkEpiRowsSwish times the SiLU epilogue on 64K floats (in L2).
+func BenchmarkEpiRowsSwish(b *testing.B) {
+	rng := rand.New(rand.NewSource(1))
+	y := make([]float32, 1<<16)
+	for i := range y {
+		y[i] = rng.Float32()*16 - 8
+	}
+	b.SetBytes(int64(8 * len(y)))
+	for b.Loop() {
+		epiRows(y, nil, 1, len(y), len(y), ir.ActSwish)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(y)), "ns/elem")
+}

@@ -1,8 +1,8 @@
-// Channel-blocked depthwise convolution (AVX-512) for small stride-2 planes.
+// Channel-blocked depthwise convolution (AVX-512) for small planes.
 //
 // A plane of 7x7 to 28x28 outputs leaves the row kernel (dwconv_rows.c)
-// mostly overhead: short rows, partial vectors, an even/odd split of every
-// input row. dw_cb16_f32 instead takes 16 planes at a time and transposes
+// mostly overhead: short rows, partial vectors, and at stride 2 an even/odd
+// split of every input row. dw_cb16_f32 instead takes 16 planes at a time and transposes
 // them (16x16 in registers) into a zero-padded channel-last buffer, one
 // vector of 16 channels per input position; every tap of an output is then
 // one full-vector FMA with that tap's 16 weights, with no padding checks and
@@ -59,13 +59,21 @@ long dw_cb16_floats(int W, int PW, int K, int S, int OH, int OW) {
     return 16L * ((long)HP * WB + 16) + 16L * ((OH * OW + 15) / 16 * 16) + 16L * (K * K + 1) + 16;
 }
 
-// dw_cb16_ok: measured (BenchmarkDepthwiseS2, 1 thread) 2-3.5x faster than
-// the row kernel for 5x5 planes of up to 28x28 outputs and than the AVX-512
-// 3x3 plane kernel for 7x7 outputs; 3x3 planes of 14x14 and 28x28 outputs
-// were no faster (their 9 taps do not pay for the transposes), so they stay.
+// dw_cb16_ok: at stride 2, measured (BenchmarkDepthwiseS2, 1 thread) 2-3.5x
+// faster than the row kernel for 5x5 planes of up to 28x28 outputs and than
+// the AVX-512 3x3 plane kernel for 7x7 outputs; 3x3 planes of 14x14 and
+// 28x28 outputs were no faster (their 9 taps do not pay for the
+// transposes), so they stay. At stride 1 (BenchmarkDepthwiseS1, 1 thread,
+// AVX-512, Zen 5): 5x5 planes of 7x7 to 28x28 1.8-2.1x faster than the row
+// kernel (efficientnet_b0's 672 channels on 14x14: 0.17 -> 0.084 ms);
+// 3x3 planes of 14x14 1.05-1.17x faster than the flat 3x3 kernel, of 7x7
+// 3-5% slower and of 28x28 no faster, so those stay.
 int dw_cb16_ok(int K, int S, int OH, int OW) {
-    const int most = K == 3 ? 7 : 28;
-    return (K == 3 || K == 5 || K == 7) && S == 2 && OH <= most && OW <= most;
+    if (K != 3 && K != 5 && K != 7) return 0;
+    if (S == 2) return OH <= (K == 3 ? 7 : 28) && OW <= (K == 3 ? 7 : 28);
+    if (S != 1) return 0;
+    if (K == 3) return OW > 7 && OW <= 14 && OH <= 14;
+    return OH <= 28 && OW <= 28;
 }
 
 // CB_BLOCK computes NB (<= 4) adjacent outputs of output row oh from column ow.
@@ -85,6 +93,31 @@ int dw_cb16_ok(int K, int S, int OH, int OW) {
             __m512 v = acc[j];                                                                      \
             if (act == 1 || act == 3) v = _mm512_max_ps(zero, v); /* x < 0 ? 0 : x, NaN stays */    \
             if (act == 3) v = _mm512_min_ps(six, v);              /* v > 6 ? 6 : v */               \
+            _mm512_store_ps(out + 16L * (oh * OW + ow + j), v);                                     \
+        }                                                                                           \
+    }
+
+// CB_BLOCK1 computes NB (<= 8) adjacent outputs of output row oh from
+// column ow at stride 1: the NB + K - 1 input positions of each kernel row
+// are loaded once and each serves every output of the block it reaches
+// (NB*K FMAs for NB + 2K - 1 loads, where CB_BLOCK loads one input per FMA).
+#define CB_BLOCK1(NB)                                                                               \
+    {                                                                                               \
+        __m512 acc[NB];                                                                             \
+        for (int j = 0; j < NB; j++) acc[j] = bv;                                                   \
+        _Pragma("GCC unroll 7") for (int kh = 0; kh < K; kh++) {                                    \
+            const float *row = buf + 16L * ((long)(oh + kh) * WP + ow);                             \
+            __m512 in[NB + K - 1];                                                                  \
+            _Pragma("GCC unroll 16") for (int i = 0; i < NB + K - 1; i++) in[i] = _mm512_load_ps(row + 16 * i); \
+            _Pragma("GCC unroll 7") for (int kw = 0; kw < K; kw++) {                                \
+                const __m512 wv = _mm512_load_ps(wt + 16 * (kh * K + kw));                          \
+                _Pragma("GCC unroll 8") for (int j = 0; j < NB; j++) acc[j] = _mm512_fmadd_ps(in[j + kw], wv, acc[j]); \
+            }                                                                                       \
+        }                                                                                           \
+        for (int j = 0; j < NB; j++) {                                                              \
+            __m512 v = acc[j];                                                                      \
+            if (act == 1 || act == 3) v = _mm512_max_ps(zero, v);                                   \
+            if (act == 3) v = _mm512_min_ps(six, v);                                                \
             _mm512_store_ps(out + 16L * (oh * OW + ow + j), v);                                     \
         }                                                                                           \
     }
@@ -121,6 +154,12 @@ CB_AVX512 CB_INL void cb_group(const float *x, const float *w, const float *bias
                  six = _mm512_set1_ps(6.0f);
     for (int oh = 0; oh < OH; oh++) {
         int ow = 0;
+        if (S == 1) {
+            for (; ow + 8 <= OW; ow += 8) CB_BLOCK1(8)
+            for (; ow + 4 <= OW; ow += 4) CB_BLOCK1(4)
+            for (; ow < OW; ow++) CB_BLOCK1(1)
+            continue;
+        }
         for (; ow + 4 <= OW; ow += 4) CB_BLOCK(4)
         for (; ow < OW; ow++) CB_BLOCK(1)
     }
@@ -135,19 +174,19 @@ CB_AVX512 CB_INL void cb_group(const float *x, const float *w, const float *bias
     }
 }
 
-#define CB_CASE(KK)                                                                                 \
-    case KK:                                                                                        \
-        cb_group(xg, w, bias, yg, C, H, W, KK, 2, PH, PW, OH, OW, (c0 + g) % C, act, buf, out, wt); \
+#define CB_CASE(KK, SS)                                                                             \
+    case KK * 10 + SS:                                                                              \
+        cb_group(xg, w, bias, yg, C, H, W, KK, SS, PH, PW, OH, OW, (c0 + g) % C, act, buf, out, wt); \
         break;
 
 // dw_cb16_f32 is dwconv_f32 for the first NC/16*16 of NC planes when
 // dw_cb16_ok holds, on an AVX-512 CPU; pad holds dw_cb16_floats(...) floats.
 // It returns how many planes it did.
 CB_AVX512 int dw_cb16_f32(const float *x, const float *w, const float *bias, float *y, int NC, int C,
-                          int H, int W, int K, int PH, int PW, int OH, int OW, int c0, int act,
+                          int H, int W, int K, int S, int PH, int PW, int OH, int OW, int c0, int act,
                           float *pad) {
     int HP, WP;
-    cb_geom(K, 2, W, PW, OH, OW, &HP, &WP);
+    cb_geom(K, S, W, PW, OH, OW, &HP, &WP);
     float *buf = (float *)(((unsigned long)pad + 63) & ~63UL); // 64-byte aligned
     float *out = buf + 16L * ((long)HP * WP + 16);
     float *wt = out + 16L * ((OH * OW + 15) / 16 * 16);
@@ -158,10 +197,13 @@ CB_AVX512 int dw_cb16_f32(const float *x, const float *w, const float *bias, flo
     for (; g + 16 <= NC; g += 16) {
         const float *xg = x + g * HW;
         float *yg = y + g * OHW;
-        switch (K) {
-            CB_CASE(3)
-            CB_CASE(5)
-            CB_CASE(7)
+        switch (K * 10 + S) {
+            CB_CASE(3, 1)
+            CB_CASE(5, 1)
+            CB_CASE(7, 1)
+            CB_CASE(3, 2)
+            CB_CASE(5, 2)
+            CB_CASE(7, 2)
         }
     }
     return g;

@@ -129,7 +129,8 @@ func float64s(ts ...*ir.Tensor) [][]float64 {
 }
 
 // TestDepthwiseChannelBlocked checks dw_cb16_f32, the AVX-512 channel-blocked
-// path of small stride-2 depthwise planes, against convDirect in float64:
+// path of small depthwise planes, at strides 2 and 1, against convDirect in
+// float64:
 // kernels 3, 5 and 7, channel counts that are and are not multiples of 16
 // (the rest take the other paths; with batch 2 and 2 threads the groups start
 // at channels other than 0), odd and even sides, 1-wide planes, symmetric,
@@ -145,14 +146,22 @@ func TestDepthwiseChannelBlocked(t *testing.T) {
 	type tc struct {
 		ch, h, w, k int64
 		pads        []int64
+		stride      int64
 	}
 	cases := []tc{
-		{16, 14, 14, 5, []int64{2, 2, 2, 2}}, {35, 14, 14, 3, []int64{1, 1, 1, 1}},
-		{48, 28, 28, 5, []int64{2, 2, 2, 2}}, {17, 13, 11, 7, []int64{3, 3, 3, 3}},
-		{32, 7, 7, 3, []int64{0, 0, 0, 0}}, {16, 9, 1, 3, []int64{1, 1, 1, 1}},
-		{20, 27, 15, 5, []int64{1, 2, 2, 1}}, {33, 12, 10, 3, []int64{0, 1, 1, 0}},
-		{16, 5, 5, 5, []int64{2, 0, 0, 2}}, {64, 1, 1, 3, []int64{1, 1, 1, 1}},
-		{16, 55, 53, 5, []int64{2, 2, 2, 2}}, {18, 57, 56, 7, []int64{3, 2, 3, 3}},
+		{16, 14, 14, 5, []int64{2, 2, 2, 2}, 2}, {35, 14, 14, 3, []int64{1, 1, 1, 1}, 2},
+		{48, 28, 28, 5, []int64{2, 2, 2, 2}, 2}, {17, 13, 11, 7, []int64{3, 3, 3, 3}, 2},
+		{32, 7, 7, 3, []int64{0, 0, 0, 0}, 2}, {16, 9, 1, 3, []int64{1, 1, 1, 1}, 2},
+		{20, 27, 15, 5, []int64{1, 2, 2, 1}, 2}, {33, 12, 10, 3, []int64{0, 1, 1, 0}, 2},
+		{16, 5, 5, 5, []int64{2, 0, 0, 2}, 2}, {64, 1, 1, 3, []int64{1, 1, 1, 1}, 2},
+		{16, 55, 53, 5, []int64{2, 2, 2, 2}, 2}, {18, 57, 56, 7, []int64{3, 2, 3, 3}, 2},
+		// stride 1: blocks of 8, 4 and 1 columns, planes wider than 16
+		{16, 14, 14, 5, []int64{2, 2, 2, 2}, 1}, {35, 14, 14, 3, []int64{1, 1, 1, 1}, 1},
+		{48, 28, 28, 5, []int64{2, 2, 2, 2}, 1}, {17, 13, 11, 7, []int64{3, 3, 3, 3}, 1},
+		{32, 7, 7, 3, []int64{0, 0, 0, 0}, 1}, {16, 9, 1, 3, []int64{1, 1, 1, 1}, 1},
+		{20, 27, 15, 5, []int64{1, 2, 2, 1}, 1}, {33, 12, 10, 3, []int64{0, 1, 1, 0}, 1},
+		{16, 7, 7, 5, []int64{2, 0, 0, 2}, 1}, {64, 1, 1, 3, []int64{1, 1, 1, 1}, 1},
+		{16, 23, 21, 7, []int64{3, 3, 3, 3}, 1}, {18, 30, 30, 5, []int64{2, 2, 2, 2}, 1},
 	}
 	for i, c := range cases {
 		x := randTensor(rng, 2, c.ch, c.h, c.w)
@@ -160,7 +169,8 @@ func TestDepthwiseChannelBlocked(t *testing.T) {
 			x.F32()[j] *= 8 // past 6 for RELU6
 		}
 		w, b := randTensor(rng, c.ch, 1, c.k, c.k), randTensor(rng, c.ch)
-		attrs := ir.Attrs{"group": ir.IntAttr(c.ch), "strides": ir.IntsAttr(2, 2), "pads": ir.IntsAttr(c.pads...)}
+		st := c.stride
+		attrs := ir.Attrs{"group": ir.IntAttr(c.ch), "strides": ir.IntsAttr(st, st), "pads": ir.IntsAttr(c.pads...)}
 		g, err := windowAttrs(&ir.Node{Name: "t", Op: "Conv2D", Attrs: attrs}, x.Shape[2:], w.Shape[2:], false)
 		if err != nil {
 			t.Fatal(err)

@@ -342,10 +342,10 @@ GK_ISA_BODY void dwconv_f32_body(const float *x, const float *w, const float *bi
     const int HP = (OH - 1) * SH + (KH - 1) * DH + 1;
     const int WP = (OW - 1) * SW + (KW - 1) * DW + 1;
     const int direct = PH == 0 && PW == 0 && HP <= H && WP <= W;
-    if (!dw_legacy && NC >= 16 && KH == KW && SH == 2 && SW == 2 && DH == 1 && DW == 1 &&
+    if (NC >= 16 && KH == KW && SH == SW && (SH == 2 || !dw_legacy) && DH == 1 && DW == 1 &&
         dw_cb16_ok(KH, SH, OH, OW) && gk_nn_isa() >= GK_ISA_AVX512) {
-        // groups of 16 small stride-2 planes: channel-blocked (dwconv_cb16.c)
-        const int done = dw_cb16_f32(x, w, bias, y, NC, C, H, W, KH, PH, PW, OH, OW, c0, act, pad);
+        // groups of 16 small planes: channel-blocked (dwconv_cb16.c)
+        const int done = dw_cb16_f32(x, w, bias, y, NC, C, H, W, KH, SH, PH, PW, OH, OW, c0, act, pad);
         x += (long)done * H * W, y += (long)done * OH * OW, NC -= done, c0 = (c0 + done) % C;
         if (NC == 0) return;
     }
