@@ -221,13 +221,13 @@ func convF32(ctx *opkernel.Ctx, g *geom, nb, c, m, group int, x, w, b, z, y []fl
 				int(C.dw_cb16_floats(C.int(g.in[2]), C.int(g.pb[2]), C.int(g.k[1]), C.int(g.s[1]), C.int(g.out[1]), C.int(g.out[2])))))
 			defer putF32(pp)
 			pad := *pp
-			// The kernel applies RELU/RELU6 itself, unless a residual must
-			// be added first; then, and for the other activations (sigmoid,
-			// tanh, hswish, swish), the epilogue adds it and applies the
+			// The kernel applies the activation itself (in registers, or on
+			// groups of planes while they are in cache), unless a residual
+			// must be added first; then the epilogue adds it and applies the
 			// activation, planes going in groups of about convTileBytes so
 			// each is finished while it is still in cache.
 			step, kernelAct := e-s, act
-			epi := z != nil || (act != ir.ActNone && !kernelActivation(act))
+			epi := z != nil
 			if epi {
 				step, kernelAct = max(1, convTileBytes/(4*outVol)), ir.ActNone
 				if step > 16 {

@@ -67,49 +67,56 @@ func convEpilogueLibCase(t *testing.T, rng *rand.Rand, mode int32, cin, cout, gr
 		b = randTensor(rng, int64(cout))
 	}
 	attrs := ir.Attrs{"group": ir.IntAttr(int64(grp)), "pads": ir.IntsAttr(pad, pad, pad, pad)}
-	plain := ir.NewTensor(ir.Float32, []int64{2, int64(cout), out, out})
-	if err := conv(&opkernel.Ctx{Threads: 2}, constConvNode(attrs, w), []*ir.Tensor{x, w, b}, []*ir.Tensor{plain}); err != nil {
-		t.Fatal(err)
-	}
 	fa := attrs.Clone()
 	fa[ir.AttrActivation] = ir.IntAttr(act)
 	n := constConvNode(fa, w)
 	in := []*ir.Tensor{x, w, b}
-	want := plain
+	var z *ir.Tensor
 	if resid {
-		z := randTensor(rng, plain.Shape...)
+		z = randTensor(rng, 2, int64(cout), out, out)
 		for i := range z.F32() {
 			z.F32()[i] *= 8
 		}
 		n.Inputs = append(n.Inputs, &ir.Value{Name: "z"})
 		in = append(in, z)
-		want = runLib(t, "Add", plain, z)
-	}
-	switch act {
-	case ir.ActSigmoid:
-		want = runLib(t, "Sigmoid", want)
-	case ir.ActTanh:
-		want = runLib(t, "Tanh", want)
-	case ir.ActHSwish:
-		want = runLib(t, "HSwish", want)
-	case ir.ActSwish:
-		want = runLib(t, "Mul", want, runLib(t, "Sigmoid", want))
-	}
-	fused := ir.NewTensor(ir.Float32, plain.Shape)
-	for i := range fused.F32() {
-		fused.F32()[i] = float32(math.NaN())
-	}
-	if err := conv(&opkernel.Ctx{Threads: 2}, n, in, []*ir.Tensor{fused}); err != nil {
-		t.Fatal(err)
 	}
 	worst := 0.0
-	for i, wv := range want.F32() {
-		got := float64(fused.F32()[i])
-		d := math.Abs(got - float64(wv))
-		if d > 1e-6*math.Abs(float64(wv))+1e-37 || math.IsNaN(got) {
-			t.Fatalf("element %d: fused %g, conv then the op library %g", i, got, wv)
+	// 1 thread gives a kernel call all planes at once, 2 split them; the
+	// plain conv runs on as many (the GEMM's sums depend on them)
+	for _, threads := range []int{1, 2} {
+		plain := ir.NewTensor(ir.Float32, []int64{2, int64(cout), out, out})
+		if err := conv(&opkernel.Ctx{Threads: threads}, constConvNode(attrs, w), []*ir.Tensor{x, w, b}, []*ir.Tensor{plain}); err != nil {
+			t.Fatal(err)
 		}
-		worst = max(worst, d/max(math.Abs(float64(wv)), 1e-30))
+		want := plain
+		if resid {
+			want = runLib(t, "Add", plain, z)
+		}
+		switch act {
+		case ir.ActSigmoid:
+			want = runLib(t, "Sigmoid", want)
+		case ir.ActTanh:
+			want = runLib(t, "Tanh", want)
+		case ir.ActHSwish:
+			want = runLib(t, "HSwish", want)
+		case ir.ActSwish:
+			want = runLib(t, "Mul", want, runLib(t, "Sigmoid", want))
+		}
+		fused := ir.NewTensor(ir.Float32, plain.Shape)
+		for i := range fused.F32() {
+			fused.F32()[i] = float32(math.NaN())
+		}
+		if err := conv(&opkernel.Ctx{Threads: threads}, n, in, []*ir.Tensor{fused}); err != nil {
+			t.Fatal(err)
+		}
+		for i, wv := range want.F32() {
+			got := float64(fused.F32()[i])
+			d := math.Abs(got - float64(wv))
+			if d > 1e-6*math.Abs(float64(wv))+1e-37 || math.IsNaN(got) {
+				t.Fatalf("%d threads: element %d: fused %g, conv then the op library %g", threads, i, got, wv)
+			}
+			worst = max(worst, d/max(math.Abs(float64(wv)), 1e-30))
+		}
 	}
 	if testing.Verbose() && resid {
 		t.Logf("worst relative difference %.3g", worst)

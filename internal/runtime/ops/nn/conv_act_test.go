@@ -44,7 +44,8 @@ var convEpilogueCases = []struct {
 	bias           bool
 }{
 	{"depthwise", -1, 24, 24, 24, 3, 29, true},
-	{"depthwise_nobias", -1, 8, 8, 8, 3, 200, false}, // planes bigger than one epilogue step
+	{"depthwise_nobias", -1, 8, 8, 8, 3, 200, false},   // planes bigger than one epilogue step
+	{"depthwise_blocked", -1, 36, 36, 36, 5, 14, true}, // groups of 16 channel-blocked, the rest on the row kernel
 	{"im2col", -1, 5, 17, 1, 3, 40, true},
 	{"im2col_nobias", -1, 5, 17, 1, 3, 40, false},
 	{"pointwise_blas", -1, 6, 10, 1, 1, 12, false},

@@ -20,7 +20,7 @@ var dwS2Shapes = []struct{ c, k, h int64 }{
 // dwS1Shapes are the stride-1 depthwise layers of mobilenet_v2 (3x3) and
 // efficientnet_b0 (3x3, 5x5) up to 28x28: channels, kernel, side.
 var dwS1Shapes = []struct{ c, k, h int64 }{
-	{192, 3, 28}, {384, 3, 14}, {576, 3, 14}, {960, 3, 7}, {480, 3, 14}, {1152, 3, 7},
+	{32, 3, 112}, {144, 3, 56}, {192, 3, 28}, {384, 3, 14}, {576, 3, 14}, {960, 3, 7}, {480, 3, 14}, {1152, 3, 7},
 	{240, 5, 28}, {480, 5, 14}, {672, 5, 14}, {1152, 5, 7},
 }
 

@@ -11,6 +11,7 @@
 // output planes. (onnxruntime's NCHWc layout computes depthwise this way.)
 #include <string.h>
 #include <immintrin.h>
+#include "act512.h"
 #include "dwconv_rows.h"
 
 #define CB_AVX512 __attribute__((target("avx512f,fma")))
@@ -90,10 +91,7 @@ int dw_cb16_ok(int K, int S, int OH, int OW) {
             }                                                                                       \
         }                                                                                           \
         for (int j = 0; j < NB; j++) {                                                              \
-            __m512 v = acc[j];                                                                      \
-            if (act == 1 || act == 3) v = _mm512_max_ps(zero, v); /* x < 0 ? 0 : x, NaN stays */    \
-            if (act == 3) v = _mm512_min_ps(six, v);              /* v > 6 ? 6 : v */               \
-            _mm512_store_ps(out + 16L * (oh * OW + ow + j), v);                                     \
+            _mm512_store_ps(out + 16L * (oh * OW + ow + j), acc[j]);                                    \
         }                                                                                           \
     }
 
@@ -115,10 +113,7 @@ int dw_cb16_ok(int K, int S, int OH, int OW) {
             }                                                                                       \
         }                                                                                           \
         for (int j = 0; j < NB; j++) {                                                              \
-            __m512 v = acc[j];                                                                      \
-            if (act == 1 || act == 3) v = _mm512_max_ps(zero, v);                                   \
-            if (act == 3) v = _mm512_min_ps(six, v);                                                \
-            _mm512_store_ps(out + 16L * (oh * OW + ow + j), v);                                     \
+            _mm512_store_ps(out + 16L * (oh * OW + ow + j), acc[j]);                                    \
         }                                                                                           \
     }
 
@@ -150,8 +145,7 @@ CB_AVX512 CB_INL void cb_group(const float *x, const float *w, const float *bias
             _Pragma("GCC unroll 16") for (int j = 0; j < 16; j++) _mm512_storeu_ps(d + 16 * j, r[j]);
         }
     }
-    const __m512 bv = _mm512_load_ps(wt + 16 * K * K), zero = _mm512_setzero_ps(),
-                 six = _mm512_set1_ps(6.0f);
+    const __m512 bv = _mm512_load_ps(wt + 16 * K * K);
     for (int oh = 0; oh < OH; oh++) {
         int ow = 0;
         if (S == 1) {
@@ -168,7 +162,7 @@ CB_AVX512 CB_INL void cb_group(const float *x, const float *w, const float *bias
         const int n = OHW - p0 < 16 ? (int)(OHW - p0) : 16;
         const __mmask16 m = (__mmask16)((1u << n) - 1);
         __m512 r[16];
-        _Pragma("GCC unroll 16") for (int j = 0; j < 16; j++) r[j] = _mm512_load_ps(out + 16 * (p0 + j));
+        _Pragma("GCC unroll 16") for (int j = 0; j < 16; j++) r[j] = act512(_mm512_load_ps(out + 16 * (p0 + j)), act);
         cb_tr16(r);
         _Pragma("GCC unroll 16") for (int i = 0; i < 16; i++) _mm512_mask_storeu_ps(y + i * OHW + p0, m, r[i]);
     }

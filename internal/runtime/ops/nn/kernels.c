@@ -6,6 +6,8 @@
 #include <string.h>
 #include <immintrin.h>
 #include "kernels.h"
+#include "act512.h"
+#include "conv_act.h"
 #include "dwconv_rows.h"
 #include "isa.h"
 
@@ -149,14 +151,6 @@ __attribute__((target("avx512f"))) static inline __mmask16 colmask(int c, int W)
 
 #define LDU(r, c) _mm512_loadu_ps((const char *)(r) + 4L * (c))
 #define LDK(r, c, m) _mm512_maskz_loadu_ps((m), (const char *)(r) + 4L * (c))
-
-// act512 is act_rows_f32's fused activation (1 RELU, 3 RELU6) on a vector:
-// max(0, v) and min(6, v) return v when v is NaN, as x < 0 ? 0 : x does.
-AVX512 static inline AINLINE __m512 act512(__m512 v, int act) {
-    if (act == 1 || act == 3) v = _mm512_max_ps(_mm512_setzero_ps(), v);
-    if (act == 3) v = _mm512_min_ps(_mm512_set1_ps(6.0f), v);
-    return v;
-}
 
 // dw3_plane_avx512 is one 3x3 depthwise plane (dilation 1, stride S in
 // {1, 2}) with AVX-512, 16 output columns at a time, reading x directly:
@@ -323,11 +317,24 @@ AVX512 static void dw3s1_flat_avx512(const float *x, const float *w, const float
     }
 }
 
+// dw_cb16_takes says whether dwconv_f32 gives planes to dw_cb16_f32.
+static int dw_cb16_takes(int NC, int KH, int KW, int SH, int SW, int DH, int DW, int OH, int OW) {
+    return NC >= 16 && KH == KW && SH == SW && (SH == 2 || !dw_legacy) && DH == 1 && DW == 1 &&
+           dw_cb16_ok(KH, SH, OH, OW) && gk_nn_isa() >= GK_ISA_AVX512;
+}
+
+// dw3_avx512_takes says whether dwconv_f32 gives planes to its AVX-512 3x3 kernels.
+static int dw3_avx512_takes(int KH, int KW, int SH, int SW, int DH, int DW) {
+    return KH == 3 && KW == 3 && DH == 1 && DW == 1 && SH == SW && (SW == 1 || SW == 2) &&
+           gk_nn_isa() >= GK_ISA_AVX512;
+}
+
 // dwconv_f32 is the direct depthwise 2-D convolution of NC channel planes
 // (channel index c0+i mod C): y[c] (OH x OW) = bias[c] + x[c] (H x W)
-// correlated with w[c] (KH x KW), then the fused activation act (1 RELU,
-// 3 RELU6, else none) applied while the output is in registers or L1.
-// 3x3 kernels with dilation 1 and stride 1 or 2 take the AVX-512 path at
+// correlated with w[c] (KH x KW), then the fused activation act (one of
+// epi_rows_f32's) applied while the output is in registers or in cache.
+// Small planes in groups of 16 take dw_cb16_f32 at the AVX-512 level (pad of
+// dw_cb16_floats). 3x3 kernels with dilation 1 and stride 1 or 2 take the AVX-512 path at
 // that level; it uses pad as the zero row (W + 48 floats) followed by the
 // lane masks, for which pad must hold dw_mask_floats(OH, OW) more floats.
 // Other square 3x3, 5x5 and 7x7 kernels with dilation 1 and stride 1 or 2
@@ -338,19 +345,41 @@ GK_ISA_BODY void dwconv_f32_body(const float *x, const float *w, const float *bi
                                  int NC, int C, int H, int W, int KH, int KW, int SH, int SW,
                                  int PH, int PW, int DH, int DW, int OH, int OW, int c0, int act,
                                  float *pad) {
+    // Every kernel below applies RELU and RELU6 in registers; the AVX-512
+    // ones (3x3, channel-blocked) also SIGMOID and SWISH (act512). Other
+    // activations, and those on the other kernels, go over groups of
+    // planes of about 256 KB right after the group is computed.
+    const int inreg = act == 0 || act == 1 || act == 3 ||
+                      (act512_ok(act) && (dw3_avx512_takes(KH, KW, SH, SW, DH, DW) ||
+                                          dw_cb16_takes(NC, KH, KW, SH, SW, DH, DW, OH, OW)));
+    if (!inreg) {
+        const long OHW = (long)OH * OW;
+        long step = (64L << 10) / (OHW > 0 ? OHW : 1);
+        step = step > 16 ? step - step % 16 : step < 1 ? 1 : step;
+        for (long p = 0; p < NC; p += step) {
+            const int n = NC - p < step ? (int)(NC - p) : (int)step;
+            dwconv_f32_body(x + p * H * W, w, bias, y + p * OHW, n, C, H, W, KH, KW, SH, SW, PH, PW, DH, DW,
+                            OH, OW, (int)((c0 + p) % C), 0, pad);
+            epi_rows_f32(y + p * OHW, 0, 1, n * OHW, n * OHW, act);
+        }
+        return;
+    }
     // padded plane: rows/cols reachable by any tap of any output
     const int HP = (OH - 1) * SH + (KH - 1) * DH + 1;
     const int WP = (OW - 1) * SW + (KW - 1) * DW + 1;
     const int direct = PH == 0 && PW == 0 && HP <= H && WP <= W;
-    if (NC >= 16 && KH == KW && SH == SW && (SH == 2 || !dw_legacy) && DH == 1 && DW == 1 &&
-        dw_cb16_ok(KH, SH, OH, OW) && gk_nn_isa() >= GK_ISA_AVX512) {
+    if (dw_cb16_takes(NC, KH, KW, SH, SW, DH, DW, OH, OW)) {
         // groups of 16 small planes: channel-blocked (dwconv_cb16.c)
         const int done = dw_cb16_f32(x, w, bias, y, NC, C, H, W, KH, SH, PH, PW, OH, OW, c0, act, pad);
         x += (long)done * H * W, y += (long)done * OH * OW, NC -= done, c0 = (c0 + done) % C;
         if (NC == 0) return;
+        if (!dw3_avx512_takes(KH, KW, SH, SW, DH, DW) && !(act == 0 || act == 1 || act == 3)) {
+            // the last planes go to a kernel that does not apply act
+            dwconv_f32_body(x, w, bias, y, NC, C, H, W, KH, KW, SH, SW, PH, PW, DH, DW, OH, OW, c0, act, pad);
+            return;
+        }
     }
-    if (KH == 3 && KW == 3 && DH == 1 && DW == 1 && SH == SW && (SW == 1 || SW == 2) &&
-        gk_nn_isa() >= GK_ISA_AVX512) {
+    if (dw3_avx512_takes(KH, KW, SH, SW, DH, DW)) {
         __mmask16 *masks = (__mmask16 *)(pad + W + 48);
         if (SW == 1 && PH == 1 && PW == 1 && OH == H && OW == W) {
             dw3s1_flat_avx512(x, w, bias, y, NC, C, c0, H, W, masks, act);
