@@ -62,16 +62,17 @@ long dw_cb16_floats(int W, int PW, int K, int S, int OH, int OW) {
 
 // dw_cb16_ok: at stride 2, measured (BenchmarkDepthwiseS2, 1 thread) 2-3.5x
 // faster than the row kernel for 5x5 planes of up to 28x28 outputs and than
-// the AVX-512 3x3 plane kernel for 7x7 outputs; 3x3 planes of 14x14 and
-// 28x28 outputs were no faster (their 9 taps do not pay for the
-// transposes), so they stay. At stride 1 (BenchmarkDepthwiseS1, 1 thread,
+// the AVX-512 3x3 plane kernel for 7x7 outputs; 3x3 planes of 14x14 outputs
+// 1.3x faster at 1 and 2 threads (mobilenet_v2's 192 channels 28 -> 14:
+// 33-38 -> 24-26 us), of 28x28 no faster (their 9 taps do not pay for the
+// transposes), so those stay. At stride 1 (BenchmarkDepthwiseS1, 1 thread,
 // AVX-512, Zen 5): 5x5 planes of 7x7 to 28x28 1.8-2.1x faster than the row
 // kernel (efficientnet_b0's 672 channels on 14x14: 0.17 -> 0.084 ms);
 // 3x3 planes of 14x14 1.05-1.17x faster than the flat 3x3 kernel, of 7x7
 // 3-5% slower and of 28x28 no faster, so those stay.
 int dw_cb16_ok(int K, int S, int OH, int OW) {
     if (K != 3 && K != 5 && K != 7) return 0;
-    if (S == 2) return OH <= (K == 3 ? 7 : 28) && OW <= (K == 3 ? 7 : 28);
+    if (S == 2) return OH <= (K == 3 ? 14 : 28) && OW <= (K == 3 ? 14 : 28);
     if (S != 1) return 0;
     if (K == 3) return OW > 7 && OW <= 14 && OH <= 14;
     return OH <= 28 && OW <= 28;
