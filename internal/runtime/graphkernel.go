@@ -164,18 +164,16 @@ func bindGraphKernel(n *ir.Node, p KernelPolicy) (opkernel.Func, KernelBinding, 
 	return f, b, err
 }
 
-// serialKernelBytes: a compiled kernel that touches fewer bytes (inputs and
-// outputs) runs on one thread. Starting its OpenMP team costs more than it
-// saves below this: efficientnet_b0's squeeze-excite kernels (20-70 us, up
-// to ~1.6 MB) ran 2-3x slower on 2 threads than on 1 (2-core AMD EPYC VM).
-// bert_base's twelve GELU kernels (3 MB, ~0.2 ms alone) lost too: waking
-// the team and then the pool's workers, parked for it, for the FFN MatMul
-// after each costs more than the second thread gains. Serial, at 2 threads
-// the GELU kernels took 2.33-2.38 ms per run instead of 2.38-2.76 and the
-// MatMuls after them 23.97-24.31 instead of 24.13-26.38 (4 alternations,
-// lower in 4 of 4; a later check in a slower minute was mixed, 2.61-2.67
-// vs 2.56-2.77): a small gain, ~0.3% of the run. No kernel of the other
-// bench models reaches 2 MB.
+// serialKernelBytes: a kernel built with OpenMP (by an earlier version of
+// the generator, loaded as a trusted embedded binary) that touches fewer
+// bytes (inputs and outputs) runs on one thread. Starting its OpenMP team
+// costs more than it saves below this: efficientnet_b0's squeeze-excite
+// kernels (20-70 us, up to ~1.6 MB) ran 2-3x slower on 2 threads than on 1
+// (2-core AMD EPYC VM), and bert_base's twelve GELU kernels (3 MB, ~0.2 ms
+// alone) lost too: waking the team and then the pool's workers, parked for
+// it, cost more than the second thread gained. Kernels built now run their
+// parallel loops as tasks on the pool's workers (nativeFunc), and their
+// generator already keeps loops under 32K elements serial.
 const serialKernelBytes = 4 << 20
 
 func kernelBytes(bufs [][]byte) int {
@@ -210,13 +208,23 @@ func nativeFunc(n *ir.Node, k *native.Kernel, sym string) opkernel.Func {
 			bufs = append(bufs, t.Data)
 		}
 		threads := ctx.NumThreads()
-		if threads > 1 && kernelBytes(bufs) < serialKernelBytes {
-			threads = 1
+		if k.OpenMP() {
+			if threads > 1 && kernelBytes(bufs) < serialKernelBytes {
+				threads = 1
+			}
+			if threads > 1 {
+				opkernel.Quiesce() // the kernel's OpenMP team needs the cores
+			}
+			k.Call(threads, bufs)
+			return nil
 		}
-		if threads > 1 {
-			opkernel.Quiesce() // the kernel's OpenMP team needs the cores
-		}
-		k.Call(threads, bufs)
+		k.CallOn(threads, func(n int, task func(id int)) {
+			opkernel.ParallelFor(ctx, n, 1, func(s, e int) {
+				for id := s; id < e; id++ {
+					task(id)
+				}
+			})
+		}, bufs)
 		return nil
 	}
 }

@@ -1,16 +1,18 @@
 // Package cpu is the CPU back end of graph-kernel fusion: it turns fused
 // GraphKernel bodies into native kernels. GenerateC writes one C function
 // per body with the AKG CPU ABI `void <kernel_name>(void **args)` (args =
-// [callback*, inputs..., outputs...]); Builder compiles it with the system C
-// compiler into a shared object (deduplicated, in parallel, through the
-// content-addressed cache of internal/kernels) and records converter_lite's
-// Custom attributes on the node. The runtime loads the object with
-// internal/runtime/native.
+// [callback*, inputs..., outputs...]; parallel loops become tasks for the
+// callback's parallel_launch_func, see tasks.go); Builder compiles it with
+// the system C compiler into a shared object (deduplicated, in parallel,
+// through the content-addressed cache of internal/kernels) and records
+// converter_lite's Custom attributes on the node. The runtime loads the
+// object with internal/runtime/native.
 //
 // The generator's files: codegen.go (entry, buffers), eval.go (how the
 // shared evaluator indexes loop nests), loops.go (loop nests and their
-// pragmas), general.go (materialised stages), row.go and row_emit.go (the
-// row-wise strategy), prelude.go (the C helpers every kernel starts with).
+// pragmas), tasks.go (parallel loops as AKG tasks), general.go
+// (materialised stages), row.go and row_emit.go (the row-wise strategy),
+// prelude.go (the C helpers every kernel starts with).
 package cpu
 
 import (
@@ -104,6 +106,11 @@ type gen struct {
 	passUses map[string]map[int]bool
 	collect  bool
 	rbOut    map[string]int // row buffer name -> output whose row it borrows
+	// tasks are the outlined parallel loops (tasks.go); allocated the
+	// buffers alloc declared, which tasks capture.
+	tasks     []string
+	allocated []capture
+
 	// rowMerge merges the row's inner dims into one loop (newLoopCtx's
 	// merge list) where the collection run found every access contiguous
 	// over them; nil in the collection run.
@@ -151,6 +158,7 @@ func (g *gen) generate(rowMode bool) (string, error) {
 		g.rowMerge = innerMergePlan(g.full, g.p, g.lc.rec)
 		g.collect = false
 		g.tmp = saved
+		g.tasks = nil
 		g.chooseRowBufs()
 		if err := g.emitRow(&stages); err != nil {
 			return "", err
@@ -163,6 +171,9 @@ func (g *gen) generate(rowMode bool) (string, error) {
 	var sb strings.Builder
 	sb.WriteString(prelude)
 	sb.WriteString(g.statics.String())
+	for _, t := range g.tasks {
+		sb.WriteString(t)
+	}
 	fmt.Fprintf(&sb, "\nvoid %s(void **args) {\n", g.sym)
 	for i, v := range g.body.Inputs {
 		st, _ := kernels.StorageType(v.DType)
@@ -173,6 +184,7 @@ func (g *gen) generate(rowMode bool) (string, error) {
 		fmt.Fprintf(&sb, "  %s *restrict out%d = (%s *)args[%d]; /* %s %s%v */\n", st, i, st, len(g.body.Inputs)+i+1, v.Name, v.DType, v.Shape)
 	}
 	sb.WriteString(g.allocs.String())
+	sb.WriteString(g.envDecl())
 	sb.WriteString(stages.String())
 	sb.WriteString(g.frees.String())
 	sb.WriteString(perturbation(g.sym, g.body))
@@ -230,6 +242,7 @@ func (g *gen) bindIO() {
 // alloc declares a heap (or small stack) array of n elements of ctype.
 func (g *gen) alloc(ctype string, n int64) string {
 	name := g.newTmp("m")
+	g.allocated = append(g.allocated, capture{name: name, ctype: ctype})
 	if n <= stackBufMaxElems {
 		fmt.Fprintf(&g.allocs, "  %s %s[%d];\n", ctype, name, max(n, 1))
 		return name

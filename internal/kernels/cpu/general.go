@@ -177,7 +177,7 @@ func (g *gen) emitStoreNest(w *strings.Builder, st *stage) error {
 		return err
 	}
 	fmt.Fprintf(w, "  { /* %s */\n", describeStage(st))
-	writeLoops(w, lc, body, total >= parallelMinElems, "")
+	g.writeLoops(w, lc, body, total >= parallelMinElems, "")
 	w.WriteString("  }\n")
 	return nil
 }
@@ -244,15 +244,15 @@ func (g *gen) emitReduceNest(w *strings.Builder, st *stage) error {
 			outer := &loopCtx{dims: lc.dims, grp: lc.grp, glast: lc.glast[:G-1], gsize: lc.gsize[:G-1], vars: lc.vars[:G-1]}
 			var ib strings.Builder
 			fmt.Fprintf(&ib, "      { %s s = %s;\n", rs.Acc, rs.Init)
-			writeLoops(&ib, inner, body, false, fmt.Sprintf(" reduction(%s:s)", rs.Op))
+			g.writeLoops(&ib, inner, body, false, fmt.Sprintf(" reduction(%s:s)", rs.Op))
 			off := outer.offset(as)
 			fmt.Fprintf(&ib, "      %s[%s] = %s; }\n", acc.ptr, off, rs.Merge(fmt.Sprintf("%s[%s]", acc.ptr, off), "s"))
-			writeOuterLoops(w, outer, ib.String(), par)
+			g.writeOuterLoops(w, outer, ib.String(), par)
 		} else {
 			if par {
-				writeOuterLoops(w, lc, body, true)
+				g.writeOuterLoops(w, lc, body, true)
 			} else {
-				writeLoops(w, lc, body, false, "")
+				g.writeLoops(w, lc, body, false, "")
 			}
 		}
 	}

@@ -9,7 +9,7 @@ import (
 
 // Loop nests: the loops a stage runs in, adjacent dims merged into one loop
 // where every access walks them contiguously, and how they are written
-// (outer loops OpenMP-parallel, the innermost SIMD).
+// (outer loops parallel tasks, the innermost SIMD).
 
 // loopCtx describes the loops a stage runs in: original dims, how they are
 // merged into loop groups, and the variable of each group.
@@ -104,9 +104,10 @@ func (lc *loopCtx) accessStrides(shape []int64, m []int) []int64 {
 }
 
 // writeLoops wraps body in the loops of lc: the outer loops parallel (when
-// par), the innermost one SIMD; a single loop is split into blocks so it can
-// be both. simdClause is appended to the innermost simd pragma.
-func writeLoops(w *strings.Builder, lc *loopCtx, body string, par bool, simdClause string) {
+// par: a task over the outer iterations, see parallelFor), the innermost
+// one SIMD; a single loop is split into blocks so it can be both.
+// simdClause is appended to the innermost simd pragma.
+func (g *gen) writeLoops(w *strings.Builder, lc *loopCtx, body string, par bool, simdClause string) {
 	G := len(lc.gsize)
 	ind := func(k int) string { return strings.Repeat("  ", k+2) }
 	switch {
@@ -116,27 +117,36 @@ func writeLoops(w *strings.Builder, lc *loopCtx, body string, par bool, simdClau
 		n := lc.gsize[0]
 		if par && n > 2*blockElems {
 			nb := (n + blockElems - 1) / blockElems
-			fmt.Fprintf(w, "%s#pragma omp parallel for schedule(static)\n", ind(0))
-			fmt.Fprintf(w, "%sfor (int64_t b = 0; b < %d; b++) {\n", ind(0), nb)
-			fmt.Fprintf(w, "%s  const int64_t e = b * %d + %d < %d ? b * %d + %d : %d;\n", ind(0), blockElems, blockElems, n, blockElems, blockElems, n)
-			fmt.Fprintf(w, "%s  #pragma omp simd%s\n", ind(0), simdClause)
-			fmt.Fprintf(w, "%s  for (int64_t %s = b * %d; %s < e; %s++) {\n", ind(0), lc.vars[0], blockElems, lc.vars[0], lc.vars[0])
-			w.WriteString(body)
-			fmt.Fprintf(w, "%s  }\n%s}\n", ind(0), ind(0))
+			var tb strings.Builder
+			fmt.Fprintf(&tb, "%s  const int64_t e = b * %d + %d < %d ? b * %d + %d : %d;\n", ind(0), blockElems, blockElems, n, blockElems, blockElems, n)
+			fmt.Fprintf(&tb, "%s  #pragma omp simd%s\n", ind(0), simdClause)
+			fmt.Fprintf(&tb, "%s  for (int64_t %s = b * %d; %s < e; %s++) {\n", ind(0), lc.vars[0], blockElems, lc.vars[0], lc.vars[0])
+			tb.WriteString(body)
+			fmt.Fprintf(&tb, "%s  }\n", ind(0))
+			g.parallelFor(w, ind(0), nb, "b", "", tb.String(), "")
 			return
 		}
 		fmt.Fprintf(w, "%s#pragma omp simd%s\n", ind(0), simdClause)
 		fmt.Fprintf(w, "%sfor (int64_t %s = 0; %s < %d; %s++) {\n", ind(0), lc.vars[0], lc.vars[0], n, lc.vars[0])
 		w.WriteString(body)
 		fmt.Fprintf(w, "%s}\n", ind(0))
-	default:
-		if par {
-			if G > 2 {
-				fmt.Fprintf(w, "%s#pragma omp parallel for collapse(%d) schedule(static)\n", ind(0), G-1)
-			} else {
-				fmt.Fprintf(w, "%s#pragma omp parallel for schedule(static)\n", ind(0))
-			}
+	case par:
+		// the outer G-1 loops as one index t, each variable derived from it
+		var tb strings.Builder
+		n, div := int64(1), make([]int64, G-1)
+		for k := G - 2; k >= 0; k-- {
+			div[k] = n
+			n *= lc.gsize[k]
 		}
+		for k := 0; k < G-1; k++ {
+			fmt.Fprintf(&tb, "%s  const int64_t %s = t / %d %% %d;\n", ind(0), lc.vars[k], div[k], lc.gsize[k])
+		}
+		fmt.Fprintf(&tb, "%s  #pragma omp simd%s\n", ind(0), simdClause)
+		fmt.Fprintf(&tb, "%s  for (int64_t %s = 0; %s < %d; %s++) {\n", ind(0), lc.vars[G-1], lc.vars[G-1], lc.gsize[G-1], lc.vars[G-1])
+		tb.WriteString(body)
+		fmt.Fprintf(&tb, "%s  }\n", ind(0))
+		g.parallelFor(w, ind(0), n, "t", "", tb.String(), "")
+	default:
 		for k := 0; k < G; k++ {
 			if k == G-1 {
 				fmt.Fprintf(w, "%s#pragma omp simd%s\n", ind(k), simdClause)
@@ -150,15 +160,24 @@ func writeLoops(w *strings.Builder, lc *loopCtx, body string, par bool, simdClau
 	}
 }
 
-// writeOuterLoops writes plain loops (the first parallel when par) with the
-// innermost SIMD only when the body is a plain statement list.
-func writeOuterLoops(w *strings.Builder, lc *loopCtx, body string, par bool) {
+// writeOuterLoops writes plain loops (the first one a task over its
+// iterations when par) around body.
+func (g *gen) writeOuterLoops(w *strings.Builder, lc *loopCtx, body string, par bool) {
 	G := len(lc.gsize)
 	ind := func(k int) string { return strings.Repeat("  ", k+2) }
-	for k := 0; k < G; k++ {
-		if k == 0 && par {
-			fmt.Fprintf(w, "%s#pragma omp parallel for schedule(static)\n", ind(k))
+	if par && G > 0 {
+		var tb strings.Builder
+		for k := 1; k < G; k++ {
+			fmt.Fprintf(&tb, "%sfor (int64_t %s = 0; %s < %d; %s++) {\n", ind(k), lc.vars[k], lc.vars[k], lc.gsize[k], lc.vars[k])
 		}
+		tb.WriteString(body)
+		for k := G - 1; k >= 1; k-- {
+			fmt.Fprintf(&tb, "%s}\n", ind(k))
+		}
+		g.parallelFor(w, ind(0), lc.gsize[0], lc.vars[0], "", tb.String(), "")
+		return
+	}
+	for k := 0; k < G; k++ {
 		fmt.Fprintf(w, "%sfor (int64_t %s = 0; %s < %d; %s++) {\n", ind(k), lc.vars[k], lc.vars[k], lc.gsize[k], lc.vars[k])
 	}
 	w.WriteString(body)

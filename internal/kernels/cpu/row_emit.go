@@ -9,20 +9,18 @@ import (
 	"gkconv/internal/kernels"
 )
 
-// emitRow writes the row-wise kernel: one loop over the rows F[:p]
-// (OpenMP-parallel when large), whose body declares the row's indices, runs
+// emitRow writes the row-wise kernel: one loop over the rows F[:p] (a
+// parallel task when large, see parallelFor), whose body declares the row's indices, runs
 // each reduction pass over the row's inner elements F[p:], then stores the
 // per-element outputs in one more pass and the per-row outputs once.
 //
-//	#pragma omp parallel
-//	{ row buffers
-//	  #pragma omp for
-//	  for (row) {
+//	task: row buffers
+//	  for (row in the task's share) {
 //	    row indices, borrowed row buffers, prefetch row     (rowIndices, borrowRowBufs, planPrefetch)
 //	    pass k: accumulators; inner loops combining; results (emitPass)
 //	    epilogue: per-element stores; per-row stores         (emitEpilogue)
 //	  }
-//	}                                                        (writeRowLoop)
+//	  free row buffers                                       (writeRowLoop)
 //
 // It runs twice: a collection run (g.collect) records which intermediates
 // each pass recomputes, then chooseRowBufs picks row buffers and the real
@@ -424,33 +422,29 @@ func (r *rowLoop) blockLoops(body, clause string, lanes []*laneAcc, prefetch str
 	}
 }
 
-// writeRowLoop writes the loop over the rows around the row body: an OpenMP
-// parallel region when the kernel is large, each thread allocating the row
-// buffers that borrow no output row, "for (int64_t row = 0; ...)" shared
-// out statically.
+// writeRowLoop writes the loop over the rows around the row body: when the
+// kernel is large, a task (parallelFor) over the rows, each task allocating
+// the row buffers that borrow no output row; else the loop in place.
 func (r *rowLoop) writeRowLoop(w *strings.Builder) {
 	g := r.g
 	par := r.rows > 1 && r.rows*r.inner >= parallelMinElems
 	fmt.Fprintf(w, "  /* row-wise: %d rows of %d elements, %d reduction pass(es) */\n", r.rows, r.inner, len(r.passes))
-	if par {
-		w.WriteString("  #pragma omp parallel\n")
-	}
-	w.WriteString("  {\n")
-	var allocated []string
+	var pre, post strings.Builder
 	for _, n := range r.rbNames {
 		if _, ok := g.rbOut[n]; !ok {
-			allocated = append(allocated, n)
-			fmt.Fprintf(w, "    float *restrict %s = (float *)gk_alloc(sizeof(float) * %dULL);\n", n, max(r.inner, 1))
+			fmt.Fprintf(&pre, "    float *restrict %s = (float *)gk_alloc(sizeof(float) * %dULL);\n", n, max(r.inner, 1))
+			fmt.Fprintf(&post, "    free(%s);\n", n)
 		}
 	}
 	if par {
-		w.WriteString("    #pragma omp for schedule(static)\n")
+		g.parallelFor(w, "  ", r.rows, "row", pre.String(), r.rb.String(), post.String())
+		return
 	}
+	w.WriteString("  {\n")
+	w.WriteString(pre.String())
 	fmt.Fprintf(w, "    for (int64_t row = 0; row < %d; row++) {\n", r.rows)
 	w.WriteString(r.rb.String())
 	w.WriteString("    }\n")
-	for _, n := range allocated {
-		fmt.Fprintf(w, "    free(%s);\n", n)
-	}
+	w.WriteString(post.String())
 	w.WriteString("  }\n")
 }

@@ -5,20 +5,37 @@ package native
 /*
 #cgo LDFLAGS: -ldl
 #include <dlfcn.h>
+#include <stdint.h>
 #include <stdlib.h>
 
-// AkgCallBack as MindSpore Lite passes it; generated kernels ignore it, AKG
-// kernels may call malloc/free through it.
+// AkgCallBack as MindSpore Lite passes it. Kernels built by this
+// repository hand their parallel loops to parallel_launch_func (see
+// internal/kernels/cpu/tasks.go); AKG kernels may also call malloc/free
+// through it.
+typedef int (*gk_lambda)(int task_id, int num_task, void *cdata);
 typedef struct {
-  void *parallel_launch_func;
+  int (*parallel_launch_func)(gk_lambda f, void *cdata, int num_task);
   void *(*malloc_func)(size_t);
   void (*free_func)(void *);
   void *extend_data;
 } gk_callback;
 
-static gk_callback gk_cb = {0, malloc, free, 0};
+// gkconvParallelLaunch (launch.go) runs the tasks on the launcher that
+// extend_data names.
+extern int gkconvParallelLaunch(uintptr_t launcher, void *f, void *cdata);
 
-static void *gk_cb_ptr(void) { return &gk_cb; }
+// gk_launch is parallel_launch_func: extend_data is found as MindSpore
+// Lite's launcher finds it, two pointers on from the environment's first
+// member (which points at malloc_func).
+static int gk_launch(gk_lambda f, void *cdata, int num_task) {
+  (void)num_task;
+  void *ext = ((void ***)cdata)[0][2];
+  return gkconvParallelLaunch((uintptr_t)ext, (void *)f, cdata);
+}
+
+// gk_run_task_go runs task id of n (for launch.go, whose preamble can
+// only declare it).
+int gk_run_task_go(void *f, int id, int n, void *cdata) { return ((gk_lambda)f)(id, n, cdata); }
 
 static void *gk_open(const char *path, const char **err) {
   void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -29,9 +46,13 @@ static void *gk_open(const char *path, const char **err) {
 static void *gk_sym(void *h, const char *name) { dlerror(); return dlsym(h, name); }
 
 // One trampoline for every kernel: set the OpenMP team size on this thread
-// (the ICV is per thread), then call.
-static void gk_call(void *fn, void *setn, int threads, void **args) {
+// (the ICV is per thread) for kernels built with OpenMP, give the others a
+// callback whose launcher is the Go one (launcher 0: none, every loop runs
+// here as one task), then call.
+static void gk_call(void *fn, void *setn, int threads, uintptr_t launcher, void **args) {
+  gk_callback cb = {launcher ? gk_launch : 0, malloc, free, (void *)launcher};
   if (setn) ((void (*)(int))setn)(threads);
+  args[0] = &cb;
   ((void (*)(void **))fn)(args);
 }
 */
@@ -44,6 +65,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/cgo"
 	"sync"
 	"unsafe"
 
@@ -142,11 +164,22 @@ func open(so []byte, sha string) (unsafe.Pointer, error) {
 	return nil, fmt.Errorf("cannot load the embedded object: %v", lastErr)
 }
 
-// Call runs the kernel on threads OpenMP threads with bufs = inputs then
-// outputs (each the tensor's bytes; the kernel knows the shapes).
-func (k *Kernel) Call(threads int, bufs [][]byte) {
+// Call runs the kernel with bufs = inputs then outputs (each the tensor's
+// bytes; the kernel knows the shapes) on up to threads threads: its
+// parallel loops as tasks on goroutines (CallOn with a nil launcher), or,
+// for kernels built with OpenMP by earlier versions, on an OpenMP team of
+// that size.
+func (k *Kernel) Call(threads int, bufs [][]byte) { k.CallOn(threads, nil, bufs) }
+
+// OpenMP reports whether the kernel was built with OpenMP (by an earlier
+// version of the generator): it runs its parallel loops on its own team of
+// threads instead of the launcher's.
+func (k *Kernel) OpenMP() bool { return k.setn != nil }
+
+// CallOn is Call with the kernel's tasks run by launch (nil: one goroutine
+// per task).
+func (k *Kernel) CallOn(threads int, launch Launch, bufs [][]byte) {
 	args := make([]unsafe.Pointer, len(bufs)+1)
-	args[0] = C.gk_cb_ptr()
 	var pin runtime.Pinner
 	for i, b := range bufs {
 		if len(b) > 0 {
@@ -155,7 +188,17 @@ func (k *Kernel) Call(threads int, bufs [][]byte) {
 			args[i+1] = p
 		}
 	}
-	C.gk_call(k.fn, k.setn, C.int(threads), (*unsafe.Pointer)(unsafe.Pointer(&args[0])))
+	var h cgo.Handle
+	if threads > 1 && k.setn == nil {
+		if launch == nil {
+			launch = goLaunch
+		}
+		h = cgo.NewHandle(&launcher{launch: launch, threads: threads})
+	}
+	C.gk_call(k.fn, k.setn, C.int(threads), C.uintptr_t(h), (*unsafe.Pointer)(unsafe.Pointer(&args[0])))
+	if h != 0 {
+		h.Delete()
+	}
 	pin.Unpin()
 	runtime.KeepAlive(bufs)
 }
