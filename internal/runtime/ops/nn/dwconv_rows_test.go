@@ -129,8 +129,8 @@ func float64s(ts ...*ir.Tensor) [][]float64 {
 }
 
 // TestDepthwiseChannelBlocked checks dw_cb16_f32, the AVX-512 channel-blocked
-// path of small depthwise planes, at strides 2 and 1, against convDirect in
-// float64:
+// path of small depthwise planes (dw_cb16_f32 at AVX-512, dw_cb8_f32 at
+// AVX2), at strides 2 and 1, against convDirect in float64:
 // kernels 3, 5 and 7, channel counts that are and are not multiples of 16
 // (the rest take the other paths; with batch 2 and 2 threads the groups start
 // at channels other than 0), odd and even sides, 1-wide planes, symmetric,
@@ -139,9 +139,16 @@ func float64s(ts ...*ir.Tensor) [][]float64 {
 // It also checks the legacy paths give the same results.
 func TestDepthwiseChannelBlocked(t *testing.T) {
 	defer cpuisa.Reset()
-	if err := cpuisa.Force(cpuisa.AVX512); err != nil {
-		t.Skipf("no AVX-512: %v", err)
+	for _, lv := range []cpuisa.Level{cpuisa.AVX512, cpuisa.AVX2} {
+		if err := cpuisa.Force(lv); err != nil {
+			t.Logf("%v: %v", lv, err)
+			continue
+		}
+		t.Run(fmt.Sprint(lv), depthwiseChannelBlocked)
 	}
+}
+
+func depthwiseChannelBlocked(t *testing.T) {
 	rng := rand.New(rand.NewSource(5))
 	type tc struct {
 		ch, h, w, k int64

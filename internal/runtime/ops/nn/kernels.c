@@ -317,10 +317,14 @@ AVX512 static void dw3s1_flat_avx512(const float *x, const float *w, const float
     }
 }
 
-// dw_cb16_takes says whether dwconv_f32 gives planes to dw_cb16_f32.
-static int dw_cb16_takes(int NC, int KH, int KW, int SH, int SW, int DH, int DW, int OH, int OW) {
-    return NC >= 16 && KH == KW && SH == SW && (SH == 2 || !dw_legacy) && DH == 1 && DW == 1 &&
-           dw_cb16_ok(KH, SH, OH, OW) && gk_nn_isa() >= GK_ISA_AVX512;
+// dw_cb_lanes is how many planes at a time dwconv_f32 gives the
+// channel-blocked kernel (16: dw_cb16_f32 at the AVX-512 level, 8:
+// dw_cb8_f32 at AVX2), 0 when it takes none of NC planes.
+static int dw_cb_lanes(int NC, int KH, int KW, int SH, int SW, int DH, int DW, int OH, int OW) {
+    const int isa = gk_nn_isa();
+    const int L = isa >= GK_ISA_AVX512 ? 16 : isa >= GK_ISA_AVX2 ? 8 : 0;
+    if (L == 0 || NC < L || KH != KW || SH != SW || DH != 1 || DW != 1 || (SH == 1 && dw_legacy)) return 0;
+    return (L == 16 ? dw_cb16_ok(KH, SH, OH, OW) : dw_cb8_ok(KH, SH, OH, OW)) ? L : 0;
 }
 
 // dw3_avx512_takes says whether dwconv_f32 gives planes to its AVX-512 3x3 kernels.
@@ -351,7 +355,7 @@ GK_ISA_BODY void dwconv_f32_body(const float *x, const float *w, const float *bi
     // planes of about 256 KB right after the group is computed.
     const int inreg = act == 0 || act == 1 || act == 3 ||
                       (act512_ok(act) && (dw3_avx512_takes(KH, KW, SH, SW, DH, DW) ||
-                                          dw_cb16_takes(NC, KH, KW, SH, SW, DH, DW, OH, OW)));
+                                          dw_cb_lanes(NC, KH, KW, SH, SW, DH, DW, OH, OW) == 16));
     if (!inreg) {
         const long OHW = (long)OH * OW;
         long step = (64L << 10) / (OHW > 0 ? OHW : 1);
@@ -368,9 +372,11 @@ GK_ISA_BODY void dwconv_f32_body(const float *x, const float *w, const float *bi
     const int HP = (OH - 1) * SH + (KH - 1) * DH + 1;
     const int WP = (OW - 1) * SW + (KW - 1) * DW + 1;
     const int direct = PH == 0 && PW == 0 && HP <= H && WP <= W;
-    if (dw_cb16_takes(NC, KH, KW, SH, SW, DH, DW, OH, OW)) {
-        // groups of 16 small planes: channel-blocked (dwconv_cb16.c)
-        const int done = dw_cb16_f32(x, w, bias, y, NC, C, H, W, KH, SH, PH, PW, OH, OW, c0, act, pad);
+    const int lanes = dw_cb_lanes(NC, KH, KW, SH, SW, DH, DW, OH, OW);
+    if (lanes) {
+        // groups of 16 (8) small planes: channel-blocked (dwconv_cb16.c, dwconv_cb8.c)
+        const int done = (lanes == 16 ? dw_cb16_f32 : dw_cb8_f32)(x, w, bias, y, NC, C, H, W, KH, SH, PH, PW,
+                                                                  OH, OW, c0, act, pad);
         x += (long)done * H * W, y += (long)done * OH * OW, NC -= done, c0 = (c0 + done) % C;
         if (NC == 0) return;
         if (!dw3_avx512_takes(KH, KW, SH, SW, DH, DW) && !(act == 0 || act == 1 || act == 3)) {
