@@ -6,7 +6,7 @@
 #include <immintrin.h>
 #include <stdint.h>
 #include <string.h>
-#include "act512.h"
+#include "actvec.h"
 #include "conv_act.h"
 #include "isa.h"
 
@@ -76,7 +76,7 @@ static inline float epi_hswish(float x) {
 #define AVX512 __attribute__((target("avx512f")))
 
 // logistic_rows_512 is epi_rows_f32 for SIGMOID (2) and SWISH (18) at
-// the AVX-512 level (logistic_512, act512.h). The generic clone took 0.21 ns
+// the AVX-512 level (logistic_512, actvec.h). The generic clone took 0.21 ns
 // per element here, this 0.16 (swish, 64K random floats in L2, AMD Zen 5),
 // with the same maximum relative error against double precision (2.6e-7).
 static AVX512 void logistic_rows_512(float *y, const float *z, int rows, long n, long ld, int swish) {
@@ -101,35 +101,11 @@ static AVX512 void logistic_rows_512(float *y, const float *z, int rows, long n,
     }
 }
 
-// exp_256 is exp_512 at the AVX2 level: 2^n is applied as 2^(n>>1) *
-// 2^(n - (n>>1)), both normal for t in [-104, 100], so the product
-// overflows to +inf and underflows gradually like vscalefps.
-#define AVX2FMA __attribute__((target("avx2,fma")))
-static inline AVX2FMA __m256 exp_256(__m256 t) {
-    __m256 n = _mm256_round_ps(_mm256_mul_ps(t, _mm256_set1_ps(1.44269504088896341f)),
-                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), t);
-    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
-    __m256 p = _mm256_set1_ps(1.9875691500e-4f);
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
-    __m256 e = _mm256_fmadd_ps(_mm256_mul_ps(p, r), r, _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
-    const __m256i ni = _mm256_cvtps_epi32(n), k1 = _mm256_srai_epi32(ni, 1), k2 = _mm256_sub_epi32(ni, k1);
-    const __m256i bias = _mm256_set1_epi32(127);
-    const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(k1, bias), 23));
-    const __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(k2, bias), 23));
-    return _mm256_mul_ps(_mm256_mul_ps(e, s1), s2);
-}
-
-// logistic_rows_256 is logistic_rows_512 at the AVX2 level (exp_256; the
-// quotient, clamps and NaN rule of logistic_512): 0.63-0.66 -> 0.47 ns per
+// logistic_rows_256 is logistic_rows_512 at the AVX2 level (logistic_256,
+// actvec.h): 0.63-0.66 -> 0.47 ns per
 // element (swish, 64K floats in L2, Zen 5) against the generic clone,
 // whose one long chain per vector left the divider waiting.
-static AVX2FMA void logistic_rows_256(float *y, const float *z, int rows, long n, long ld, int swish) {
-    const __m256 one = _mm256_set1_ps(1.0f), lo = _mm256_set1_ps(-100.0f), hi = _mm256_set1_ps(100.0f);
+static __attribute__((target("avx2,fma"))) void logistic_rows_256(float *y, const float *z, int rows, long n, long ld, int swish) {
     for (int j = 0; j < rows; j++) {
         float *r = y + (long)j * ld;
         const float *zr = z ? z + (long)j * ld : 0;
@@ -137,11 +113,8 @@ static AVX2FMA void logistic_rows_256(float *y, const float *z, int rows, long n
         for (; i + 16 <= n; i += 16) {
             __m256 x0 = _mm256_loadu_ps(r + i), x1 = _mm256_loadu_ps(r + i + 8);
             if (zr) x0 = _mm256_add_ps(x0, _mm256_loadu_ps(zr + i)), x1 = _mm256_add_ps(x1, _mm256_loadu_ps(zr + i + 8));
-            const __m256 t0 = _mm256_max_ps(lo, _mm256_min_ps(hi, x0)), t1 = _mm256_max_ps(lo, _mm256_min_ps(hi, x1));
-            const __m256 d0 = _mm256_add_ps(one, exp_256(_mm256_sub_ps(_mm256_setzero_ps(), t0)));
-            const __m256 d1 = _mm256_add_ps(one, exp_256(_mm256_sub_ps(_mm256_setzero_ps(), t1)));
-            _mm256_storeu_ps(r + i, _mm256_div_ps(swish ? x0 : one, d0));
-            _mm256_storeu_ps(r + i + 8, _mm256_div_ps(swish ? x1 : one, d1));
+            _mm256_storeu_ps(r + i, logistic_256(x0, swish));
+            _mm256_storeu_ps(r + i + 8, logistic_256(x1, swish));
         }
         for (; i < n; i++) {
             float v = r[i] + (zr ? zr[i] : 0.0f);

@@ -1,9 +1,9 @@
 // The channel-blocked depthwise kernel (dwconv_cb16.c) at the AVX2 level:
 // groups of 8 planes, 8x8 transposes, blocks of at most 4 outputs (16 ymm
-// registers). It applies RELU and RELU6 in registers; dwconv_f32 applies
-// the other activations on the planes after it.
+// registers), the activation (act256) on the output vectors.
 #include <string.h>
 #include <immintrin.h>
+#include "actvec.h"
 #include "dwconv_rows.h"
 
 #define CB_AVX2 __attribute__((target("avx2,fma")))
@@ -32,14 +32,6 @@ CB_AVX2 static inline __attribute__((always_inline)) __m256i cb_lanes8(int n) {
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
-// cb_act8: RELU, RELU6 (max(0, v) and min(6, v) return v when v is NaN, as
-// x < 0 ? 0 : x does); dw_cb_act_ok keeps other activations away.
-CB_AVX2 static inline __attribute__((always_inline)) __m256 cb_act8(__m256 v, int act) {
-    if (act == 1 || act == 3) v = _mm256_max_ps(_mm256_setzero_ps(), v);
-    if (act == 3) v = _mm256_min_ps(_mm256_set1_ps(6.0f), v);
-    return v;
-}
-
 #define CB_L 8
 #define CB_V __m256
 #define CB_FN CB_AVX2
@@ -51,7 +43,7 @@ CB_AVX2 static inline __attribute__((always_inline)) __m256 cb_act8(__m256 v, in
 #define CB_LOADN(p, n) ((n) == 8 ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, cb_lanes8(n)))
 #define CB_STOREN(p, n, v) ((n) == 8 ? _mm256_storeu_ps(p, v) : _mm256_maskstore_ps(p, cb_lanes8(n), v))
 #define CB_TR(r) cb_tr8(r)
-#define CB_ACT(v, act) cb_act8(v, act)
+#define CB_ACT(v, act) act256(v, act)
 #include "dwconv_cb.inc"
 
 // dw_cb8_ok: every square 3x3, 5x5 and 7x7 shape of mobilenet_v2 and

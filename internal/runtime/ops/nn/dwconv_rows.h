@@ -17,8 +17,7 @@ long dw_cb16_floats(int W, int PW, int K, int S, int OH, int OW);
 int dw_cb16_f32(const float *x, const float *w, const float *bias, float *y, int NC, int C, int H, int W,
                 int K, int S, int PH, int PW, int OH, int OW, int c0, int act, float *pad);
 // dw_cb8_ok and dw_cb8_f32 are the same at the AVX2 level, 8 planes at a
-// time (pad sized by dw_cb16_floats too); dw_cb8_f32 applies RELU and RELU6
-// only.
+// time (pad sized by dw_cb16_floats too).
 int dw_cb8_ok(int K, int S, int OH, int OW);
 int dw_cb8_f32(const float *x, const float *w, const float *bias, float *y, int NC, int C, int H, int W,
                int K, int S, int PH, int PW, int OH, int OW, int c0, int act, float *pad);

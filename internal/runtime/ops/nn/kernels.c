@@ -6,7 +6,7 @@
 #include <string.h>
 #include <immintrin.h>
 #include "kernels.h"
-#include "act512.h"
+#include "actvec.h"
 #include "conv_act.h"
 #include "dwconv_rows.h"
 #include "isa.h"
@@ -350,12 +350,12 @@ GK_ISA_BODY void dwconv_f32_body(const float *x, const float *w, const float *bi
                                  int PH, int PW, int DH, int DW, int OH, int OW, int c0, int act,
                                  float *pad) {
     // Every kernel below applies RELU and RELU6 in registers; the AVX-512
-    // ones (3x3, channel-blocked) also SIGMOID and SWISH (act512). Other
+    // 3x3 ones and the channel-blocked ones also SIGMOID and SWISH (actvec.h). Other
     // activations, and those on the other kernels, go over groups of
     // planes of about 256 KB right after the group is computed.
     const int inreg = act == 0 || act == 1 || act == 3 ||
                       (act512_ok(act) && (dw3_avx512_takes(KH, KW, SH, SW, DH, DW) ||
-                                          dw_cb_lanes(NC, KH, KW, SH, SW, DH, DW, OH, OW) == 16));
+                                          dw_cb_lanes(NC, KH, KW, SH, SW, DH, DW, OH, OW)));
     if (!inreg) {
         const long OHW = (long)OH * OW;
         long step = (64L << 10) / (OHW > 0 ? OHW : 1);

@@ -1,0 +1,95 @@
+#ifndef GKCONV_NN_ACTVEC_H
+#define GKCONV_NN_ACTVEC_H
+// Fused activations on one AVX-512 or AVX2 vector, shared by the
+// convolution epilogue (conv_act.c) and the kernels that apply them in
+// registers (the depthwise kernels of kernels.c and dwconv_cb.inc), so
+// every path of a level gives the same bits.
+#include <immintrin.h>
+
+#define GK_ACT512 static inline __attribute__((target("avx512f"), always_inline))
+
+// exp_512 is epi_exp for 16 lanes of t in [-100, 100] (NaN passes): the
+// same reduction and polynomial, with 2^n applied by vscalefps, which
+// gives +inf above the overflow threshold and the correctly rounded
+// (denormal, then 0) value below the normal range, and no clamps, integer
+// moves or selects.
+GK_ACT512 __m512 exp_512(__m512 t) {
+    __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(t, _mm512_set1_ps(1.44269504088896341f)),
+                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), t);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+    __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+    __m512 e = _mm512_fmadd_ps(_mm512_mul_ps(p, r), r, _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
+    return _mm512_scalef_ps(e, n);
+}
+
+// logistic_512 is sigmoid(x) (swish 0) or x*sigmoid(x) (swish 1) as a
+// quotient, num / (1 + exp(-x)) with num 1 or x: x is clamped to [-100, 100]
+// for the exponential only (exp(100) is +inf, exp(-100) is 0 after the add),
+// with NaN kept (vmaxps/vminps return their second operand when either is
+// NaN). Maximum relative error against double precision 2.6e-7.
+GK_ACT512 __m512 logistic_512(__m512 x, int swish) {
+    const __m512 one = _mm512_set1_ps(1.0f);
+    __m512 t = _mm512_max_ps(_mm512_set1_ps(-100.0f), _mm512_min_ps(_mm512_set1_ps(100.0f), x));
+    __m512 d = _mm512_add_ps(one, exp_512(_mm512_sub_ps(_mm512_setzero_ps(), t)));
+    return _mm512_div_ps(swish ? x : one, d);
+}
+
+// act512_ok says whether act512 (and act256) apply activation act: none (0), RELU (1),
+// SIGMOID (2), RELU6 (3), SWISH (18).
+static inline int act512_ok(int act) { return act == 0 || act == 1 || act == 2 || act == 3 || act == 18; }
+
+// act512 is epi_rows_f32's activation act (one act512_ok takes) on a vector,
+// bit for bit: max(0, v) and min(6, v) return v when v is NaN, as
+// x < 0 ? 0 : x does.
+GK_ACT512 __m512 act512(__m512 v, int act) {
+    if (act == 1 || act == 3) v = _mm512_max_ps(_mm512_setzero_ps(), v);
+    if (act == 3) v = _mm512_min_ps(_mm512_set1_ps(6.0f), v);
+    if (act == 2 || act == 18) v = logistic_512(v, act == 18);
+    return v;
+}
+#define GK_ACT256 static inline __attribute__((target("avx2,fma"), always_inline))
+
+// exp_256 is exp_512 at the AVX2 level: 2^n is applied as 2^(n>>1) *
+// 2^(n - (n>>1)), both normal for t in [-104, 100], so the product
+// overflows to +inf and underflows gradually like vscalefps.
+GK_ACT256 __m256 exp_256(__m256 t) {
+    __m256 n = _mm256_round_ps(_mm256_mul_ps(t, _mm256_set1_ps(1.44269504088896341f)),
+                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), t);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+    __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+    __m256 e = _mm256_fmadd_ps(_mm256_mul_ps(p, r), r, _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+    const __m256i ni = _mm256_cvtps_epi32(n), k1 = _mm256_srai_epi32(ni, 1), k2 = _mm256_sub_epi32(ni, k1);
+    const __m256i bias = _mm256_set1_epi32(127);
+    const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(k1, bias), 23));
+    const __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(k2, bias), 23));
+    return _mm256_mul_ps(_mm256_mul_ps(e, s1), s2);
+}
+
+// logistic_256 is logistic_512 at the AVX2 level.
+GK_ACT256 __m256 logistic_256(__m256 x, int swish) {
+    const __m256 one = _mm256_set1_ps(1.0f);
+    __m256 t = _mm256_max_ps(_mm256_set1_ps(-100.0f), _mm256_min_ps(_mm256_set1_ps(100.0f), x));
+    __m256 d = _mm256_add_ps(one, exp_256(_mm256_sub_ps(_mm256_setzero_ps(), t)));
+    return _mm256_div_ps(swish ? x : one, d);
+}
+
+// act256 is act512 at the AVX2 level.
+GK_ACT256 __m256 act256(__m256 v, int act) {
+    if (act == 1 || act == 3) v = _mm256_max_ps(_mm256_setzero_ps(), v);
+    if (act == 3) v = _mm256_min_ps(_mm256_set1_ps(6.0f), v);
+    if (act == 2 || act == 18) v = logistic_256(v, act == 18);
+    return v;
+}
+#endif
