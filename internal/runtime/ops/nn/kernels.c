@@ -337,9 +337,10 @@ static int dw3_avx512_takes(int KH, int KW, int SH, int SW, int DH, int DW) {
 // (channel index c0+i mod C): y[c] (OH x OW) = bias[c] + x[c] (H x W)
 // correlated with w[c] (KH x KW), then the fused activation act (one of
 // epi_rows_f32's) applied while the output is in registers or in cache.
-// Small planes in groups of 16 take dw_cb16_f32 at the AVX-512 level (pad of
-// dw_cb16_floats). 3x3 kernels with dilation 1 and stride 1 or 2 take the AVX-512 path at
-// that level; it uses pad as the zero row (W + 48 floats) followed by the
+// Planes in groups of 16 (8) take the channel-blocked kernel where
+// dw_cb_lanes says so (pad of dw_cb16_floats). 3x3 kernels with dilation 1
+// and stride 1 or 2 take the AVX-512 path at that level; it uses pad as the
+// zero row (W + 48 floats) followed by the
 // lane masks, for which pad must hold dw_mask_floats(OH, OW) more floats.
 // Other square 3x3, 5x5 and 7x7 kernels with dilation 1 and stride 1 or 2
 // take dw_rows_f32 (dwconv_rows.c; pad of dw_rows_floats). The rest copy
@@ -350,9 +351,10 @@ GK_ISA_BODY void dwconv_f32_body(const float *x, const float *w, const float *bi
                                  int PH, int PW, int DH, int DW, int OH, int OW, int c0, int act,
                                  float *pad) {
     // Every kernel below applies RELU and RELU6 in registers; the AVX-512
-    // 3x3 ones and the channel-blocked ones also SIGMOID and SWISH (actvec.h). Other
-    // activations, and those on the other kernels, go over groups of
-    // planes of about 256 KB right after the group is computed.
+    // 3x3 ones and the channel-blocked ones also SIGMOID and SWISH
+    // (actvec.h). Other activations, and those on the other kernels, go
+    // over groups of planes of about 256 KB right after the group is
+    // computed.
     const int inreg = act == 0 || act == 1 || act == 3 ||
                       (act512_ok(act) && (dw3_avx512_takes(KH, KW, SH, SW, DH, DW) ||
                                           dw_cb_lanes(NC, KH, KW, SH, SW, DH, DW, OH, OW)));
