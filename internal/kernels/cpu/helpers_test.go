@@ -27,6 +27,14 @@ func runKernel(t testing.TB, n *ir.Node, threads int, ins ...*ir.Tensor) []*ir.T
 	if err != nil {
 		t.Fatal(err)
 	}
+	bufs, outs := kernelBufs(n, ins)
+	k.Call(threads, bufs)
+	return outs
+}
+
+// kernelBufs is a kernel call's buffers (ins, then new outputs of n's body)
+// and the output tensors.
+func kernelBufs(n *ir.Node, ins []*ir.Tensor) ([][]byte, []*ir.Tensor) {
 	var bufs [][]byte
 	for _, x := range ins {
 		bufs = append(bufs, x.Data)
@@ -37,8 +45,7 @@ func runKernel(t testing.TB, n *ir.Node, threads int, ins ...*ir.Tensor) []*ir.T
 		outs = append(outs, o)
 		bufs = append(bufs, o.Data)
 	}
-	k.Call(threads, bufs)
-	return outs
+	return bufs, outs
 }
 
 func build(t testing.TB, dir string, nodes ...*ir.Node) *Builder {

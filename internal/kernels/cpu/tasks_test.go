@@ -67,16 +67,7 @@ func TestKernelTasks(t *testing.T) {
 					mu.Unlock()
 				}
 			}
-			var bufs [][]byte
-			for _, in := range c.ins {
-				bufs = append(bufs, in.Data)
-			}
-			var outs []*ir.Tensor
-			for _, v := range c.n.Body.Outputs {
-				o := ir.NewTensor(v.DType, v.Shape)
-				outs = append(outs, o)
-				bufs = append(bufs, o.Data)
-			}
+			bufs, outs := kernelBufs(c.n, c.ins)
 			k.CallOn(threads, launch, bufs)
 			if launches == 0 {
 				t.Errorf("%s: %d threads: no task launched", c.n.Name, threads)
@@ -95,13 +86,23 @@ func TestKernelTasks(t *testing.T) {
 					t.Errorf("%s: %d threads: output %d differs from one task's", c.n.Name, threads, i)
 				}
 			}
-			// and on goroutines (Call's own launcher)
-			got := runKernel(t, c.n, threads, c.ins...)
-			for i := range got {
-				if !slices.Equal(got[i].Data, one[i].Data) {
-					t.Errorf("%s: %d goroutines: output %d differs from one task's", c.n.Name, threads, i)
-				}
+			// and on goroutines (Call's own launcher), from several callers
+			// at once: each call has its own launcher and environment
+			var wg sync.WaitGroup
+			for range 4 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					bufs, got := kernelBufs(c.n, c.ins)
+					k.Call(threads, bufs)
+					for i := range got {
+						if !slices.Equal(got[i].Data, one[i].Data) {
+							t.Errorf("%s: %d goroutines: output %d differs from one task's", c.n.Name, threads, i)
+						}
+					}
+				}()
 			}
+			wg.Wait()
 		}
 	}
 }
