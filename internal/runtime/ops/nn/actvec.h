@@ -6,6 +6,19 @@
 // every path of a level gives the same bits.
 #include <immintrin.h>
 
+// The exponential's constants, shared by epi_exp (conv_act.c), exp_512
+// and exp_256: ln2 in two parts and Cephes' degree-7 minimax polynomial
+// (with the 1 + r terms written out).
+#define GK_EXP_LOG2E 1.44269504088896341f
+#define GK_EXP_LN2_HI 0.693359375f
+#define GK_EXP_LN2_LO (-2.12194440e-4f)
+#define GK_EXP_P0 1.9875691500e-4f
+#define GK_EXP_P1 1.3981999507e-3f
+#define GK_EXP_P2 8.3334519073e-3f
+#define GK_EXP_P3 4.1665795894e-2f
+#define GK_EXP_P4 1.6666665459e-1f
+#define GK_EXP_P5 5.0000001201e-1f
+
 #define GK_ACT512 static inline __attribute__((target("avx512f"), always_inline))
 
 // exp_512 is epi_exp for 16 lanes of t in [-100, 100] (NaN passes): the
@@ -14,16 +27,16 @@
 // (denormal, then 0) value below the normal range, and no clamps, integer
 // moves or selects.
 GK_ACT512 __m512 exp_512(__m512 t) {
-    __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(t, _mm512_set1_ps(1.44269504088896341f)),
+    __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(t, _mm512_set1_ps(GK_EXP_LOG2E)),
                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), t);
-    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
-    __m512 p = _mm512_set1_ps(1.9875691500e-4f);
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(GK_EXP_LN2_HI), t);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(GK_EXP_LN2_LO), r);
+    __m512 p = _mm512_set1_ps(GK_EXP_P0);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(GK_EXP_P1));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(GK_EXP_P2));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(GK_EXP_P3));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(GK_EXP_P4));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(GK_EXP_P5));
     __m512 e = _mm512_fmadd_ps(_mm512_mul_ps(p, r), r, _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
     return _mm512_scalef_ps(e, n);
 }
@@ -59,16 +72,16 @@ GK_ACT512 __m512 act512(__m512 v, int act) {
 // 2^(n - (n>>1)), both normal for t in [-104, 100], so the product
 // overflows to +inf and underflows gradually like vscalefps.
 GK_ACT256 __m256 exp_256(__m256 t) {
-    __m256 n = _mm256_round_ps(_mm256_mul_ps(t, _mm256_set1_ps(1.44269504088896341f)),
+    __m256 n = _mm256_round_ps(_mm256_mul_ps(t, _mm256_set1_ps(GK_EXP_LOG2E)),
                                _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), t);
-    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
-    __m256 p = _mm256_set1_ps(1.9875691500e-4f);
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(GK_EXP_LN2_HI), t);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(GK_EXP_LN2_LO), r);
+    __m256 p = _mm256_set1_ps(GK_EXP_P0);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(GK_EXP_P1));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(GK_EXP_P2));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(GK_EXP_P3));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(GK_EXP_P4));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(GK_EXP_P5));
     __m256 e = _mm256_fmadd_ps(_mm256_mul_ps(p, r), r, _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
     const __m256i ni = _mm256_cvtps_epi32(n), k1 = _mm256_srai_epi32(ni, 1), k2 = _mm256_sub_epi32(ni, k1);
     const __m256i bias = _mm256_set1_epi32(127);

@@ -22,19 +22,19 @@ static inline float epi_exp(float x) {
     float c = x > hi ? hi : x;
     c = c < lo ? lo : c;
     const float shifter = 12582912.0f; // 1.5*2^23: adding it rounds to an integer
-    float t = c * 1.44269504088896341f + shifter;
+    float t = c * GK_EXP_LOG2E + shifter;
     float n = t - shifter;
     int32_t ti;
     memcpy(&ti, &t, 4);
     int32_t ni = ti - 0x4B400000; // n as an integer, in [-126, 128]
-    float r = c - n * 0.693359375f;
-    r = r - n * -2.12194440e-4f;
-    float p = 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
+    float r = c - n * GK_EXP_LN2_HI;
+    r = r - n * GK_EXP_LN2_LO;
+    float p = GK_EXP_P0;
+    p = p * r + GK_EXP_P1;
+    p = p * r + GK_EXP_P2;
+    p = p * r + GK_EXP_P3;
+    p = p * r + GK_EXP_P4;
+    p = p * r + GK_EXP_P5;
     float e = (p * r) * r + r + 1.0f;
     uint32_t sb = (uint32_t)(ni + 126) << 23;
     float s;

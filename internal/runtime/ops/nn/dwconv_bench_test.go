@@ -24,8 +24,8 @@ var dwS1Shapes = []struct{ c, k, h int64 }{
 	{240, 5, 28}, {480, 5, 14}, {672, 5, 14}, {1152, 5, 7},
 }
 
-// BenchmarkDepthwiseS2 times those layers (pads k/2, bias, no activation;
-// $GKCONV_BENCH_DW_ACT sets one, e.g. 18 for SiLU).
+// BenchmarkDepthwiseS2 times those layers ("new": the current path; pads
+// k/2, bias, no activation; $GKCONV_BENCH_DW_ACT sets one, e.g. 18 for SiLU).
 func BenchmarkDepthwiseS2(b *testing.B) { benchDepthwise(b, dwS2Shapes, 2) }
 
 // BenchmarkDepthwiseS1 times the stride-1 layers on the current path ("new")
@@ -47,7 +47,11 @@ func benchDepthwise(b *testing.B, shapes []struct{ c, k, h int64 }, stride int64
 			v, _ := strconv.Atoi(act)
 			n.Attrs[ir.AttrActivation] = ir.IntAttr(int64(v))
 		}
-		for _, legacy := range []bool{true, false} {
+		legacies := []bool{false} // setDwLegacy switches stride-1 paths only
+		if stride == 1 {
+			legacies = []bool{true, false}
+		}
+		for _, legacy := range legacies {
 			name := map[bool]string{true: "old", false: "new"}[legacy]
 			b.Run(fmt.Sprintf("c%d_k%d_%dto%d/%s", s.c, s.k, s.h, o, name), func(b *testing.B) {
 				setDwLegacy(legacy)

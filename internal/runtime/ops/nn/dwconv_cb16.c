@@ -48,6 +48,7 @@ CB_AVX512 static inline __attribute__((always_inline)) void cb_tr16(__m512 *r) {
 #define CB_V __m512
 #define CB_FN CB_AVX512
 #define CB_SYM(name) name##16
+#define CB_ENTRY dw_cb16_f32
 #define CB_LOAD(p) _mm512_load_ps(p)
 #define CB_STORE(p, v) _mm512_store_ps(p, v)
 #define CB_STOREU(p, v) _mm512_storeu_ps(p, v)
@@ -57,11 +58,6 @@ CB_AVX512 static inline __attribute__((always_inline)) void cb_tr16(__m512 *r) {
 #define CB_TR(r) cb_tr16(r)
 #define CB_ACT(v, act) act512(v, act)
 #include "dwconv_cb.inc"
-
-int dw_cb16_f32(const float *x, const float *w, const float *bias, float *y, int NC, int C, int H, int W,
-                int K, int S, int PH, int PW, int OH, int OW, int c0, int act, float *pad) {
-    return dw_cb_f32_16(x, w, bias, y, NC, C, H, W, K, S, PH, PW, OH, OW, c0, act, pad);
-}
 
 long dw_cb16_floats(int W, int PW, int K, int S, int OH, int OW) {
     int HP, WB;

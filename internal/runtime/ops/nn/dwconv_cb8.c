@@ -36,6 +36,7 @@ CB_AVX2 static inline __attribute__((always_inline)) __m256i cb_lanes8(int n) {
 #define CB_V __m256
 #define CB_FN CB_AVX2
 #define CB_SYM(name) name##8
+#define CB_ENTRY dw_cb8_f32
 #define CB_LOAD(p) _mm256_load_ps(p)
 #define CB_STORE(p, v) _mm256_store_ps(p, v)
 #define CB_STOREU(p, v) _mm256_storeu_ps(p, v)
@@ -56,9 +57,4 @@ int dw_cb8_ok(int K, int S, int OH, int OW) {
     if (K != 3 && K != 5 && K != 7) return 0;
     if (S != 1 && S != 2) return 0;
     return OH <= 112 && OW <= 112;
-}
-
-int dw_cb8_f32(const float *x, const float *w, const float *bias, float *y, int NC, int C, int H, int W,
-               int K, int S, int PH, int PW, int OH, int OW, int c0, int act, float *pad) {
-    return dw_cb_f32_8(x, w, bias, y, NC, C, H, W, K, S, PH, PW, OH, OW, c0, act, pad);
 }
