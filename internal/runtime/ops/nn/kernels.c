@@ -152,6 +152,13 @@ __attribute__((target("avx512f"))) static inline __mmask16 colmask(int c, int W)
 #define LDU(r, c) _mm512_loadu_ps((const char *)(r) + 4L * (c))
 #define LDK(r, c, m) _mm512_maskz_loadu_ps((m), (const char *)(r) + 4L * (c))
 
+// DW3_WEIGHTS broadcasts the plane's nine weights wc and its bias b.
+#define DW3_WEIGHTS                                                                                 \
+    const __m512 k0 = _mm512_set1_ps(wc[0]), k1 = _mm512_set1_ps(wc[1]), k2 = _mm512_set1_ps(wc[2]); \
+    const __m512 k3 = _mm512_set1_ps(wc[3]), k4 = _mm512_set1_ps(wc[4]), k5 = _mm512_set1_ps(wc[5]); \
+    const __m512 k6 = _mm512_set1_ps(wc[6]), k7 = _mm512_set1_ps(wc[7]), k8 = _mm512_set1_ps(wc[8]); \
+    const __m512 bias = _mm512_set1_ps(b);
+
 // DW3_TAPS accumulates the nine taps into the chains a0..a2 from the loads
 // of each row at columns c, c+1 and c+2.
 #define DW3_TAPS(x00, x01, x02, y00, y01, y02, z00, z01, z02) \
@@ -174,10 +181,7 @@ __attribute__((target("avx512f"))) static inline __mmask16 colmask(int c, int W)
 // 16 output columns), not per row. ("Same" padding takes dw3s1_flat_avx512.)
 AVX512 static void dw3s1_plane_avx512(const float *xc, const float *wc, float b, float *yc, int H, int W,
                                       int PH, int PW, int OH, int OW, const float *z, __mmask16 *cm, int act) {
-    const __m512 k0 = _mm512_set1_ps(wc[0]), k1 = _mm512_set1_ps(wc[1]), k2 = _mm512_set1_ps(wc[2]);
-    const __m512 k3 = _mm512_set1_ps(wc[3]), k4 = _mm512_set1_ps(wc[4]), k5 = _mm512_set1_ps(wc[5]);
-    const __m512 k6 = _mm512_set1_ps(wc[6]), k7 = _mm512_set1_ps(wc[7]), k8 = _mm512_set1_ps(wc[8]);
-    const __m512 bias = _mm512_set1_ps(b);
+    DW3_WEIGHTS
     for (int i = 0, t = 0; i < OW; i += 16, t += 4) {
         const int c = i - PW;
         cm[t] = colmask(c, W), cm[t + 1] = colmask(c + 1, W), cm[t + 2] = colmask(c + 2, W);
@@ -229,10 +233,7 @@ AVX512 static void dw3s1_plane_avx512(const float *xc, const float *wc, float b,
 // of 16 output columns, then those of the columns after the last block.
 AVX512 static void dw3s2_plane_avx512(const float *xc, const float *wc, float b, float *yc, int H, int W,
                                       int PH, int PW, int OH, int OW, const float *z, __mmask16 *cm, int act) {
-    const __m512 k0 = _mm512_set1_ps(wc[0]), k1 = _mm512_set1_ps(wc[1]), k2 = _mm512_set1_ps(wc[2]);
-    const __m512 k3 = _mm512_set1_ps(wc[3]), k4 = _mm512_set1_ps(wc[4]), k5 = _mm512_set1_ps(wc[5]);
-    const __m512 k6 = _mm512_set1_ps(wc[6]), k7 = _mm512_set1_ps(wc[7]), k8 = _mm512_set1_ps(wc[8]);
-    const __m512 bias = _mm512_set1_ps(b);
+    DW3_WEIGHTS
     const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
     const __m512i next = _mm512_setr_epi32(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16);
