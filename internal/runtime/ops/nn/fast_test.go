@@ -20,6 +20,7 @@ func TestMaxPool2DFastMatchesReference(t *testing.T) {
 	}
 	cfgs := []cfg{
 		{[]int64{112, 112}, []int64{3, 3}, []int64{2, 2}, []int64{1, 1}, []int64{1, 1, 1, 1}, 0}, // resnet
+		{[]int64{37, 20}, []int64{3, 3}, []int64{1, 1}, []int64{1, 1}, []int64{1, 1, 1, 1}, 0},   // bands of 4 rows, the last of 1
 		{[]int64{9, 10}, []int64{3, 3}, []int64{1, 1}, []int64{1, 1}, []int64{1, 1, 1, 1}, 0},
 		{[]int64{9, 10}, []int64{2, 2}, []int64{2, 2}, []int64{1, 1}, []int64{0, 0, 0, 0}, 1},
 		{[]int64{11, 13}, []int64{3, 3}, []int64{2, 2}, []int64{1, 1}, []int64{1, 1, 1, 1}, 1},

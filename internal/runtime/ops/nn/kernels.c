@@ -563,21 +563,23 @@ static inline void mp_row(float *restrict o, const float *restrict tmp, const fl
     for (int i = hi; i < OW; i++) o[i] = mp_edge(tmp, first, i * SW - PW, W, KW, DW);
 }
 
-// maxpool2d_f32 is the 2-D max pool of NC planes (H x W -> OH x OW). It
-// matches the reference loop exactly, NaN included: the result is NaN when
+// maxpool2d_f32 is the 2-D max pool of NC planes (H x W -> OH x OW), output
+// rows [oh0, oh1) of each. It matches the reference loop exactly, NaN
+// included: the result is NaN when
 // the window's first in-bounds tap is NaN, else the maximum of its non-NaN
 // taps (-inf for an empty window). A vertical pass takes the NaN-ignoring
 // maximum over the window's rows into tmp (W floats, caller-provided), so
 // the horizontal pass reads one contiguous row.
 GK_ISA_BODY void maxpool2d_f32_body(const float *x, float *y, int NC, int H, int W, int KH, int KW,
-                                    int SH, int SW, int PH, int PW, int DH, int DW, int OH, int OW, float *tmp) {
+                                    int SH, int SW, int PH, int PW, int DH, int DW, int OH, int OW, int oh0,
+                                    int oh1, float *tmp) {
     int lo = 0, hi = OW;
     while (lo < OW && lo * SW - PW < 0) lo++;
     while (hi > lo && (hi - 1) * SW - PW + (KW - 1) * DW >= W) hi--;
     for (int nc = 0; nc < NC; nc++) {
         const float *xc = x + (long)nc * H * W;
         float *yc = y + (long)nc * OH * OW;
-        for (int oh = 0; oh < OH; oh++) {
+        for (int oh = oh0; oh < oh1; oh++) {
             float *o = yc + (long)oh * OW;
             const int base = oh * SH - PH;
             int h0 = 0, h1 = KH;
@@ -608,8 +610,8 @@ GK_ISA_BODY void maxpool2d_f32_body(const float *x, float *y, int NC, int H, int
     }
 }
 GK_ISA_VARIANTS(gk_nn_isa(), maxpool2d_f32, (const float *x, float *y, int NC, int H, int W, int KH, int KW, int SH,
-                int SW, int PH, int PW, int DH, int DW, int OH, int OW, float *tmp),
-                (x, y, NC, H, W, KH, KW, SH, SW, PH, PW, DH, DW, OH, OW, tmp))
+                int SW, int PH, int PW, int DH, int DW, int OH, int OW, int oh0, int oh1, float *tmp),
+                (x, y, NC, H, W, KH, KW, SH, SW, PH, PW, DH, DW, OH, OW, oh0, oh1, tmp))
 
 // dw_mask_floats is how many floats of dwconv_f32's pad the AVX-512 lane
 // masks take after the zero row: 10 per 16 outputs of the flat stride-1

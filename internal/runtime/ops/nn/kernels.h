@@ -12,7 +12,7 @@ void dwconv_f32(const float *x, const float *w, const float *bias, float *y,
                 int NC, int C, int H, int W, int KH, int KW, int SH, int SW,
                 int PH, int PW, int DH, int DW, int OH, int OW, int c0, int act, float *pad);
 void maxpool2d_f32(const float *x, float *y, int NC, int H, int W, int KH, int KW,
-                   int SH, int SW, int PH, int PW, int DH, int DW, int OH, int OW, float *tmp);
+                   int SH, int SW, int PH, int PW, int DH, int DW, int OH, int OW, int oh0, int oh1, float *tmp);
 long dw_mask_floats(int OH, int OW);
 void fill_rows_f32(float *y, const float *b, int m, long n, long ld);
 #endif
