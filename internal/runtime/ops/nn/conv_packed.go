@@ -238,10 +238,17 @@ func convPackedF32(ctx *opkernel.Ctx, g *geom, nb, c, m int, x, wp, b, z, y []fl
 	// -> 366-379 us, 1024 -> 512 781-808 -> 730-780; with few input
 	// channels equal: 256 -> 1024 360-368 vs 363-379; resnet50's layer3/4
 	// 1x1 convs in the model, sum of per-node medians, 11.0-12.1 -> 10.4-11.8
-	// ms, lower in 4 of 6 alternations).
+	// ms, lower in 4 of 6 alternations). But pixels when the input is deep
+	// (K >= 2 x channels) and the pixels at least half the channels: each
+	// thread then packs half of a large input instead of all of it
+	// (resnet50's five 1024 -> 256 convs on 14x14, 2 threads, min of 6
+	// alternations: 0.396-0.424 -> 0.366-0.388 ms each; the same in an
+	// earlier alternation; mobilenet_v2's 64 -> 384 on 14x14, where K is
+	// small, went 0.043 -> 0.065 by pixels).
 	pgroups := 1
+	byChannels := outVol < m && (2*outVol < m || kk < 2*m)
 	if tiles := (outVol + mt - 1) / mt; nb*tiles < threads {
-		if g.kVol() == 1 && outVol < m && (panels >= 4*threads || (panels >= threads && panels%threads == 0)) {
+		if g.kVol() == 1 && byChannels && (panels >= 4*threads || (panels >= threads && panels%threads == 0)) {
 			pgroups = min(panels, threads)
 		} else {
 			// An even share of the pixels per thread, not whole 12-row
