@@ -565,11 +565,11 @@ static inline void mp_row(float *restrict o, const float *restrict tmp, const fl
 
 // maxpool2d_f32 is the 2-D max pool of NC planes (H x W -> OH x OW), output
 // rows [oh0, oh1) of each. It matches the reference loop exactly, NaN
-// included: the result is NaN when
-// the window's first in-bounds tap is NaN, else the maximum of its non-NaN
-// taps (-inf for an empty window). A vertical pass takes the NaN-ignoring
-// maximum over the window's rows into tmp (W floats, caller-provided), so
-// the horizontal pass reads one contiguous row.
+// included: the result is NaN when the window's first in-bounds tap is NaN,
+// else the maximum of its non-NaN taps (-inf for an empty window). A
+// vertical pass takes the NaN-ignoring maximum over the window's rows into
+// tmp (W floats, caller-provided), so the horizontal pass reads one
+// contiguous row.
 GK_ISA_BODY void maxpool2d_f32_body(const float *x, float *y, int NC, int H, int W, int KH, int KW,
                                     int SH, int SW, int PH, int PW, int DH, int DW, int OH, int OW, int oh0,
                                     int oh1, float *tmp) {
