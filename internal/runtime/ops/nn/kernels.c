@@ -237,7 +237,7 @@ AVX512 static void dw3s2_plane_avx512(const float *xc, const float *wc, float b,
     const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
     const __m512i next = _mm512_setr_epi32(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16);
-    for (int i = 0, t = 0; i <= OW; i += 16, t += 2) {
+    for (int i = 0, t = 0; i < OW + 16; i += 16, t += 2) { // every block and the one after the last
         const int c = i * 2 - PW;
         cm[t] = colmask(c, W);
         cm[t + 1] = colmask(c + 16, W);
