@@ -106,8 +106,8 @@ type gen struct {
 	passUses map[string]map[int]bool
 	collect  bool
 	rbOut    map[string]int // row buffer name -> output whose row it borrows
-	// tasks are the outlined parallel loops (tasks.go); allocated the
-	// buffers alloc declared, which tasks capture.
+	// tasks are the outlined parallel loops (tasks.go); allocated lists the
+	// buffers alloc declared, which the tasks capture.
 	tasks     []string
 	allocated []capture
 

@@ -66,6 +66,7 @@ GK_ACT512 __m512 act512(__m512 v, int act) {
     if (act == 2 || act == 18) v = logistic_512(v, act == 18);
     return v;
 }
+
 #define GK_ACT256 static inline __attribute__((target("avx2,fma"), always_inline))
 
 // exp_256 is exp_512 at the AVX2 level: 2^n is applied as 2^(n>>1) *

@@ -102,9 +102,9 @@ static AVX512 void logistic_rows_512(float *y, const float *z, int rows, long n,
 }
 
 // logistic_rows_256 is logistic_rows_512 at the AVX2 level (logistic_256,
-// actvec.h): 0.63-0.66 -> 0.47 ns per
-// element (swish, 64K floats in L2, Zen 5) against the generic clone,
-// whose one long chain per vector left the divider waiting.
+// actvec.h): 0.63-0.66 -> 0.47 ns per element (swish, 64K floats in L2,
+// Zen 5) against the generic clone, whose one long chain per vector left
+// the divider waiting.
 static __attribute__((target("avx2,fma"))) void logistic_rows_256(float *y, const float *z, int rows, long n, long ld, int swish) {
     for (int j = 0; j < rows; j++) {
         float *r = y + (long)j * ld;

@@ -246,8 +246,8 @@ func convPackedF32(ctx *opkernel.Ctx, g *geom, nb, c, m int, x, wp, b, z, y []fl
 	// earlier alternation; mobilenet_v2's 64 -> 384 on 14x14, where K is
 	// small, went 0.043 -> 0.065 by pixels).
 	pgroups := 1
-	byChannels := outVol < m && (2*outVol < m || kk < 2*m)
 	if tiles := (outVol + mt - 1) / mt; nb*tiles < threads {
+		byChannels := outVol < m && (2*outVol < m || kk < 2*m)
 		if g.kVol() == 1 && byChannels && (panels >= 4*threads || (panels >= threads && panels%threads == 0)) {
 			pgroups = min(panels, threads)
 		} else {

@@ -24,7 +24,7 @@ var dwS1Shapes = []struct{ c, k, h int64 }{
 	{240, 5, 28}, {480, 5, 14}, {672, 5, 14}, {1152, 5, 7},
 }
 
-// BenchmarkDepthwiseS2 times those layers ("new": the current path; pads
+// BenchmarkDepthwiseS2 times those layers on the current path ("new"; pads
 // k/2, bias, no activation; $GKCONV_BENCH_DW_ACT sets one, e.g. 18 for SiLU).
 func BenchmarkDepthwiseS2(b *testing.B) { benchDepthwise(b, dwS2Shapes, 2) }
 

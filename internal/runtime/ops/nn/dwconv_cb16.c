@@ -43,7 +43,6 @@ CB_AVX512 static inline __attribute__((always_inline)) void cb_tr16(__m512 *r) {
     }
 }
 
-
 #define CB_L 16
 #define CB_V __m512
 #define CB_FN CB_AVX512

@@ -128,9 +128,9 @@ func float64s(ts ...*ir.Tensor) [][]float64 {
 	return out
 }
 
-// TestDepthwiseChannelBlocked checks dw_cb16_f32, the AVX-512 channel-blocked
-// path of small depthwise planes (dw_cb16_f32 at AVX-512, dw_cb8_f32 at
-// AVX2), at strides 2 and 1, against convDirect in float64:
+// TestDepthwiseChannelBlocked checks the channel-blocked path of small
+// depthwise planes (dw_cb16_f32 at AVX-512, dw_cb8_f32 at AVX2), at strides
+// 2 and 1, against convDirect in float64:
 // kernels 3, 5 and 7, channel counts that are and are not multiples of 16
 // (the rest take the other paths; with batch 2 and 2 threads the groups start
 // at channels other than 0), odd and even sides, 1-wide planes, symmetric,

@@ -615,9 +615,10 @@ GK_ISA_VARIANTS(gk_nn_isa(), maxpool2d_f32, (const float *x, float *y, int NC, i
 
 // dw_mask_floats is how many floats of dwconv_f32's pad the AVX-512 lane
 // masks take after the zero row: 10 per 16 outputs of the flat stride-1
-// kernel or at most 4 per 16 output columns of the row kernels (16 bits each).
+// kernel or at most 4 per 16 output columns of the plane kernels (4 at
+// stride 1, 2 plus 2 after the last block at stride 2; 16 bits each).
 long dw_mask_floats(int OH, int OW) {
-    const long flat = 10 * (((long)OH * OW + 15) / 16), rows = 6 * (((long)OW + 15) / 16);
+    const long flat = 10 * (((long)OH * OW + 15) / 16), rows = 4 * (((long)OW + 15) / 16);
     return ((flat > rows ? flat : rows) + 1) / 2 + 16;
 }
 
