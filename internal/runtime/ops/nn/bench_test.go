@@ -197,10 +197,11 @@ func BenchmarkEfficientNetDW(b *testing.B) {
 	}
 }
 
-// efficientnet_b0's 1x1 convs of its 7x7 stage: expand, project, and the
-// squeeze-excite pair on the pooled 1x1 plane (input, output channels, side).
+// efficientnet_b0's 1x1 convs of its 14x14 and 7x7 stages: expand, project,
+// and the squeeze-excite pair on the pooled 1x1 plane (input, output
+// channels, side).
 var efficientnetPW = []struct{ cin, cout, hw int64 }{
-	{192, 1152, 7}, {1152, 192, 7}, {1152, 48, 1}, {48, 1152, 1}, {1152, 320, 7},
+	{80, 480, 14}, {480, 80, 14}, {480, 112, 14}, {112, 672, 14}, {672, 112, 14}, {192, 1152, 7}, {1152, 192, 7}, {1152, 48, 1}, {48, 1152, 1}, {1152, 320, 7},
 }
 
 func BenchmarkEfficientNetPW(b *testing.B) { benchPointwise(b, efficientnetPW) }

@@ -31,15 +31,18 @@ void conv_pack_w(const float *w, float *ap, int m, int k, int mr) {
 #define AVX512 __attribute__((target("avx512f")))
 #define INLINE static inline __attribute__((always_inline))
 
-INLINE AVX512 void ukr(const int mr, int kc, const float *a, const float *b, long ldb, float *c, long ldc,
-                       int acc, const float *bias, const float *z, __mmask16 m0, __mmask16 m1, int act) {
+// wide: the column block has more than 16 columns (both zmm of each row);
+// otherwise only the first, so a plane's last few columns (196 = 6 x 32 + 4
+// on 14x14) cost one FMA per row and k step, not two.
+INLINE AVX512 void ukr(const int mr, const int wide, int kc, const float *a, const float *b, long ldb, float *c,
+                       long ldc, int acc, const float *bias, const float *z, __mmask16 m0, __mmask16 m1, int act) {
     __m512 c0[MR], c1[MR];
 #pragma GCC unroll 12
     for (int r = 0; r < mr; r++) {
         float *cr = c + (long)r * ldc;
         if (acc) {
             c0[r] = _mm512_maskz_loadu_ps(m0, cr);
-            c1[r] = _mm512_maskz_loadu_ps(m1, cr + 16);
+            c1[r] = wide ? _mm512_maskz_loadu_ps(m1, cr + 16) : c0[r];
         } else {
             c0[r] = c1[r] = bias ? _mm512_set1_ps(bias[r]) : _mm512_setzero_ps();
             // The next column block of this row, for writing: the output
@@ -47,13 +50,15 @@ INLINE AVX512 void ukr(const int mr, int kc, const float *a, const float *b, lon
             // prefetcher, so without it every line written to memory not in
             // cache stalls on its read (16 -> 96 1x1 on 112x112 with a cold
             // output: 528 -> 297 us; 273 with the output in cache).
-            __builtin_prefetch(cr + NR, 1, 3);
-            __builtin_prefetch(cr + NR + 16, 1, 3);
+            if (wide) { // (a narrow block is a row's last)
+                __builtin_prefetch(cr + NR, 1, 3);
+                __builtin_prefetch(cr + NR + 16, 1, 3);
+            }
         }
     }
     for (int p = 0; p < kc; p++) {
         __m512 b0 = _mm512_maskz_loadu_ps(m0, b);
-        __m512 b1 = _mm512_maskz_loadu_ps(m1, b + 16);
+        __m512 b1 = wide ? _mm512_maskz_loadu_ps(m1, b + 16) : b0;
         __asm__("" : "+v"(b0), "+v"(b1)); // keep B in registers (see packed_gemm.c)
         // The next column block of this row of B, for reading. A 1x1
         // conv's B is its input read in place, one stream per input channel
@@ -63,13 +68,15 @@ INLINE AVX512 void ukr(const int mr, int kc, const float *a, const float *b, lon
         // after a channel-split write, 2 threads: 297 -> 190 us; with the
         // input in cache 107 -> 84 (AVX-512). One block ahead measured best
         // (two and four: equal or slower).
-        __builtin_prefetch(b + NR, 0, 3);
-        __builtin_prefetch(b + NR + 16, 0, 3);
+        if (wide) {
+            __builtin_prefetch(b + NR, 0, 3);
+            __builtin_prefetch(b + NR + 16, 0, 3);
+        }
 #pragma GCC unroll 12
         for (int r = 0; r < mr; r++) {
             __m512 av = _mm512_set1_ps(a[r]);
             c0[r] = _mm512_fmadd_ps(av, b0, c0[r]);
-            c1[r] = _mm512_fmadd_ps(av, b1, c1[r]);
+            if (wide) c1[r] = _mm512_fmadd_ps(av, b1, c1[r]);
         }
         a += MR;
         b += ldb;
@@ -79,9 +86,11 @@ INLINE AVX512 void ukr(const int mr, int kc, const float *a, const float *b, lon
         for (int r = 0; r < mr; r++) {
             const float *zr = z + (long)r * ldc;
             c0[r] = _mm512_add_ps(c0[r], _mm512_maskz_loadu_ps(m0, zr));
-            c1[r] = _mm512_add_ps(c1[r], _mm512_maskz_loadu_ps(m1, zr + 16));
-            __builtin_prefetch(zr + NR, 0, 3); // its next column block (see the output's)
-            __builtin_prefetch(zr + NR + 16, 0, 3);
+            if (wide) c1[r] = _mm512_add_ps(c1[r], _mm512_maskz_loadu_ps(m1, zr + 16));
+            if (wide) { // its next column block (see the output's)
+                __builtin_prefetch(zr + NR, 0, 3);
+                __builtin_prefetch(zr + NR + 16, 0, 3);
+            }
         }
     }
     if (act) { // RELU / RELU6 in registers; max(0, x) and min(6, x) keep NaN
@@ -89,10 +98,10 @@ INLINE AVX512 void ukr(const int mr, int kc, const float *a, const float *b, lon
 #pragma GCC unroll 12
         for (int r = 0; r < mr; r++) {
             c0[r] = _mm512_max_ps(zero, c0[r]);
-            c1[r] = _mm512_max_ps(zero, c1[r]);
+            if (wide) c1[r] = _mm512_max_ps(zero, c1[r]);
             if (act == ACT_RELU6) {
                 c0[r] = _mm512_min_ps(six, c0[r]);
-                c1[r] = _mm512_min_ps(six, c1[r]);
+                if (wide) c1[r] = _mm512_min_ps(six, c1[r]);
             }
         }
     }
@@ -100,26 +109,17 @@ INLINE AVX512 void ukr(const int mr, int kc, const float *a, const float *b, lon
     for (int r = 0; r < mr; r++) {
         float *cr = c + (long)r * ldc;
         _mm512_mask_storeu_ps(cr, m0, c0[r]);
-        _mm512_mask_storeu_ps(cr + 16, m1, c1[r]);
+        if (wide) _mm512_mask_storeu_ps(cr + 16, m1, c1[r]);
     }
 }
 
 static AVX512 void ukr_any(int mr, int kc, const float *a, const float *b, long ldb, float *c, long ldc,
                            int acc, const float *bias, const float *z, __mmask16 m0, __mmask16 m1, int act) {
-    switch (mr) {
-    case 12: ukr(12, kc, a, b, ldb, c, ldc, acc, bias, z, m0, m1, act); break;
-    case 11: ukr(11, kc, a, b, ldb, c, ldc, acc, bias, z, m0, m1, act); break;
-    case 10: ukr(10, kc, a, b, ldb, c, ldc, acc, bias, z, m0, m1, act); break;
-    case 9: ukr(9, kc, a, b, ldb, c, ldc, acc, bias, z, m0, m1, act); break;
-    case 8: ukr(8, kc, a, b, ldb, c, ldc, acc, bias, z, m0, m1, act); break;
-    case 7: ukr(7, kc, a, b, ldb, c, ldc, acc, bias, z, m0, m1, act); break;
-    case 6: ukr(6, kc, a, b, ldb, c, ldc, acc, bias, z, m0, m1, act); break;
-    case 5: ukr(5, kc, a, b, ldb, c, ldc, acc, bias, z, m0, m1, act); break;
-    case 4: ukr(4, kc, a, b, ldb, c, ldc, acc, bias, z, m0, m1, act); break;
-    case 3: ukr(3, kc, a, b, ldb, c, ldc, acc, bias, z, m0, m1, act); break;
-    case 2: ukr(2, kc, a, b, ldb, c, ldc, acc, bias, z, m0, m1, act); break;
-    default: ukr(1, kc, a, b, ldb, c, ldc, acc, bias, z, m0, m1, act); break;
-    }
+#define UKR(R)                                                                                                 \
+    (m1 ? ukr(R, 1, kc, a, b, ldb, c, ldc, acc, bias, z, m0, m1, act)                                          \
+        : ukr(R, 0, kc, a, b, ldb, c, ldc, acc, bias, z, m0, m1, act))
+    GK_SWITCH_MR12(mr, UKR)
+#undef UKR
 }
 
 static AVX512 void gemm(int m, int n, int k, const float *ap, const float *b, long ldb, float *c, long ldc,
@@ -159,7 +159,8 @@ static AVX512 void gemm(int m, int n, int k, const float *ap, const float *b, lo
 #define MR2 6
 #define NR2 16
 
-INLINE AVX2 void ukr2(const int mr, const int masked, int kc, const float *a, const float *b, long ldb, float *c,
+// wide: as in ukr, with blocks of 8 columns (8 or fewer: only the first ymm).
+INLINE AVX2 void ukr2(const int mr, const int masked, const int wide, int kc, const float *a, const float *b, long ldb, float *c,
                       long ldc, int acc, const float *bias, const float *z, __m256i k0, __m256i k1, int act) {
     __m256 c0[MR2], c1[MR2];
 #pragma GCC unroll 6
@@ -167,21 +168,21 @@ INLINE AVX2 void ukr2(const int mr, const int masked, int kc, const float *a, co
         float *cr = c + (long)r * ldc;
         if (acc) {
             c0[r] = masked ? _mm256_maskload_ps(cr, k0) : _mm256_loadu_ps(cr);
-            c1[r] = masked ? _mm256_maskload_ps(cr + 8, k1) : _mm256_loadu_ps(cr + 8);
+            c1[r] = !wide ? c0[r] : masked ? _mm256_maskload_ps(cr + 8, k1) : _mm256_loadu_ps(cr + 8);
         } else {
             c0[r] = c1[r] = bias ? _mm256_set1_ps(bias[r]) : _mm256_setzero_ps();
-            __builtin_prefetch(cr + NR2, 1, 3); // the next column block (see ukr)
+            if (wide) __builtin_prefetch(cr + NR2, 1, 3); // the next column block (see ukr)
         }
     }
     for (int p = 0; p < kc; p++) {
         __m256 b0 = masked ? _mm256_maskload_ps(b, k0) : _mm256_loadu_ps(b);
-        __m256 b1 = masked ? _mm256_maskload_ps(b + 8, k1) : _mm256_loadu_ps(b + 8);
-        __builtin_prefetch(b + NR2, 0, 3); // the next column block (see ukr)
+        __m256 b1 = !wide ? b0 : masked ? _mm256_maskload_ps(b + 8, k1) : _mm256_loadu_ps(b + 8);
+        if (wide) __builtin_prefetch(b + NR2, 0, 3); // the next column block (see ukr)
 #pragma GCC unroll 6
         for (int r = 0; r < mr; r++) {
             __m256 av = _mm256_broadcast_ss(a + r);
             c0[r] = _mm256_fmadd_ps(av, b0, c0[r]);
-            c1[r] = _mm256_fmadd_ps(av, b1, c1[r]);
+            if (wide) c1[r] = _mm256_fmadd_ps(av, b1, c1[r]);
         }
         a += MR;
         b += ldb;
@@ -191,8 +192,10 @@ INLINE AVX2 void ukr2(const int mr, const int masked, int kc, const float *a, co
         for (int r = 0; r < mr; r++) {
             const float *zr = z + (long)r * ldc;
             c0[r] = _mm256_add_ps(c0[r], masked ? _mm256_maskload_ps(zr, k0) : _mm256_loadu_ps(zr));
-            c1[r] = _mm256_add_ps(c1[r], masked ? _mm256_maskload_ps(zr + 8, k1) : _mm256_loadu_ps(zr + 8));
-            __builtin_prefetch(zr + NR2, 0, 3);
+            if (wide) {
+                c1[r] = _mm256_add_ps(c1[r], masked ? _mm256_maskload_ps(zr + 8, k1) : _mm256_loadu_ps(zr + 8));
+                __builtin_prefetch(zr + NR2, 0, 3);
+            }
         }
     }
     if (act) { // RELU / RELU6 in registers; max(0, x) and min(6, x) keep NaN
@@ -200,10 +203,10 @@ INLINE AVX2 void ukr2(const int mr, const int masked, int kc, const float *a, co
 #pragma GCC unroll 6
         for (int r = 0; r < mr; r++) {
             c0[r] = _mm256_max_ps(zero, c0[r]);
-            c1[r] = _mm256_max_ps(zero, c1[r]);
+            if (wide) c1[r] = _mm256_max_ps(zero, c1[r]);
             if (act == ACT_RELU6) {
                 c0[r] = _mm256_min_ps(six, c0[r]);
-                c1[r] = _mm256_min_ps(six, c1[r]);
+                if (wide) c1[r] = _mm256_min_ps(six, c1[r]);
             }
         }
     }
@@ -212,7 +215,7 @@ INLINE AVX2 void ukr2(const int mr, const int masked, int kc, const float *a, co
         float *cr = c + (long)r * ldc;
         if (masked) {
             _mm256_maskstore_ps(cr, k0, c0[r]);
-            _mm256_maskstore_ps(cr + 8, k1, c1[r]);
+            if (wide) _mm256_maskstore_ps(cr + 8, k1, c1[r]);
         } else {
             _mm256_storeu_ps(cr, c0[r]);
             _mm256_storeu_ps(cr + 8, c1[r]);
@@ -220,11 +223,13 @@ INLINE AVX2 void ukr2(const int mr, const int masked, int kc, const float *a, co
     }
 }
 
+// masked: 0 a full block of 16 columns, 1 a partial one of 9-15, 2 of 1-8.
 static AVX2 void ukr2_any(int mr, int masked, int kc, const float *a, const float *b, long ldb, float *c, long ldc,
                           int acc, const float *bias, const float *z, __m256i k0, __m256i k1, int act) {
 #define UKR2(R)                                                                                                 \
-    (masked ? ukr2(R, 1, kc, a, b, ldb, c, ldc, acc, bias, z, k0, k1, act)                                     \
-            : ukr2(R, 0, kc, a, b, ldb, c, ldc, acc, bias, z, k0, k1, act))
+    (masked == 2 ? ukr2(R, 1, 0, kc, a, b, ldb, c, ldc, acc, bias, z, k0, k1, act)                             \
+     : masked    ? ukr2(R, 1, 1, kc, a, b, ldb, c, ldc, acc, bias, z, k0, k1, act)                             \
+                 : ukr2(R, 0, 1, kc, a, b, ldb, c, ldc, acc, bias, z, k0, k1, act))
     switch (mr) {
     case 6: UKR2(6); break;
     case 5: UKR2(5); break;
@@ -254,7 +259,7 @@ static AVX2 void gemm2(int m, int n, int k, const float *ap, const float *b, lon
                     int mr = mc - ir < MR2 ? mc - ir : MR2;
                     int i = ic + ir; // a multiple of 6: sliver i / 12, half i % 12
                     const float *as = ap + (long)(i / MR * MR) * k + (long)pc * MR + i % MR;
-                    ukr2_any(mr, nc < NR2, kc, as, b + (long)pc * ldb + j0, ldb, c + (long)i * ldc + j0, ldc, pc > 0,
+                    ukr2_any(mr, nc <= NR2 / 2 ? 2 : nc < NR2, kc, as, b + (long)pc * ldb + j0, ldb, c + (long)i * ldc + j0, ldc, pc > 0,
                              bias ? bias + i : 0, zk ? zk + (long)i * ldc + j0 : 0, k0, k1, actk);
                 }
             }

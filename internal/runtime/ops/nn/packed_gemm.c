@@ -96,7 +96,10 @@ static void pack_a(int mr, const float *a, int lda, int trans, int i0, int mc,
 // ukr512 multiplies an mr x kc sliver of packed A (row stride MR512) by a
 // kc x 32 slice of a B panel into C rows [0, mr) and the columns in m0/m1.
 // mr is a constant at every call site so the accumulators become registers.
-INLINE AVX512 void ukr512(const int mr, int kc, const float *ap, const float *bp,
+// wide: the panel has more than 16 columns left (both zmm of each row);
+// otherwise only the first, so a last panel of 16 or fewer columns (80 or
+// 112 output channels) costs one FMA per row and k step, not two.
+INLINE AVX512 void ukr512(const int mr, const int wide, int kc, const float *ap, const float *bp,
                           float *c, int ldc, int acc, const float *bias,
                           __mmask16 m0, __mmask16 m1, const char *pf) {
     __m512 c0[MR512], c1[MR512];
@@ -108,7 +111,7 @@ INLINE AVX512 void ukr512(const int mr, int kc, const float *ap, const float *bp
 #pragma GCC unroll 4
     for (int p = 0; p < kc; p++) {
         __m512 b0 = _mm512_loadu_ps(bp);
-        __m512 b1 = _mm512_loadu_ps(bp + 16);
+        __m512 b1 = wide ? _mm512_loadu_ps(bp + 16) : b0;
         // Keep B in registers: otherwise gcc folds the B loads into all 2*mr
         // FMAs and the loop becomes bound by loads, not FMAs.
         __asm__("" : "+v"(b0), "+v"(b1));
@@ -117,7 +120,7 @@ INLINE AVX512 void ukr512(const int mr, int kc, const float *ap, const float *bp
         for (int r = 0; r < mr; r++) {
             __m512 av = _mm512_set1_ps(ap[r]);
             c0[r] = _mm512_fmadd_ps(av, b0, c0[r]);
-            c1[r] = _mm512_fmadd_ps(av, b1, c1[r]);
+            if (wide) c1[r] = _mm512_fmadd_ps(av, b1, c1[r]);
         }
         ap += MR512;
         bp += NR;
@@ -132,14 +135,14 @@ INLINE AVX512 void ukr512(const int mr, int kc, const float *ap, const float *bp
         float *cr = c + (size_t)r * ldc;
         if (acc) {
             c0[r] = _mm512_add_ps(c0[r], _mm512_maskz_loadu_ps(m0, cr));
-            c1[r] = _mm512_add_ps(c1[r], _mm512_maskz_loadu_ps(m1, cr + 16));
+            if (wide) c1[r] = _mm512_add_ps(c1[r], _mm512_maskz_loadu_ps(m1, cr + 16));
         }
         if (bias) { // after the last K block: (A*B) + bias, as MatMul then Add
             c0[r] = _mm512_add_ps(c0[r], bias0);
-            c1[r] = _mm512_add_ps(c1[r], bias1);
+            if (wide) c1[r] = _mm512_add_ps(c1[r], bias1);
         }
         _mm512_mask_storeu_ps(cr, m0, c0[r]);
-        _mm512_mask_storeu_ps(cr + 16, m1, c1[r]);
+        if (wide) _mm512_mask_storeu_ps(cr + 16, m1, c1[r]);
     }
 }
 
@@ -148,20 +151,10 @@ static AVX512 void ukr512_any(int mr, int kc, const float *ap, const float *bp,
                               const char *pf) {
     __mmask16 m0 = ncols >= 16 ? 0xFFFF : (__mmask16)((1u << ncols) - 1);
     __mmask16 m1 = ncols >= 32 ? 0xFFFF : ncols <= 16 ? 0 : (__mmask16)((1u << (ncols - 16)) - 1);
-    switch (mr) {
-    case 12: ukr512(12, kc, ap, bp, c, ldc, acc, bias, m0, m1, pf); break;
-    case 11: ukr512(11, kc, ap, bp, c, ldc, acc, bias, m0, m1, pf); break;
-    case 10: ukr512(10, kc, ap, bp, c, ldc, acc, bias, m0, m1, pf); break;
-    case 9: ukr512(9, kc, ap, bp, c, ldc, acc, bias, m0, m1, pf); break;
-    case 8: ukr512(8, kc, ap, bp, c, ldc, acc, bias, m0, m1, pf); break;
-    case 7: ukr512(7, kc, ap, bp, c, ldc, acc, bias, m0, m1, pf); break;
-    case 6: ukr512(6, kc, ap, bp, c, ldc, acc, bias, m0, m1, pf); break;
-    case 5: ukr512(5, kc, ap, bp, c, ldc, acc, bias, m0, m1, pf); break;
-    case 4: ukr512(4, kc, ap, bp, c, ldc, acc, bias, m0, m1, pf); break;
-    case 3: ukr512(3, kc, ap, bp, c, ldc, acc, bias, m0, m1, pf); break;
-    case 2: ukr512(2, kc, ap, bp, c, ldc, acc, bias, m0, m1, pf); break;
-    default: ukr512(1, kc, ap, bp, c, ldc, acc, bias, m0, m1, pf); break;
-    }
+#define UKR(R) (m1 ? ukr512(R, 1, kc, ap, bp, c, ldc, acc, bias, m0, m1, pf) \
+                   : ukr512(R, 0, kc, ap, bp, c, ldc, acc, bias, m0, m1, pf))
+    GK_SWITCH_MR12(mr, UKR)
+#undef UKR
 }
 
 // gemm512_panels is the order for m <= MC (every transformer GEMM at batch 1):
@@ -241,25 +234,24 @@ static AVX512 int gemm512(int m, int n, int k, const float *a, int lda, int tran
 
 #define AVX2 __attribute__((target("avx2,fma")))
 
-// ukr256: mr (<= 3) rows x 32 columns as 4 ymm per row: 12 accumulators and
-// 4 B registers fill the 16 ymm registers. Full panels only; the caller
-// routes partial panels through a scratch tile.
-INLINE AVX2 void ukr256(const int mr, int kc, const float *ap, const float *bp,
+// ukr256: mr (<= 3) rows x 8*nv (<= 32) columns as nv ymm per row: with nv
+// = 4, 12 accumulators and 4 B registers fill the 16 ymm registers. Full
+// panels only; the caller routes partial panels through a scratch tile, with
+// nv the vectors that hold their columns (80 or 112 output channels end in a
+// panel of 16: half the FMAs).
+INLINE AVX2 void ukr256(const int mr, const int nv, int kc, const float *ap, const float *bp,
                         float *c, int ldc, int acc) {
     __m256 cc[3][4];
 #pragma GCC unroll 3
     for (int r = 0; r < mr; r++)
-        for (int j = 0; j < 4; j++) cc[r][j] = _mm256_setzero_ps();
+        for (int j = 0; j < nv; j++) cc[r][j] = _mm256_setzero_ps();
     for (int p = 0; p < kc; p++) {
-        __m256 b0 = _mm256_loadu_ps(bp), b1 = _mm256_loadu_ps(bp + 8);
-        __m256 b2 = _mm256_loadu_ps(bp + 16), b3 = _mm256_loadu_ps(bp + 24);
+        __m256 b[4];
+        for (int j = 0; j < nv; j++) b[j] = _mm256_loadu_ps(bp + 8 * j);
 #pragma GCC unroll 3
         for (int r = 0; r < mr; r++) {
             __m256 av = _mm256_broadcast_ss(ap + r);
-            cc[r][0] = _mm256_fmadd_ps(av, b0, cc[r][0]);
-            cc[r][1] = _mm256_fmadd_ps(av, b1, cc[r][1]);
-            cc[r][2] = _mm256_fmadd_ps(av, b2, cc[r][2]);
-            cc[r][3] = _mm256_fmadd_ps(av, b3, cc[r][3]);
+            for (int j = 0; j < nv; j++) cc[r][j] = _mm256_fmadd_ps(av, b[j], cc[r][j]);
         }
         ap += 3;
         bp += NR;
@@ -267,7 +259,7 @@ INLINE AVX2 void ukr256(const int mr, int kc, const float *ap, const float *bp,
 #pragma GCC unroll 3
     for (int r = 0; r < mr; r++) {
         float *cr = c + (size_t)r * ldc;
-        for (int j = 0; j < 4; j++) {
+        for (int j = 0; j < nv; j++) {
             __m256 v = cc[r][j];
             if (acc) v = _mm256_add_ps(v, _mm256_loadu_ps(cr + 8 * j));
             _mm256_storeu_ps(cr + 8 * j, v);
@@ -286,11 +278,17 @@ static AVX2 void ukr256_any(int mr, int kc, const float *ap, const float *bp,
         if (acc)
             for (int r = 0; r < mr; r++) memcpy(tmp + r * NR, c + (size_t)r * ldc, ncols * sizeof(float));
     }
+    int nv = (ncols + 7) / 8;
+#define UKR(R) (nv == 4 ? ukr256(R, 4, kc, ap, bp, dst, ld, acc)   \
+                : nv == 3 ? ukr256(R, 3, kc, ap, bp, dst, ld, acc) \
+                : nv == 2 ? ukr256(R, 2, kc, ap, bp, dst, ld, acc) \
+                          : ukr256(R, 1, kc, ap, bp, dst, ld, acc))
     switch (mr) {
-    case 3: ukr256(3, kc, ap, bp, dst, ld, acc); break;
-    case 2: ukr256(2, kc, ap, bp, dst, ld, acc); break;
-    default: ukr256(1, kc, ap, bp, dst, ld, acc); break;
+    case 3: UKR(3); break;
+    case 2: UKR(2); break;
+    default: UKR(1); break;
     }
+#undef UKR
     if (dst == tmp)
         for (int r = 0; r < mr; r++) memcpy(c + (size_t)r * ldc, tmp + r * NR, ncols * sizeof(float));
 }
