@@ -168,9 +168,23 @@ func usePackedConv(n *ir.Node, w *ir.Tensor, g *geom, group, c, m, threads int) 
 //     its SiLU);
 //   - small planes (7x7, and 14x14 with a deep K x Cout): the transposed
 //     form, pixels as the GEMM's M, where OpenBLAS's N = pixels is too short
-//     for its blocking (+5-50%); at two threads every 14x14 plane, where
-//     the im2col + OpenBLAS path split into row blocks gained nothing
-//     (384 -> 96: 88 us at 1 thread, 93 at 2; transposed 60);
+//     for its blocking (+5-50%); at two threads every plane of 8x8 to 16x16
+//     but the pointwise ones of 14x14 and more, where the im2col + OpenBLAS
+//     path split into row blocks gained nothing (384 -> 96: 88 us at 1
+//     thread, 93 at 2; transposed 60);
+//   - at two threads, 1x1 convs on planes of 14x14 to 16x16 with a small K x
+//     Cout (mobilenet_v2's and efficientnet_b0's 14x14 stages): the sliver
+//     form, its output channels split between the threads (convSliversF32).
+//     In cache (GFLOP/s, AVX-512): 384 -> 64 204-226 transposed, 243-260
+//     split; 576 -> 96 215-260 / 286-289; 96 -> 576 257-280 / 288-296;
+//     672 -> 112 218-239 / 239-262 (AVX2: 103-124 / 126-154); but 1024 ->
+//     256 and 7x7 planes within noise or slower, so they stay transposed.
+//     In the models at 2 threads (min of 6 per-node medians): mobilenet_v2's
+//     fourteen 14x14-stage pointwise convs 1.30 -> 1.07 ms (its 64 -> 384 and
+//     96 -> 576 expands 0.078 -> 0.045 and 0.134 -> 0.081: the transposed
+//     form's NCHW transpose wrote lines the other core then read), all its
+//     convs 3.81 -> 3.45 ms; efficientnet_b0's twelve 14x14 expand/project
+//     convs 1.26 -> 1.15 ms;
 //   - planes of 28x28 and more, and large kernels: the sliver form, which
 //     needs no transpose, reads a 1x1 stride-1 conv's input in place and
 //     unfolds the others per tile (+5-50% at one thread; most on 3x3 at
@@ -197,7 +211,9 @@ func packedConvFaster(g *geom, c, m, threads int) int {
 	switch {
 	case stemConvFits(g, c):
 		return packStem
-	case outVol <= 64 || (outVol <= 256 && (kk*m >= 1<<17 || threads > 1)):
+	case outVol <= 64 || (outVol <= 256 && kk*m >= 1<<17):
+		return packTransposed
+	case outVol <= 256 && threads > 1 && !(outVol >= 196 && g.pointwise() && convGEMMAvailable.Load()):
 		return packTransposed
 	case !convGEMMAvailable.Load():
 		return packNone
@@ -315,15 +331,24 @@ const convSliversTile = 256
 const convSliversLd = convSliversTile + 16
 
 // convSliversF32 runs the conv on weights packed by conv_pack_w: per tile of
-// output pixels, y[:, tile] = W x im2col(tile) + bias, with a 1x1 stride-1
-// conv reading x in place, then the residual z (nil: none) and act on the
-// tile.
+// output pixels (and group of output channels), y[:, tile] = W x
+// im2col(tile) + bias, with a 1x1 stride-1 conv reading x in place, then the
+// residual z (nil: none) and act on the tile.
 func convSliversF32(ctx *opkernel.Ctx, g *geom, nb, c, m int, x, ap, b, z, y []float32, act int64) error {
 	inVol, outVol, kk := g.inVol(), g.outVol(), c*g.kVol()
 	pointwise := g.pointwise()
 	mt := convSliversTile
 	tiles := (outVol + mt - 1) / mt
-	if threads := ctx.NumThreads(); threads > 1 && nb == 1 && tiles < 4*threads {
+	// groups of output channels (whole 12-row slivers) per work item: a
+	// pointwise conv on a plane of one tile splits its channels between the
+	// threads, each reading all of the input in place and its share of the
+	// weights (by pixels each would read all the weights and run ragged
+	// column blocks).
+	slivers, cgroups := (m+11)/12, 1
+	threads := ctx.NumThreads()
+	if threads > 1 && nb*tiles < threads && pointwise && slivers >= 2*threads {
+		cgroups = threads
+	} else if threads > 1 && nb == 1 && tiles < 4*threads {
 		// Few tiles: make them equal and their count a multiple of the
 		// threads (a 28x28 plane was 3 full tiles and one of 16 pixels, so
 		// one thread did 512 pixels and the other 272).
@@ -340,7 +365,7 @@ func convSliversF32(ctx *opkernel.Ctx, g *geom, nb, c, m int, x, ap, b, z, y []f
 		gemmAct = C.int(act)
 	}
 	var fail atomic.Bool
-	opkernel.ParallelForShared(ctx, nb*tiles, 1, func(s, e int) {
+	opkernel.ParallelForShared(ctx, nb*tiles*cgroups, 1, func(s, e int) {
 		var col []float32
 		if !pointwise {
 			cp := getF32(kk * convSliversLd)
@@ -348,7 +373,8 @@ func convSliversF32(ctx *opkernel.Ctx, g *geom, nb, c, m int, x, ap, b, z, y []f
 			col = *cp
 		}
 		for t := s; t < e; t++ {
-			bi, p0 := t/tiles, t%tiles*mt
+			grp, bi, p0 := t%cgroups, t/cgroups/tiles, t/cgroups%tiles*mt
+			c0, c1 := grp*slivers/cgroups*12, min(m, (grp+1)*slivers/cgroups*12)
 			rows := min(mt, outVol-p0)
 			xb := x[bi*c*inVol:]
 			src, ldb := &xb[p0], outVol
@@ -356,13 +382,14 @@ func convSliversF32(ctx *opkernel.Ctx, g *geom, nb, c, m int, x, ap, b, z, y []f
 				im2colTile(g, xb, col, c, p0, rows, convSliversLd)
 				src, ldb = &col[0], convSliversLd
 			}
-			if C.conv_gemm_f32(C.int(m), C.int(rows), C.int(kk), cf(ap), (*C.float)(unsafe.Pointer(src)), C.long(ldb),
-				cf(y[bi*m*outVol+p0:]), C.long(outVol), cf(b), cf(from(z, bi*m*outVol+p0)), gemmAct) != 0 {
+			yo := bi*m*outVol + c0*outVol + p0
+			if C.conv_gemm_f32(C.int(c1-c0), C.int(rows), C.int(kk), cf(ap[c0*kk:]), (*C.float)(unsafe.Pointer(src)), C.long(ldb),
+				cf(y[yo:]), C.long(outVol), cf(from(b, c0)), cf(from(z, yo)), gemmAct) != 0 {
 				fail.Store(true)
 				return
 			}
 			if gemmAct == 0 {
-				epiRows(y[bi*m*outVol+p0:], nil, m, rows, outVol, act) // this tile, still in L2
+				epiRows(y[yo:], nil, c1-c0, rows, outVol, act) // this tile, still in L2
 			}
 		}
 	})

@@ -221,9 +221,9 @@ func TestPackedConvRule(t *testing.T) {
 		return &geom{rank: 2, in: [3]int{1, side, side}, out: [3]int{1, o, o}, k: [3]int{1, k, k},
 			s: [3]int{1, s, s}, d: [3]int{1, 1, 1}, pb: [3]int{0, k / 2, k / 2}, pe: [3]int{0, k / 2, k / 2}}
 	}
-	slivers, stem := packSlivers, packStem
+	slivers, stem, twoThreadSlivers := packSlivers, packStem, packSlivers
 	if !convGEMMAvailable.Load() {
-		slivers, stem = packNone, packNone
+		slivers, stem, twoThreadSlivers = packNone, packNone, packTransposed
 	}
 	for _, c := range []struct {
 		name          string
@@ -233,7 +233,9 @@ func TestPackedConvRule(t *testing.T) {
 	}{
 		{"160->960 7x7", plane(7, 1, 1), 160, 960, 1, packTransposed},
 		{"1024->256 14x14", plane(14, 1, 1), 1024, 256, 1, packTransposed},
-		{"96->576 14x14, 2 threads", plane(14, 1, 1), 96, 576, 2, packTransposed},
+		{"96->576 14x14, 2 threads", plane(14, 1, 1), 96, 576, 2, twoThreadSlivers},
+		{"1024->256 14x14, 2 threads", plane(14, 1, 1), 1024, 256, 2, packTransposed},
+		{"64->64 3x3 14x14, 2 threads", plane(14, 3, 1), 64, 64, 2, packTransposed},
 		{"96->576 14x14", plane(14, 1, 1), 96, 576, 1, slivers},
 		{"64->64 3x3 14x14", plane(14, 3, 1), 64, 64, 1, packNone},
 		{"16->96 112x112", plane(112, 1, 1), 16, 96, 1, slivers},
@@ -243,6 +245,43 @@ func TestPackedConvRule(t *testing.T) {
 	} {
 		if got := packedConvFaster(c.g, c.c, c.m, c.threads); got != c.want {
 			t.Errorf("%s: form %d, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+// TestConvSliversChannelSplit: a pointwise conv on a plane of one tile,
+// batch 1, splits its output channels between the threads in the sliver
+// form (whole 12-row slivers; here 61 channels, the last sliver partial),
+// with bias, residual and RELU6 taken at each group's offset: the result is
+// bit for bit the one-thread result.
+func TestConvSliversChannelSplit(t *testing.T) {
+	if !convGEMMAvailable.Load() {
+		t.Skip("no AVX2: the sliver form does not run")
+	}
+	packedConvMode.Store(packSlivers)
+	defer packedConvMode.Store(0)
+	rng := rand.New(rand.NewSource(5))
+	const cin, cout, hw = 40, 61, 14
+	x, w, b := randTensor(rng, 1, cin, hw, hw), randTensor(rng, cout, cin, 1, 1), randTensor(rng, cout)
+	z := randTensor(rng, 1, cout, hw, hw)
+	for i := range z.F32() {
+		z.F32()[i] *= 8 // sums past 6 and below 0
+	}
+	n := constConvNode(ir.Attrs{ir.AttrActivation: ir.IntAttr(ir.ActReLU6)}, w)
+	n.Inputs = append(n.Inputs, &ir.Value{Name: "z"})
+	run := func(threads int) []float32 {
+		y := ir.NewTensor(ir.Float32, []int64{1, cout, hw, hw})
+		if err := conv(&opkernel.Ctx{Threads: threads}, n, []*ir.Tensor{x, w, b, z}, []*ir.Tensor{y}); err != nil {
+			t.Fatal(err)
+		}
+		return y.F32()
+	}
+	want := run(1)
+	for _, threads := range []int{2, 3} {
+		for i, v := range run(threads) {
+			if v != want[i] {
+				t.Fatalf("%d threads: element %d (channel %d) = %g, one thread %g", threads, i, i/(hw*hw), v, want[i])
+			}
 		}
 	}
 }
