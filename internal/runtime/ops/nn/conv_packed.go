@@ -168,12 +168,12 @@ func usePackedConv(n *ir.Node, w *ir.Tensor, g *geom, group, c, m, threads int) 
 //     its SiLU);
 //   - small planes (7x7, and 14x14 with a deep K x Cout): the transposed
 //     form, pixels as the GEMM's M, where OpenBLAS's N = pixels is too short
-//     for its blocking (+5-50%); at two threads every plane of 8x8 to 16x16
-//     but the pointwise ones of 14x14 and more, where the im2col + OpenBLAS
-//     path split into row blocks gained nothing (384 -> 96: 88 us at 1
-//     thread, 93 at 2; transposed 60);
-//   - at two threads, 1x1 convs on planes of 14x14 to 16x16 with a small K x
-//     Cout (mobilenet_v2's and efficientnet_b0's 14x14 stages): the sliver
+//     for its blocking (+5-50%); at two threads every plane of at most 256
+//     pixels but the narrow pointwise ones below, where the im2col +
+//     OpenBLAS path split into row blocks gained nothing (384 -> 96: 88 us
+//     at 1 thread, 93 at 2; transposed 60);
+//   - at two threads, 1x1 convs on planes of 196 to 256 pixels with K x Cout
+//     below 2^17 (mobilenet_v2's and efficientnet_b0's 14x14 stages): the sliver
 //     form, its output channels split between the threads (convSliversF32).
 //     In cache (GFLOP/s, AVX-512): 384 -> 64 204-226 transposed, 243-260
 //     split; 576 -> 96 215-260 / 286-289; 96 -> 576 257-280 / 288-296;
