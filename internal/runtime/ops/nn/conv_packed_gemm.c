@@ -160,8 +160,9 @@ static AVX512 void gemm(int m, int n, int k, const float *ap, const float *b, lo
 #define NR2 16
 
 // wide: as in ukr, with blocks of 8 columns (8 or fewer: only the first ymm).
-INLINE AVX2 void ukr2(const int mr, const int masked, const int wide, int kc, const float *a, const float *b, long ldb, float *c,
-                      long ldc, int acc, const float *bias, const float *z, __m256i k0, __m256i k1, int act) {
+INLINE AVX2 void ukr2(const int mr, const int masked, const int wide, int kc, const float *a, const float *b,
+                      long ldb, float *c, long ldc, int acc, const float *bias, const float *z, __m256i k0, __m256i k1,
+                      int act) {
     __m256 c0[MR2], c1[MR2];
 #pragma GCC unroll 6
     for (int r = 0; r < mr; r++) {
@@ -259,8 +260,9 @@ static AVX2 void gemm2(int m, int n, int k, const float *ap, const float *b, lon
                     int mr = mc - ir < MR2 ? mc - ir : MR2;
                     int i = ic + ir; // a multiple of 6: sliver i / 12, half i % 12
                     const float *as = ap + (long)(i / MR * MR) * k + (long)pc * MR + i % MR;
-                    ukr2_any(mr, nc <= NR2 / 2 ? 2 : nc < NR2, kc, as, b + (long)pc * ldb + j0, ldb, c + (long)i * ldc + j0, ldc, pc > 0,
-                             bias ? bias + i : 0, zk ? zk + (long)i * ldc + j0 : 0, k0, k1, actk);
+                    ukr2_any(mr, nc <= NR2 / 2 ? 2 : nc < NR2, kc, as, b + (long)pc * ldb + j0, ldb,
+                             c + (long)i * ldc + j0, ldc, pc > 0, bias ? bias + i : 0,
+                             zk ? zk + (long)i * ldc + j0 : 0, k0, k1, actk);
                 }
             }
         }
