@@ -178,7 +178,9 @@ func usePackedConv(n *ir.Node, w *ir.Tensor, g *geom, group, c, m, threads int) 
 //     In cache (GFLOP/s, AVX-512): 384 -> 64 204-226 transposed, 243-260
 //     split; 576 -> 96 215-260 / 286-289; 96 -> 576 257-280 / 288-296;
 //     672 -> 112 218-239 / 239-262 (AVX2: 103-124 / 126-154); but 1024 ->
-//     256 and 7x7 planes within noise or slower, so they stay transposed.
+//     256 and 7x7 planes within noise or slower, so they stay transposed
+//     (in mobilenet_v2 at 2 threads its 7x7 stage's pointwise convs split
+//     by channels took 0.83 ms against 0.69 transposed, min of 5).
 //     In the models at 2 threads (min of 6 per-node medians): mobilenet_v2's
 //     fourteen 14x14-stage pointwise convs 1.30 -> 1.07 ms (its 64 -> 384 and
 //     96 -> 576 expands 0.078 -> 0.045 and 0.134 -> 0.081: the transposed
