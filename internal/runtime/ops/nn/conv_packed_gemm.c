@@ -86,9 +86,9 @@ INLINE AVX512 void ukr(const int mr, const int wide, int kc, const float *a, con
         for (int r = 0; r < mr; r++) {
             const float *zr = z + (long)r * ldc;
             c0[r] = _mm512_add_ps(c0[r], _mm512_maskz_loadu_ps(m0, zr));
-            if (wide) c1[r] = _mm512_add_ps(c1[r], _mm512_maskz_loadu_ps(m1, zr + 16));
-            if (wide) { // its next column block (see the output's)
-                __builtin_prefetch(zr + NR, 0, 3);
+            if (wide) {
+                c1[r] = _mm512_add_ps(c1[r], _mm512_maskz_loadu_ps(m1, zr + 16));
+                __builtin_prefetch(zr + NR, 0, 3); // its next column block (see the output's)
                 __builtin_prefetch(zr + NR + 16, 0, 3);
             }
         }
