@@ -117,7 +117,7 @@ __attribute__((constructor)) static void evil(void) {
 	// No compiler: interpreted, one warning, still no foreign code.
 	r = benchMLP(t, append(env, "CC=gkconv-no-such-compiler"), evil)
 	wantSuccess(t, "benchmark without a compiler", r, "interpreted (no C compiler")
-	if !strings.Contains(r.stderr, "fused kernels run interpreted (slower): no C compiler") || ran() {
+	if !strings.Contains(r.stderr, "fused kernel runs interpreted (slower): no C compiler") || ran() {
 		t.Errorf("without a compiler: foreign code ran %v, stderr:\n%s", ran(), r.stderr)
 	}
 

@@ -86,7 +86,7 @@ func TestRebuildKernelsMatchEmbedded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(warned) != 1 || !strings.Contains(warned[0], "fused kernels run interpreted (slower): no C compiler") {
+	if len(warned) != 1 || !strings.Contains(warned[0], "1 fused kernel runs interpreted (slower): no C compiler") {
 		t.Errorf("warnings = %q", warned)
 	}
 	for _, k := range s.Kernels() {

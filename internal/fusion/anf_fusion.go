@@ -34,8 +34,7 @@ var anfFusions = []pass{
 	// MindSpore's MatMulAddFusion is preprocess.matmul_bias_fold's rewrite:
 	// the same function, here on every conversion.
 	{anfStageIndex, 4, "MatMulAddFusion", 0, nil, all, runMatMulBiasFold},
-	{anfStageIndex, 5, "MatMulActivationFusion", 0, nil, all,
-		note("not implemented: the CPU MatMul kernel has no activation epilogue; ReLU after MatMul stays an op (a fusion candidate of graph-kernel fusion)")},
+	{anfStageIndex, 5, "MatMulActivationFusion", 0, nil, all, runMatMulActivationFusion},
 	// Not a converter_lite pass (its nearest are AddActivationFusion and
 	// onnxruntime's FusedConv): Conv2D + Add of a same-shaped tensor (+ ReLU,
 	// ReLU6) -> Conv2D with a residual input; last, after the folds and

@@ -44,6 +44,11 @@ func clusterable(n *ir.Node, valid map[string]bool) bool {
 	if !valid[n.Op] || !staticNode(n) {
 		return false
 	}
+	// A fused activation (Conv2D's, MatMul's: ir.AttrActivation) is not
+	// part of the op the kernel generators know.
+	if n.Attrs.Has(ir.AttrActivation) {
+		return false
+	}
 	for _, o := range n.Outputs {
 		if !supportedDType(o.DType) {
 			return false

@@ -166,10 +166,11 @@ func (m *mhaMatcher) match(pv *ir.Node) (*mhaPattern, bool) {
 	return p, true
 }
 
-// plainMatMul: a two-input float32 MatMul without transpose_a.
+// plainMatMul: a two-input float32 MatMul without transpose_a or a fused
+// activation.
 func plainMatMul(n *ir.Node) bool {
 	return n.Op == "MatMul" && len(n.Inputs) == 2 && len(n.Outputs) == 1 && n.Body == nil &&
-		n.Attrs.Int("transpose_a", 0) == 0 && n.Outputs[0].DType == ir.Float32
+		n.Attrs.Int("transpose_a", 0) == 0 && !n.Attrs.Has(ir.AttrActivation) && n.Outputs[0].DType == ir.Float32
 }
 
 // swapLast is the perm of rank r that swaps the last two axes.

@@ -37,6 +37,9 @@ func runMatMulBiasFold(st *state) (bool, string, error) {
 		if n.Op != "MatMul" || len(n.Inputs) != 2 || len(n.Outputs) != 1 || n.Body != nil {
 			continue
 		}
+		if n.Attrs.Has(ir.AttrActivation) { // an Add after it comes after the activation
+			continue
+		}
 		v := n.Outputs[0]
 		b := n.Inputs[1]
 		if graphOut[v] || len(users[v]) != 1 || v.DType != ir.Float32 || !v.ShapeKnown() || len(v.Shape) == 0 ||

@@ -32,6 +32,9 @@ func runQDQFusion(st *state) (bool, string, error) {
 		if (n.Op != "Conv2D" && n.Op != "MatMul") || n.Body != nil || len(n.Outputs) != 1 || outs[n.Outputs[0]] {
 			continue
 		}
+		if n.Op == "MatMul" && n.Attrs.Has(ir.AttrActivation) { // QLinearMatMul has none
+			continue
+		}
 		rs := readers[n.Outputs[0]]
 		if len(rs) != 1 || rs[0].Op != "QuantizeLinear" || rs[0].Inputs[0] != n.Outputs[0] {
 			continue

@@ -229,7 +229,7 @@ func combinableMatMul(n *ir.Node, a *ir.Value) bool {
 	if w.Const == nil || w.DType != a.DType || len(w.Shape) != 2 || !a.ShapeKnown() || len(a.Shape) < 1 {
 		return false
 	}
-	if n.Attrs.Int("transpose_a", 0) != 0 || n.Attrs.Int("transpose_b", 0) != 0 {
+	if n.Attrs.Int("transpose_a", 0) != 0 || n.Attrs.Int("transpose_b", 0) != 0 || n.Attrs.Has(ir.AttrActivation) {
 		return false
 	}
 	return w.DType.Size() > 0 && a.Shape[len(a.Shape)-1] == w.Shape[0]

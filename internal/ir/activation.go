@@ -7,8 +7,9 @@ package ir
 // activation_type) and anf_fusion.ConvSwishActivationFusion (SIGMOID, TANH,
 // HSWISH, SWISH: applied by this runtime's convolution epilogue; the MindIR
 // writer writes them as Conv2DFusion then an Activation node, which is what
-// MindSpore Lite computes). Any other value is refused by the runtime and
-// the writer.
+// MindSpore Lite computes); MatMul's, set by anf_fusion.MatMulActivationFusion
+// (RELU, RELU6 only, written as MatMulFusion's activation_type). Any other
+// value is refused by the runtime and the writer.
 const (
 	AttrActivation = "activation_type"
 

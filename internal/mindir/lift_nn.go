@@ -426,6 +426,16 @@ func liftMatMulFusion(m *mnode) (any, error) {
 	if bias != nil {
 		ins = append(ins, bias)
 	}
+	// RELU and RELU6 stay on the MatMul (ir.AttrActivation, applied by the
+	// runtime's MatMul after the bias), as on Conv2D.
+	act, err := m.intArg(-1, msActNone, "activation_type")
+	if err != nil {
+		return nil, err
+	}
+	if act == msActReLU || act == msActReLU6 {
+		attrs[ir.AttrActivation] = ir.IntAttr(act)
+		return m.emit("MatMul", ins, 1, attrs).Outputs[0], nil
+	}
 	return m.activation(m.emit("MatMul", ins, 1, attrs).Outputs[0])
 }
 

@@ -22,16 +22,22 @@ func lowerMatMul(c *lowerCtx) (*msNode, error) {
 	if !ok || len(ins) < 2 || len(n.Outputs) != 1 {
 		return nil, errNoPrimitive
 	}
+	// activation_type: MatMulActivationFusion's RELU or RELU6 (ir.AttrActivation,
+	// MindSpore's values), which MindSpore Lite's MatMul applies after the bias.
+	act := n.Attrs.Int(ir.AttrActivation, msActNone)
+	if act != msActNone && act != msActReLU && act != msActReLU6 {
+		return nil, fmt.Errorf("mindir: node %s (MatMul): activation_type %d is not writable (MatMulFusion applies RELU and RELU6)", n.Name, act)
+	}
 	m := &msNode{prim: "MatMulFusion", inputs: ins}
 	m.attrs = append(m.attrs,
 		aBool("transpose_a", n.Attrs.Int("transpose_a", 0) != 0),
 		aBool("transpose_b", n.Attrs.Int("transpose_b", 0) != 0),
-		aInt("activation_type", msActNone))
+		aInt("activation_type", act))
 	for _, k := range n.Attrs.Keys() {
 		switch k {
-		case "transpose_a", "transpose_b":
+		case "transpose_a", "transpose_b", ir.AttrActivation:
 			continue
-		case "activation_type", "input_names", "output_names", "shape":
+		case "input_names", "output_names", "shape":
 			return nil, errNoPrimitive // would read back as MatMulFusion's own
 		case ir.AttrPackB:
 			// A MindSpore bool, like transpose_a (the IR keeps 0/1).

@@ -300,7 +300,7 @@ func convPackedF32(ctx *opkernel.Ctx, g *geom, nb, c, m int, x, wp, b, z, y []fl
 				a, lda = &col[0], rows
 			}
 			if C.packed_sgemm(C.int(rows), C.int(m), C.int(kk), (*C.float)(unsafe.Pointer(a)), C.int(lda), 1,
-				cf(wp), C.int(ir.PackNR), nil, cf(*tp), C.int(m), C.int(q0), C.int(q1)) != 0 {
+				cf(wp), C.int(ir.PackNR), nil, 0, cf(*tp), C.int(m), C.int(q0), C.int(q1)) != 0 {
 				fail.Store(true)
 				return
 			}

@@ -36,7 +36,13 @@ func matMul(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 		if y.DType != ir.Float32 && y.DType != ir.Float64 {
 			return opkernel.Unsupportedf(n, "bias input with dtype %s (float only)", y.DType)
 		}
-		defer addRowBias(y, bias)
+	}
+	act, err := matMulActivation(n)
+	if err != nil {
+		return err
+	}
+	if act != ir.ActNone && y.DType != ir.Float32 && y.DType != ir.Float64 {
+		return opkernel.Unsupportedf(n, "activation_type with dtype %s (float only)", y.DType)
 	}
 	switch a.DType {
 	case ir.Float32:
@@ -62,17 +68,49 @@ func matMul(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	default:
 		return opkernel.Unsupportedf(n, "dtype %s", a.DType)
 	}
+	// Bias, then activation: MatMul, Add, ReLU (float32 and float64; other
+	// dtypes are refused above).
+	switch y.DType {
+	case ir.Float32:
+		if bias != nil {
+			addRows(y.F32(), bias.F32())
+		}
+		applyActivation(y.F32(), act)
+	case ir.Float64:
+		if bias != nil {
+			addRows(y.F64(), bias.F64())
+		}
+		applyActivation(y.F64(), act)
+	}
 	return nil
 }
 
-// addRowBias adds bias[j] to y[..., j] (float32 and float64; other dtypes
-// are refused before this runs).
-func addRowBias(y, bias *ir.Tensor) {
-	switch y.DType {
-	case ir.Float32:
-		addRows(y.F32(), bias.F32())
-	case ir.Float64:
-		addRows(y.F64(), bias.F64())
+// matMulActivation returns MatMul n's fused activation (ir.AttrActivation,
+// set by anf_fusion.MatMulActivationFusion or read from a MindSpore
+// MatMulFusion): none, RELU or RELU6, the two MindSpore Lite's MatMul
+// kernels apply.
+func matMulActivation(n *ir.Node) (int64, error) {
+	act := n.Attrs.Int(ir.AttrActivation, ir.ActNone)
+	if act != ir.ActNone && act != ir.ActReLU && act != ir.ActReLU6 {
+		return 0, opkernel.Unsupportedf(n, "activation_type %d (MatMul applies none, RELU and RELU6)", act)
+	}
+	return act, nil
+}
+
+// applyActivation applies act (ir.ActNone, ActReLU, ActReLU6) to y in
+// place, as the ReLU and Clip(0, 6) ops would: NaN stays NaN.
+func applyActivation[T float32 | float64](y []T, act int64) {
+	if act == ir.ActNone {
+		return
+	}
+	for i, v := range y {
+		if v < 0 {
+			v = 0
+		}
+		if act == ir.ActReLU6 && v > 6 {
+			v = 6
+		}
+		y[i] = v
 	}
 }
 

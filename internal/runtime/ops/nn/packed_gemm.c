@@ -17,6 +17,7 @@
 
 #include "packed_gemm.h"
 #include "isa.h"
+#include "actvec.h"
 
 #define NR 32   // panel width of the SIMD paths
 #define KC 256  // K block: a KC x NR slice of B is 32 KiB
@@ -100,7 +101,7 @@ static void pack_a(int mr, const float *a, int lda, int trans, int i0, int mc,
 // otherwise only the first, so a last panel of 16 or fewer columns (80 or
 // 112 output channels) costs one FMA per row and k step, not two.
 INLINE AVX512 void ukr512(const int mr, const int wide, int kc, const float *ap, const float *bp,
-                          float *c, int ldc, int acc, const float *bias,
+                          float *c, int ldc, int acc, const float *bias, int act,
                           __mmask16 m0, __mmask16 m1, const char *pf) {
     __m512 c0[MR512], c1[MR512];
 #pragma GCC unroll 12
@@ -141,18 +142,22 @@ INLINE AVX512 void ukr512(const int mr, const int wide, int kc, const float *ap,
             c0[r] = _mm512_add_ps(c0[r], bias0);
             if (wide) c1[r] = _mm512_add_ps(c1[r], bias1);
         }
+        if (act) { // after the last K block and the bias: RELU or RELU6 (actvec.h)
+            c0[r] = act512(c0[r], act);
+            if (wide) c1[r] = act512(c1[r], act);
+        }
         _mm512_mask_storeu_ps(cr, m0, c0[r]);
         if (wide) _mm512_mask_storeu_ps(cr + 16, m1, c1[r]);
     }
 }
 
 static AVX512 void ukr512_any(int mr, int kc, const float *ap, const float *bp,
-                              float *c, int ldc, int acc, const float *bias, int ncols,
+                              float *c, int ldc, int acc, const float *bias, int act, int ncols,
                               const char *pf) {
     __mmask16 m0 = ncols >= 16 ? 0xFFFF : (__mmask16)((1u << ncols) - 1);
     __mmask16 m1 = ncols >= 32 ? 0xFFFF : ncols <= 16 ? 0 : (__mmask16)((1u << (ncols - 16)) - 1);
-#define UKR(R) (m1 ? ukr512(R, 1, kc, ap, bp, c, ldc, acc, bias, m0, m1, pf) \
-                   : ukr512(R, 0, kc, ap, bp, c, ldc, acc, bias, m0, m1, pf))
+#define UKR(R) (m1 ? ukr512(R, 1, kc, ap, bp, c, ldc, acc, bias, act, m0, m1, pf) \
+                   : ukr512(R, 0, kc, ap, bp, c, ldc, acc, bias, act, m0, m1, pf))
     GK_SWITCH_MR12(mr, UKR)
 #undef UKR
 }
@@ -162,7 +167,7 @@ static AVX512 void ukr512_any(int mr, int kc, const float *ap, const float *bp,
 // (K blocks innermost), so the weights stream through memory in address
 // order and the hardware prefetcher sees one sequential read of B.
 static AVX512 int gemm512_panels(int m, int n, int k, const float *a, int lda, int trans_a,
-                                 const float *bp, const float *bias, float *c, int ldc,
+                                 const float *bp, const float *bias, int act, float *c, int ldc,
                                  int p0, int p1) {
     size_t mp = (size_t)(m + MR512 - 1) / MR512 * MR512;
     float *pa = get_abuf(mp * (size_t)k);
@@ -187,7 +192,7 @@ static AVX512 int gemm512_panels(int m, int n, int k, const float *a, int lda, i
                 const float *ap = pab + (size_t)ir * kc;
                 const char *pf = next && s < 2 ? (const char *)(next + (size_t)s * kc * 16) : (const char *)ap;
                 ukr512_any(mr, kc, ap, bsa, c + (size_t)ir * ldc + j0, ldc, pc > 0,
-                           bias && pc + kc == k ? bias + j0 : NULL, ncols, pf);
+                           bias && pc + kc == k ? bias + j0 : NULL, pc + kc == k ? act : 0, ncols, pf);
             }
         }
     }
@@ -195,8 +200,8 @@ static AVX512 int gemm512_panels(int m, int n, int k, const float *a, int lda, i
 }
 
 static AVX512 int gemm512(int m, int n, int k, const float *a, int lda, int trans_a,
-                           const float *bp, const float *bias, float *c, int ldc, int p0, int p1) {
-    if (m <= MC) return gemm512_panels(m, n, k, a, lda, trans_a, bp, bias, c, ldc, p0, p1);
+                           const float *bp, const float *bias, int act, float *c, int ldc, int p0, int p1) {
+    if (m <= MC) return gemm512_panels(m, n, k, a, lda, trans_a, bp, bias, act, c, ldc, p0, p1);
     int mcmax = m < MC ? m : MC;
     int kcmax = k < KC ? k : KC;
     float *pa = get_abuf((size_t)((mcmax + MR512 - 1) / MR512 * MR512) * kcmax);
@@ -222,7 +227,7 @@ static AVX512 int gemm512(int m, int n, int k, const float *a, int lda, int tran
                     const float *ap = pa + (size_t)ir * kc;
                     const char *pf = next && s < 2 ? (const char *)(next + (size_t)s * kc * 16) : (const char *)ap;
                     ukr512_any(mr, kc, ap, bsa, c + (size_t)(ic + ir) * ldc + j0, ldc, pc > 0,
-                               bias && pc + kc == k ? bias + j0 : NULL, ncols, pf);
+                               bias && pc + kc == k ? bias + j0 : NULL, pc + kc == k ? act : 0, ncols, pf);
                 }
             }
         }
@@ -380,17 +385,27 @@ const char *packed_sgemm_isa(void) {
     }
 }
 
-// add_bias adds bias[j] to columns [p0*nr, min(p1*nr, n)) of every row of C.
-static void add_bias(int m, int n, const float *bias, int nr, float *c, int ldc, int p0, int p1) {
+// epilogue adds bias[j] (NULL: none) to columns [p0*nr, min(p1*nr, n)) of
+// every row of C, then applies act (1 RELU, 3 RELU6), in that order: MatMul,
+// Add, ReLU. The AVX-512 path does the same in its micro-kernel's registers
+// (act512), with the same bits: NaN passes both clamps.
+static void epilogue(int m, int n, const float *bias, int act, int nr, float *c, int ldc, int p0, int p1) {
     int j0 = p0 * nr, j1 = p1 * nr < n ? p1 * nr : n;
+    if (!bias && !act) return;
     for (int i = 0; i < m; i++) {
         float *cr = c + (size_t)i * ldc;
-        for (int j = j0; j < j1; j++) cr[j] += bias[j];
+        if (bias)
+            for (int j = j0; j < j1; j++) cr[j] += bias[j];
+        if (act)
+            for (int j = j0; j < j1; j++) {
+                float v = cr[j] < 0.0f ? 0.0f : cr[j];
+                cr[j] = act == 3 && v > 6.0f ? 6.0f : v;
+            }
     }
 }
 
 int packed_sgemm(int m, int n, int k, const float *a, int lda, int trans_a,
-                 const float *bp, int nr, const float *bias, float *c, int ldc, int p0, int p1) {
+                 const float *bp, int nr, const float *bias, int act, float *c, int ldc, int p0, int p1) {
     if (m <= 0 || p1 <= p0) return 0;
     if (k <= 0) {
         for (int i = 0; i < m; i++)
@@ -398,16 +413,16 @@ int packed_sgemm(int m, int n, int k, const float *a, int lda, int trans_a,
                 int j0 = p * nr, j1 = j0 + nr < n ? j0 + nr : n;
                 memset(c + (size_t)i * ldc + j0, 0, (size_t)(j1 - j0) * sizeof(float));
             }
-        if (bias) add_bias(m, n, bias, nr, c, ldc, p0, p1);
+        epilogue(m, n, bias, act, nr, c, ldc, p0, p1);
         return 0;
     }
     int v = nr == NR ? detect() : ISA_ANY, rc;
     if (v > gk_nn_isa() + 1) v = gk_nn_isa() + 1; // a level forced by GKCONV_CPU_ISA (isa.h)
     switch (v) {
-    case ISA_AVX512: return gemm512(m, n, k, a, lda, trans_a, bp, bias, c, ldc, p0, p1);
+    case ISA_AVX512: return gemm512(m, n, k, a, lda, trans_a, bp, bias, act, c, ldc, p0, p1);
     case ISA_AVX2: rc = gemm256(m, n, k, a, lda, trans_a, bp, c, ldc, p0, p1); break;
     default: rc = gemm_any(m, n, k, a, lda, trans_a, bp, nr, c, ldc, p0, p1); break;
     }
-    if (rc == 0 && bias) add_bias(m, n, bias, nr, c, ldc, p0, p1);
+    if (rc == 0) epilogue(m, n, bias, act, nr, c, ldc, p0, p1);
     return rc;
 }

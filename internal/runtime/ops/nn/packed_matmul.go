@@ -113,6 +113,10 @@ func matMulPacked(ctx *opkernel.Ctx, n *ir.Node, pw *packedWeight, in, out []*ir
 	if a.DType != ir.Float32 || y.DType != ir.Float32 {
 		return opkernel.Unsupportedf(n, "dtypes %s -> %s with packed B (float32 only)", a.DType, y.DType)
 	}
+	act, err := matMulActivation(n)
+	if err != nil {
+		return err
+	}
 	if k < 0 || nn < 0 || nr < 1 || len(pw.data) != ir.PackedLen(k, nn, nr) {
 		return errf(n, "packed B of %d floats does not hold k=%d n=%d nr=%d", len(pw.data), k, nn, nr)
 	}
@@ -141,17 +145,18 @@ func matMulPacked(ctx *opkernel.Ctx, n *ir.Node, pw *packedWeight, in, out []*ir
 	if m == 0 || nn == 0 || batch == 0 {
 		return nil
 	}
-	if k == 0 { // empty product: zeros (+ bias)
+	if k == 0 { // empty product: zeros (+ bias), activated
 		clear(yv[:batch*m*nn])
 		if bias != nil {
 			for r := 0; r < batch*m; r++ {
 				copy(yv[r*nn:(r+1)*nn], bias)
 			}
 		}
+		applyActivation(yv[:batch*m*nn], act)
 		return nil
 	}
 	for t := 0; t < batch; t++ {
-		if err := packedGEMM(ctx, m, nn, k, av[t*k*m:], lda, transA, bv, nr, bias, yv[t*m*nn:]); err != nil {
+		if err := packedGEMM(ctx, m, nn, k, av[t*k*m:], lda, transA, bv, nr, bias, act, yv[t*m*nn:]); err != nil {
 			return errf(n, "%v", err)
 		}
 	}
@@ -159,10 +164,10 @@ func matMulPacked(ctx *opkernel.Ctx, n *ir.Node, pw *packedWeight, in, out []*ir
 	return nil
 }
 
-// packedGEMM computes c[m, n] = op(a) * B (+ bias) from packed B, split over
+// packedGEMM computes c[m, n] = act(op(a) * B (+ bias)) from packed B, split over
 // ctx.Threads by rows when each thread gets two 12-row slivers, else by
 // panels of B or, when there are too few panels, by rows.
-func packedGEMM(ctx *opkernel.Ctx, m, n, k int, a []float32, lda int, transA bool, bp []float32, nr int, bias, c []float32) error {
+func packedGEMM(ctx *opkernel.Ctx, m, n, k int, a []float32, lda int, transA bool, bp []float32, nr int, bias []float32, act int64, c []float32) error {
 	panels := (n + nr - 1) / nr
 	threads := ctx.NumThreads()
 	ta := C.int(0)
@@ -180,7 +185,7 @@ func packedGEMM(ctx *opkernel.Ctx, m, n, k int, a []float32, lda int, transA boo
 			ao = i0
 		}
 		rc := C.packed_sgemm(C.int(i1-i0), C.int(n), C.int(k), (*C.float)(unsafe.Pointer(&a[ao])), C.int(lda), ta,
-			(*C.float)(unsafe.Pointer(&bp[0])), C.int(nr), biasp, (*C.float)(unsafe.Pointer(&c[i0*n])), C.int(n), C.int(p0), C.int(p1))
+			(*C.float)(unsafe.Pointer(&bp[0])), C.int(nr), biasp, C.int(act), (*C.float)(unsafe.Pointer(&c[i0*n])), C.int(n), C.int(p0), C.int(p1))
 		if rc != 0 {
 			fail.Store(true)
 		}

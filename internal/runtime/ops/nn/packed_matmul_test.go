@@ -223,50 +223,6 @@ func TestPackedMatMulErrors(t *testing.T) {
 	}
 }
 
-// TestPackedMatMulBias: a folded bias gives exactly float32(A*B) + bias, the
-// rounding of MatMul followed by Add, on every code path and split.
-func TestPackedMatMulBias(t *testing.T) {
-	rng := rand.New(rand.NewSource(5))
-	defer setPackedISA("")
-	f := packedMatMul
-	for _, isa := range []string{"avx512f", "avx2", "portable"} {
-		if !setPackedISA(isa) {
-			continue
-		}
-		for _, c := range append(packedCases, packedCase{[]int64{128, 600}, false, 600, 100, false}) {
-			for _, nr := range []int{32, 7} {
-				for _, th := range []int{1, 2} {
-					a := randTensor(rng, c.a...)
-					b := randTensor(rng, int64(c.k), int64(c.n))
-					bias := randTensor(rng, int64(c.n))
-					packed := ir.PackB(b.F32(), c.k, c.n, nr, false)
-					bp := ir.Float32Tensor([]int64{int64(len(packed))}, packed...)
-					nd := packedNode(c.k, c.n, nr, c.transA)
-					plain := ir.NewTensor(ir.Float32, packedOutShape(c.a, c.transA, c.n))
-					fused := ir.NewTensor(ir.Float32, plain.Shape)
-					ctx := &opkernel.Ctx{Threads: th}
-					if err := f(ctx, nd, []*ir.Tensor{a, bp}, []*ir.Tensor{plain}); err != nil {
-						t.Fatal(err)
-					}
-					if err := f(ctx, nd, []*ir.Tensor{a, bp, bias}, []*ir.Tensor{fused}); err != nil {
-						t.Fatal(err)
-					}
-					for i, v := range plain.F32() {
-						if want := v + bias.F32()[i%c.n]; fused.F32()[i] != want {
-							t.Fatalf("%s %v k=%d n=%d nr=%d th=%d: element %d = %g, want %g", isa, c.a, c.k, c.n, nr, th, i, fused.F32()[i], want)
-						}
-					}
-				}
-			}
-		}
-	}
-	a, bp := ir.NewTensor(ir.Float32, []int64{2, 4}), ir.NewTensor(ir.Float32, []int64{int64(ir.PackedLen(4, 3, 32))})
-	y := ir.NewTensor(ir.Float32, []int64{2, 3})
-	if err := f(&opkernel.Ctx{Threads: 1}, packedNode(4, 3, 32, false), []*ir.Tensor{a, bp, ir.NewTensor(ir.Float32, []int64{4})}, []*ir.Tensor{y}); err == nil {
-		t.Error("bias of the wrong length accepted")
-	}
-}
-
 // mmValueNode is MatMul(a, b[, bias]) over ir.Values for prepareMatMul: A
 // float32 of aShape, B a constant (stored [n, k] with transB), marked pack_b.
 func mmValueNode(aShape []int64, transA bool, b *ir.Tensor, transB bool, bias *ir.Tensor) *ir.Node {
@@ -445,5 +401,161 @@ func TestPackedMatMulThreadsExact(t *testing.T) {
 		if !slices.Equal(got[0], got[1]) {
 			t.Errorf("%+v: 2 threads differ from 1", c)
 		}
+	}
+}
+
+// TestPackedMatMulEpilogue checks the packed path's epilogue at every ISA
+// level, thread count and panel width: the folded bias (MatMulAddFusion),
+// then RELU or RELU6 (MatMulActivationFusion), bit for bit as the plain
+// product followed by the Add and the clamp (values reach past 6 and below 0
+// with K up to 700), NaN passing as through the ReLU op. A bias of the wrong
+// length and an activation other than RELU/RELU6 are refused.
+func TestPackedMatMulEpilogue(t *testing.T) {
+	rng := rand.New(rand.NewSource(9))
+	defer setPackedISA("")
+	f := packedMatMul
+	clamp := func(v float32, act int64) float32 {
+		if act == ir.ActNone {
+			return v
+		}
+		if v < 0 {
+			v = 0
+		}
+		if act == ir.ActReLU6 && v > 6 {
+			v = 6
+		}
+		return v
+	}
+	seen := map[string]bool{}
+	for _, isa := range []string{"avx512f", "avx2", "portable"} {
+		if !setPackedISA(isa) {
+			continue
+		}
+		for _, c := range append(packedCases, packedCase{[]int64{128, 600}, false, 600, 100, false}) {
+			for _, nr := range []int{32, 7} {
+				for _, th := range []int{1, 2} {
+					for _, act := range []int64{ir.ActNone, ir.ActReLU, ir.ActReLU6} {
+						for _, withBias := range []bool{false, true} {
+							a := randTensor(rng, c.a...)
+							if len(a.F32()) > 3 {
+								a.F32()[3] = float32(math.NaN())
+							}
+							b := randTensor(rng, int64(c.k), int64(c.n))
+							bias := randTensor(rng, int64(c.n))
+							for i := range bias.F32() {
+								bias.F32()[i] *= 8
+							}
+							packed := ir.PackB(b.F32(), c.k, c.n, nr, false)
+							bp := ir.Float32Tensor([]int64{int64(len(packed))}, packed...)
+							nd := packedNode(c.k, c.n, nr, c.transA)
+							plain := ir.NewTensor(ir.Float32, packedOutShape(c.a, c.transA, c.n))
+							fused := ir.NewTensor(ir.Float32, plain.Shape)
+							ctx := &opkernel.Ctx{Threads: th}
+							if err := f(ctx, nd, []*ir.Tensor{a, bp}, []*ir.Tensor{plain}); err != nil {
+								t.Fatal(err)
+							}
+							in := []*ir.Tensor{a, bp}
+							if withBias {
+								in = append(in, bias)
+							}
+							nd.Attrs[ir.AttrActivation] = ir.IntAttr(act)
+							if err := f(ctx, nd, in, []*ir.Tensor{fused}); err != nil {
+								t.Fatal(err)
+							}
+							for i, v := range plain.F32() {
+								if withBias {
+									v += bias.F32()[i%c.n]
+								}
+								want := clamp(v, act)
+								got := fused.F32()[i]
+								if got != want && !(want != want && got != got) {
+									t.Fatalf("%s %v k=%d n=%d nr=%d th=%d act=%d bias=%v: element %d = %g, want %g",
+										isa, c.a, c.k, c.n, nr, th, act, withBias, i, got, want)
+								}
+								switch {
+								case act == ir.ActNone:
+								case v < 0:
+									seen["neg"] = true
+								case v > 6:
+									seen["above6"] = true
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	if !seen["neg"] || !seen["above6"] {
+		t.Fatalf("inputs never reached both clamps: %v", seen)
+	}
+	a, bp := ir.NewTensor(ir.Float32, []int64{2, 4}), ir.NewTensor(ir.Float32, []int64{int64(ir.PackedLen(4, 3, 32))})
+	y := ir.NewTensor(ir.Float32, []int64{2, 3})
+	if err := f(&opkernel.Ctx{Threads: 1}, packedNode(4, 3, 32, false), []*ir.Tensor{a, bp, ir.NewTensor(ir.Float32, []int64{4})}, []*ir.Tensor{y}); err == nil {
+		t.Error("bias of the wrong length accepted")
+	}
+	nd := packedNode(4, 3, 32, false)
+	nd.Attrs[ir.AttrActivation] = ir.IntAttr(ir.ActSigmoid)
+	if err := f(&opkernel.Ctx{Threads: 1}, nd, []*ir.Tensor{a, bp}, []*ir.Tensor{ir.NewTensor(ir.Float32, []int64{2, 3})}); err == nil {
+		t.Error("activation_type SIGMOID accepted on a MatMul")
+	}
+}
+
+// TestMatMulActivationUnpacked: the unpacked MatMul (any B, batched,
+// float32 and float64) applies bias then RELU/RELU6; integer MatMuls refuse
+// an activation.
+func TestMatMulActivationUnpacked(t *testing.T) {
+	rng := rand.New(rand.NewSource(11))
+	for _, dt := range []ir.DType{ir.Float32, ir.Float64} {
+		for _, act := range []int64{ir.ActNone, ir.ActReLU, ir.ActReLU6} {
+			a, b := ir.NewTensor(dt, []int64{2, 5, 40}), ir.NewTensor(dt, []int64{2, 40, 9})
+			bias := ir.NewTensor(dt, []int64{9})
+			for _, x := range []*ir.Tensor{a, b, bias} {
+				for i := range x.NumElements() {
+					v := rng.Float64()*4 - 2
+					if dt == ir.Float32 {
+						x.F32()[i] = float32(v)
+					} else {
+						x.F64()[i] = v
+					}
+				}
+			}
+			plain, fused := ir.NewTensor(dt, []int64{2, 5, 9}), ir.NewTensor(dt, []int64{2, 5, 9})
+			ctx := &opkernel.Ctx{Threads: 1}
+			if err := matMul(ctx, &ir.Node{Name: "mm", Op: "MatMul"}, []*ir.Tensor{a, b}, []*ir.Tensor{plain}); err != nil {
+				t.Fatal(err)
+			}
+			nd := &ir.Node{Name: "mm", Op: "MatMul", Attrs: ir.Attrs{ir.AttrActivation: ir.IntAttr(act)}}
+			if err := matMul(ctx, nd, []*ir.Tensor{a, b, bias}, []*ir.Tensor{fused}); err != nil {
+				t.Fatal(err)
+			}
+			var lo, hi int
+			for i := range plain.NumElements() {
+				var v, got float64
+				if dt == ir.Float32 {
+					v, got = float64(plain.F32()[i]+bias.F32()[i%9]), float64(fused.F32()[i])
+				} else {
+					v, got = plain.F64()[i]+bias.F64()[i%9], fused.F64()[i]
+				}
+				want := v
+				if act != ir.ActNone && want < 0 {
+					want, lo = 0, lo+1
+				}
+				if act == ir.ActReLU6 && want > 6 {
+					want, hi = 6, hi+1
+				}
+				if got != want {
+					t.Fatalf("%s act=%d: element %d = %g, want %g", dt, act, i, got, want)
+				}
+			}
+			if act != ir.ActNone && lo == 0 || act == ir.ActReLU6 && hi == 0 {
+				t.Fatalf("%s act=%d: the clamps were never reached (%d below 0, %d above 6)", dt, act, lo, hi)
+			}
+		}
+	}
+	nd := &ir.Node{Name: "mm", Op: "MatMul", Attrs: ir.Attrs{ir.AttrActivation: ir.IntAttr(ir.ActReLU)}}
+	ai, bi := ir.NewTensor(ir.Int32, []int64{2, 2}), ir.NewTensor(ir.Int32, []int64{2, 2})
+	if err := matMul(&opkernel.Ctx{Threads: 1}, nd, []*ir.Tensor{ai, bi}, []*ir.Tensor{ir.NewTensor(ir.Int32, []int64{2, 2})}); err == nil {
+		t.Error("int32 MatMul with activation_type accepted")
 	}
 }
