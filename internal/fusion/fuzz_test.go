@@ -64,6 +64,14 @@ func buildFuzzGraph(t *testing.T, data []byte) *ir.Graph {
 					mm = b.Node(name("biasadd"), "BiasAdd", nil, mm, b.Weights(n))
 				}
 			}
+			switch z.next(5) { // MatMulActivationFusion's activations
+			case 0:
+				mm = b.Node(name("relu"), "ReLU", nil, mm)
+			case 1:
+				mm = b.Node(name("clip"), "Clip", nil, mm, b.Scalar(0), b.Scalar(6))
+			case 2: // a bias Add after the activation stays after it
+				mm = b.Node(name("rbias"), "Add", nil, b.Node(name("relu"), "ReLU", nil, mm), b.Weights(n))
+			}
 			z.add(mm)
 		case 2: // binary op with a value of the same shape, or itself
 			w := v
@@ -74,7 +82,9 @@ func buildFuzzGraph(t *testing.T, data []byte) *ir.Graph {
 			}
 			z.add(b.Node(name("bin"), []string{"Add", "Mul", "Sub"}[z.next(3)], nil, v, w))
 		case 3: // unary
-			switch z.next(5) {
+			switch z.next(6) {
+			case 5: // a ReLU of any value (of a MatMul also read elsewhere: not fused)
+				z.add(b.Node(name("relu"), "ReLU", nil, v))
 			case 0:
 				z.add(b.Node(name("erf"), "Erf", nil, v))
 			case 1:
@@ -144,7 +154,8 @@ func buildFuzzGraph(t *testing.T, data []byte) *ir.Graph {
 }
 
 // FuzzPasses: every graph the generator makes fuses at opt_level 1-3 on
-// CPU without an error and computes what the unfused graph computes.
+// CPU, and with converter_lite's passes (RunAnf) before opt_level 3,
+// without an error and computes what the unfused graph computes.
 func FuzzPasses(f *testing.F) {
 	for _, s := range []string{"", "\x03\x05\x01\x06\x00\x00\x08\x01\x05\x02\x06", "\x05\x07\x00\x0a\x01\x01\x02\x05\x04\x03\x00\x08\x09",
 		"\x02\x08\x01\x0b\x00\x03\x01\x05\x07\x02\x04\x01\x06\x07\x00\x02", "\x04\x04\x00\x09\x04\x01\x00\x05\x03\x02\x05\x01\x07\x0b\x06\x08"} {
@@ -154,5 +165,8 @@ func FuzzPasses(f *testing.F) {
 		for _, flags := range []string{"--opt_level=1", "--opt_level=2", "--opt_level=3"} {
 			checkEquivalent(t, buildFuzzGraph(t, data), flags, cpuBE, 1e-4)
 		}
+		// converter_lite's passes first, as a conversion runs them.
+		anf := func(g *ir.Graph) error { _, _, err := RunAnf(g, AnfOptions{}); return err }
+		checkEquivalentAfter(t, buildFuzzGraph(t, data), anf, "--opt_level=3", cpuBE, 1e-4)
 	})
 }

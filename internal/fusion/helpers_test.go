@@ -171,9 +171,23 @@ func randInputs(g *ir.Graph, seed int64) map[string]*ir.Tensor {
 // checkEquivalent runs g before and after fusion and compares outputs.
 func checkEquivalent(t *testing.T, g *ir.Graph, flags string, be akgcfg.Backend, tol float64) *Result {
 	t.Helper()
+	return checkEquivalentAfter(t, g, nil, flags, be, tol)
+}
+
+// checkEquivalentAfter is checkEquivalent with pre (nil: none) run on g
+// before the fusion passes, and judged with them against the graph before
+// it: RunAnf, so converter_lite's passes and the graph-kernel passes after
+// them are checked together, as a conversion runs them.
+func checkEquivalentAfter(t *testing.T, g *ir.Graph, pre func(*ir.Graph) error, flags string, be akgcfg.Backend, tol float64) *Result {
+	t.Helper()
 	ref := testkit.CloneGraph(g)
 	in := randInputs(g, 1)
 	want := execute(t, ref, in)
+	if pre != nil {
+		if err := pre(g); err != nil {
+			t.Fatalf("before the passes: %v\n%s", err, dumpText(g))
+		}
+	}
 	res := run(t, g, flags, be)
 	got := execute(t, g, in)
 	var exact []*ir.Tensor // the float64 evaluation, computed when first needed
