@@ -426,13 +426,14 @@ func liftMatMulFusion(m *mnode) (any, error) {
 	if bias != nil {
 		ins = append(ins, bias)
 	}
-	// RELU and RELU6 stay on the MatMul (ir.AttrActivation, applied by the
-	// runtime's MatMul after the bias), as on Conv2D.
+	// RELU and RELU6 stay on a float MatMul (ir.AttrActivation, applied by
+	// the runtime's MatMul after the bias), as on Conv2D; an integer one
+	// keeps a ReLU node after it, which the runtime's ReLU computes.
 	act, err := m.intArg(-1, msActNone, "activation_type")
 	if err != nil {
 		return nil, err
 	}
-	if act == msActReLU || act == msActReLU6 {
+	if (act == msActReLU || act == msActReLU6) && a.DType.IsFloat() {
 		attrs[ir.AttrActivation] = ir.IntAttr(act)
 		return m.emit("MatMul", ins, 1, attrs).Outputs[0], nil
 	}

@@ -13,7 +13,7 @@ import (
 // core file) is written as MatMulFusion with that activation_type, passes
 // the checker, and reads back as the same MatMul; another activation is
 // refused with the node's name rather than written as something MindSpore
-// computes differently.
+// computes differently. An integer MatMul keeps its ReLU as a node.
 func TestMatMulActivationRoundTrip(t *testing.T) {
 	for _, act := range []int64{ir.ActReLU, ir.ActReLU6} {
 		for _, withBias := range []bool{false, true} {
@@ -50,8 +50,19 @@ func TestMatMulActivationRoundTrip(t *testing.T) {
 			}
 		}
 	}
+	// An integer MatMulFusion with RELU reads back as MatMul then ReLU.
 	b := newNNGraph(t)
-	g := b.node("MatMul", ir.Attrs{ir.AttrActivation: ir.IntAttr(ir.ActSigmoid)}, 1, b.in("x", ir.Float32, 3, 4), b.floats("w", 1, 4, 5))
+	wi := ir.NewTensor(ir.Int32, []int64{4, 5})
+	g := b.node("MatMul", ir.Attrs{ir.AttrActivation: ir.IntAttr(ir.ActReLU)}, 1, b.in("x", ir.Int32, 3, 4), b.c("w", wi))
+	back, err := Parse(writeBytes(t, g, WriteOptions{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Nodes) != 2 || back.Nodes[0].Op != "MatMul" || back.Nodes[0].Attrs.Has(ir.AttrActivation) || back.Nodes[1].Op != "ReLU" {
+		t.Fatalf("int32 MatMul with RELU read back as %v", back.Nodes)
+	}
+	b = newNNGraph(t)
+	g = b.node("MatMul", ir.Attrs{ir.AttrActivation: ir.IntAttr(ir.ActSigmoid)}, 1, b.in("x", ir.Float32, 3, 4), b.floats("w", 1, 4, 5))
 	var buf bytes.Buffer
 	if err := Write(&buf, g, WriteOptions{}); err == nil || !strings.Contains(err.Error(), "activation_type 2") {
 		t.Fatalf("MatMul with SIGMOID: %v", err)
