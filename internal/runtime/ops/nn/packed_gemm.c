@@ -101,7 +101,7 @@ static void pack_a(int mr, const float *a, int lda, int trans, int i0, int mc,
 // otherwise only the first, so a last panel of 16 or fewer columns (80 or
 // 112 output channels) costs one FMA per row and k step, not two.
 INLINE AVX512 void ukr512(const int mr, const int wide, int kc, const float *ap, const float *bp,
-                          float *c, int ldc, int acc, const float *bias, int act,
+                          float *c, int ldc, int acc, const float *bias,
                           __mmask16 m0, __mmask16 m1, const char *pf) {
     __m512 c0[MR512], c1[MR512];
 #pragma GCC unroll 12
@@ -142,10 +142,6 @@ INLINE AVX512 void ukr512(const int mr, const int wide, int kc, const float *ap,
             c0[r] = _mm512_add_ps(c0[r], bias0);
             if (wide) c1[r] = _mm512_add_ps(c1[r], bias1);
         }
-        if (act) { // after the last K block and the bias: RELU or RELU6 (actvec.h)
-            c0[r] = act512(c0[r], act);
-            if (wide) c1[r] = act512(c1[r], act);
-        }
         _mm512_mask_storeu_ps(cr, m0, c0[r]);
         if (wide) _mm512_mask_storeu_ps(cr + 16, m1, c1[r]);
     }
@@ -156,10 +152,19 @@ static AVX512 void ukr512_any(int mr, int kc, const float *ap, const float *bp,
                               const char *pf) {
     __mmask16 m0 = ncols >= 16 ? 0xFFFF : (__mmask16)((1u << ncols) - 1);
     __mmask16 m1 = ncols >= 32 ? 0xFFFF : ncols <= 16 ? 0 : (__mmask16)((1u << (ncols - 16)) - 1);
-#define UKR(R) (m1 ? ukr512(R, 1, kc, ap, bp, c, ldc, acc, bias, act, m0, m1, pf) \
-                   : ukr512(R, 0, kc, ap, bp, c, ldc, acc, bias, act, m0, m1, pf))
+#define UKR(R) (m1 ? ukr512(R, 1, kc, ap, bp, c, ldc, acc, bias, m0, m1, pf) \
+                   : ukr512(R, 0, kc, ap, bp, c, ldc, acc, bias, m0, m1, pf))
     GK_SWITCH_MR12(mr, UKR)
 #undef UKR
+    // The fused activation (MatMulActivationFusion: RELU, RELU6; act512 of
+    // actvec.h) after the last K block, on the rows just stored (in L1), so
+    // the micro-kernel itself is the same code with and without one.
+    if (act)
+        for (int r = 0; r < mr; r++) {
+            float *cr = c + (size_t)r * ldc;
+            _mm512_mask_storeu_ps(cr, m0, act512(_mm512_maskz_loadu_ps(m0, cr), act));
+            if (m1) _mm512_mask_storeu_ps(cr + 16, m1, act512(_mm512_maskz_loadu_ps(m1, cr + 16), act));
+        }
 }
 
 // gemm512_panels is the order for m <= MC (every transformer GEMM at batch 1):
