@@ -11,10 +11,10 @@ import (
 // it, whose output only a ReLU, ReLU6, Clip(0) or Clip(0, 6) reads becomes
 // one MatMul with activation_type RELU or RELU6 (ir.AttrActivation), the
 // two converter_lite's pass accepts and MindSpore Lite's MatMul kernels
-// apply after the bias. The CPU runtime applies it in the packed GEMM's
-// micro-kernel registers (AVX-512) or right after each block of C (AVX2,
-// portable, the unpacked path); the MindIR writer writes it as
-// MatMulFusion's activation_type.
+// apply after the bias. The CPU runtime's packed GEMM applies it to each
+// block of C right after computing it (while in L1), the unpacked MatMul
+// after the product; the MindIR writer writes it as MatMulFusion's
+// activation_type.
 //
 // converter_lite replaces the activation with the MatMul without looking at
 // the MatMul's other readers, which would apply the activation for them
