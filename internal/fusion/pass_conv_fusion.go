@@ -31,7 +31,8 @@ import (
 // would have to come before it. The new weights are new constants; the old
 // ones are dropped when nothing else reads them.
 
-// convTail is a Conv2D whose one output value is read by one node only.
+// convTail is a Conv2D (or, for MatMulActivationFusion, a MatMul) whose one
+// output value is read by one node only.
 type convTail struct {
 	conv *ir.Node
 	out  *ir.Value // the conv's output
@@ -39,16 +40,21 @@ type convTail struct {
 }
 
 // convTails lists the Conv2D nodes of g whose output only next reads.
-func convTails(g *ir.Graph) []convTail {
+func convTails(g *ir.Graph) []convTail { return opTails(g, "Conv2D", true) }
+
+// opTails lists the float32 nodes of op, without a fused activation, whose
+// one output only next reads and is not a graph output; shaped: an output of
+// known shape and rank >= 3 (the per-channel folds need it).
+func opTails(g *ir.Graph, op string, shaped bool) []convTail {
 	users := g.Consumers()
 	outs := graphOutputs(g)
 	var out []convTail
 	for _, n := range g.Nodes {
-		if n.Op != "Conv2D" || n.Body != nil || len(n.Outputs) != 1 || len(n.Inputs) < 2 {
+		if n.Op != op || n.Body != nil || len(n.Outputs) != 1 || len(n.Inputs) < 2 {
 			continue
 		}
 		v := n.Outputs[0]
-		if outs[v] || len(users[v]) != 1 || v.DType != ir.Float32 || !v.ShapeKnown() || len(v.Shape) < 3 {
+		if outs[v] || len(users[v]) != 1 || v.DType != ir.Float32 || shaped && (!v.ShapeKnown() || len(v.Shape) < 3) {
 			continue
 		}
 		if a, _ := ir.FusedActivation(n); a != ir.ActNone {
@@ -214,9 +220,15 @@ func f64s(v []float32) []float64 {
 // runConvFold runs match on every conv with a single reader and drops what
 // it absorbed; what names the rewrite in the note.
 func runConvFold(st *state, what string, match func(convTail, map[*ir.Node]bool) bool) (bool, string, error) {
+	return runFold(st, convTails(st.g), "Conv2D", what, match)
+}
+
+// runFold runs match on every tail of tails (of op into) and drops what it
+// absorbed.
+func runFold(st *state, tails []convTail, into, what string, match func(convTail, map[*ir.Node]bool) bool) (bool, string, error) {
 	dead := map[*ir.Node]bool{}
 	n := 0
-	for _, c := range convTails(st.g) {
+	for _, c := range tails {
 		if dead[c.next] {
 			continue
 		}
@@ -228,7 +240,7 @@ func runConvFold(st *state, what string, match func(convTail, map[*ir.Node]bool)
 		return false, "no " + what + " matched", nil
 	}
 	dropNodes(st.g, dead)
-	return true, fmt.Sprintf("%d %s folded into Conv2D", n, what), nil
+	return true, fmt.Sprintf("%d %s folded into %s", n, what, into), nil
 }
 
 func runConvBiasaddFusion(st *state) (bool, string, error) {
@@ -328,19 +340,23 @@ func runConvScaleFusion(st *state) (bool, string, error) {
 }
 
 func runConvActivationFusion(st *state) (bool, string, error) {
-	return runConvFold(st, "ReLU/ReLU6", func(c convTail, dead map[*ir.Node]bool) bool {
-		act := activationOf(c.next, c.out)
-		if act == ir.ActNone || !sameOut(c.next, c.out) {
-			return false
-		}
-		c.conv.Attrs = c.conv.Attrs.Clone()
-		if c.conv.Attrs == nil {
-			c.conv.Attrs = ir.Attrs{}
-		}
-		c.conv.Attrs[ir.AttrActivation] = ir.IntAttr(act)
-		absorb(c.conv, dead, c.next)
-		return true
-	})
+	return runConvFold(st, "ReLU/ReLU6", foldActivation)
+}
+
+// foldActivation makes c's reader, a ReLU, ReLU6 or Clip(0[, 6]), the
+// activation_type of c's node (ConvActivationFusion, MatMulActivationFusion).
+func foldActivation(c convTail, dead map[*ir.Node]bool) bool {
+	act := activationOf(c.next, c.out)
+	if act == ir.ActNone || !sameOut(c.next, c.out) {
+		return false
+	}
+	c.conv.Attrs = c.conv.Attrs.Clone()
+	if c.conv.Attrs == nil {
+		c.conv.Attrs = ir.Attrs{}
+	}
+	c.conv.Attrs[ir.AttrActivation] = ir.IntAttr(act)
+	absorb(c.conv, dead, c.next)
+	return true
 }
 
 // activationOf returns the conv activation that node n applies to v:

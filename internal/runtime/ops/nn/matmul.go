@@ -69,18 +69,18 @@ func matMul(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 		return opkernel.Unsupportedf(n, "dtype %s", a.DType)
 	}
 	// Bias, then activation: MatMul, Add, ReLU (float32 and float64; other
-	// dtypes are refused above).
+	// dtypes are refused above), with the convolution epilogue's code.
 	switch y.DType {
 	case ir.Float32:
 		if bias != nil {
 			addRows(y.F32(), bias.F32())
 		}
-		applyActivation(y.F32(), act)
+		epiRows(y.F32(), nil, 1, len(y.F32()), 0, act)
 	case ir.Float64:
 		if bias != nil {
 			addRows(y.F64(), bias.F64())
 		}
-		applyActivation(y.F64(), act)
+		epiSlice(y.F64(), nil, act)
 	}
 	return nil
 }
@@ -95,23 +95,6 @@ func matMulActivation(n *ir.Node) (int64, error) {
 		return 0, opkernel.Unsupportedf(n, "activation_type %d (MatMul applies none, RELU and RELU6)", act)
 	}
 	return act, nil
-}
-
-// applyActivation applies act (ir.ActNone, ActReLU, ActReLU6) to y in
-// place, as the ReLU and Clip(0, 6) ops would: NaN stays NaN.
-func applyActivation[T float32 | float64](y []T, act int64) {
-	if act == ir.ActNone {
-		return
-	}
-	for i, v := range y {
-		if v < 0 {
-			v = 0
-		}
-		if act == ir.ActReLU6 && v > 6 {
-			v = 6
-		}
-		y[i] = v
-	}
 }
 
 func addRows[T float32 | float64](y, b []T) {

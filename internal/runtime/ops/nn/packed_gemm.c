@@ -18,6 +18,7 @@
 #include "packed_gemm.h"
 #include "isa.h"
 #include "actvec.h"
+#include "conv_act.h"
 
 #define NR 32   // panel width of the SIMD paths
 #define KC 256  // K block: a KC x NR slice of B is 32 KiB
@@ -391,22 +392,17 @@ const char *packed_sgemm_isa(void) {
 }
 
 // epilogue adds bias[j] (NULL: none) to columns [p0*nr, min(p1*nr, n)) of
-// every row of C, then applies act (1 RELU, 3 RELU6), in that order: MatMul,
-// Add, ReLU. The AVX-512 path does the same in its micro-kernel's registers
-// (act512), with the same bits: NaN passes both clamps.
+// every row of C, then applies act (1 RELU, 3 RELU6) with the convolution
+// epilogue (conv_act.c), in that order: MatMul, Add, ReLU. The AVX-512 path
+// does both per micro-kernel block instead (act512, the same bits).
 static void epilogue(int m, int n, const float *bias, int act, int nr, float *c, int ldc, int p0, int p1) {
     int j0 = p0 * nr, j1 = p1 * nr < n ? p1 * nr : n;
-    if (!bias && !act) return;
-    for (int i = 0; i < m; i++) {
-        float *cr = c + (size_t)i * ldc;
-        if (bias)
+    if (bias)
+        for (int i = 0; i < m; i++) {
+            float *cr = c + (size_t)i * ldc;
             for (int j = j0; j < j1; j++) cr[j] += bias[j];
-        if (act)
-            for (int j = j0; j < j1; j++) {
-                float v = cr[j] < 0.0f ? 0.0f : cr[j];
-                cr[j] = act == 3 && v > 6.0f ? 6.0f : v;
-            }
-    }
+        }
+    if (act && j1 > j0) epi_rows_f32(c + j0, NULL, m, j1 - j0, ldc, act);
 }
 
 int packed_sgemm(int m, int n, int k, const float *a, int lda, int trans_a,

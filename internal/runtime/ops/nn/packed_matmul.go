@@ -152,7 +152,7 @@ func matMulPacked(ctx *opkernel.Ctx, n *ir.Node, pw *packedWeight, in, out []*ir
 				copy(yv[r*nn:(r+1)*nn], bias)
 			}
 		}
-		applyActivation(yv[:batch*m*nn], act)
+		epiRows(yv, nil, 1, batch*m*nn, 0, act)
 		return nil
 	}
 	for t := 0; t < batch; t++ {
