@@ -139,13 +139,14 @@ var packedCases = []packedCase{
 	{[]int64{3, 17, 11}, true, 17, 45, true},  // batched transpose_a
 	{[]int64{2, 9, 64}, false, 64, 70, false}, // batch folds into M
 	// Large enough to split over threads (2*minParallelFMAs):
-	{[]int64{50, 700}, false, 700, 97, false}, // ragged M, K blocks + remainder, N remainder 1
-	{[]int64{600, 37}, true, 600, 130, true},  // transpose_a, transpose_b
-	{[]int64{20, 64}, false, 64, 4100, false}, // >= 32 panels per thread: shared chunks
-	{[]int64{77}, false, 77, 40, false},       // 1-D A
-	{[]int64{77}, true, 77, 40, false},        // transpose_a ignored for 1-D A
-	{[]int64{0, 8}, false, 8, 16, false},      // empty M
-	{[]int64{6, 0}, false, 0, 16, false},      // K = 0: zeros
+	{[]int64{50, 700}, false, 700, 97, false},    // ragged M, K blocks + remainder, N remainder 1
+	{[]int64{600, 37}, true, 600, 130, true},     // transpose_a, transpose_b
+	{[]int64{20, 64}, false, 64, 4100, false},    // >= 32 panels per thread: shared chunks
+	{[]int64{77}, false, 77, 40, false},          // 1-D A
+	{[]int64{1, 1283}, false, 1283, 1000, false}, // GEMV (ukr512_row): K blocks + 3, N remainder 8, split by panels
+	{[]int64{77}, true, 77, 40, false},           // transpose_a ignored for 1-D A
+	{[]int64{0, 8}, false, 8, 16, false},         // empty M
+	{[]int64{6, 0}, false, 0, 16, false},         // K = 0: zeros
 }
 
 func TestPackedMatMul(t *testing.T) {
