@@ -52,6 +52,7 @@ var convEpilogueCases = []struct {
 	{"grouped", -1, 6, 12, 3, 3, 11, true},
 	{"packed_transposed", packTransposed, 7, 37, 1, 3, 17, true},
 	{"packed_transposed_nobias", packTransposed, 7, 37, 1, 1, 9, false},
+	{"packed_transposed_1x1_plane", packTransposed, 40, 70, 1, 1, 1, true}, // squeeze-excite: rows of one element, joined into one
 	{"slivers", packSlivers, 9, 30, 1, 3, 21, true},
 	{"slivers_nobias", packSlivers, 9, 30, 1, 1, 33, false},
 	{"slivers_two_k_blocks", packSlivers, 40, 20, 1, 3, 12, true}, // K = 360: the activation after the last block
