@@ -206,6 +206,19 @@ func usePackedConv(n *ir.Node, w *ir.Tensor, g *geom, group, c, m, threads int) 
 //     twelve 14x14 pointwise convs took 1.38 ms (sum of per-node medians)
 //     on OpenBLAS and 1.32-1.34 on slivers, the model's minimum 5.9-7.3 ->
 //     5.7-7.3 ms (9 alternations);
+//   - at the AVX-512 level, 1x1 convs with more input than output channels
+//     on planes of 196 to 256 pixels (the 14x14 projects of mobilenet_v2 and
+//     efficientnet_b0): the transposed form, at one and two threads. Pixels
+//     as M fill the 12 x 32 micro-kernel (196 = 16 slivers + 4 rows, and a
+//     last panel of 16 channels takes the narrow kernel), where the sliver
+//     form's 196 pixels end in a 4-wide panel and 112 or 80 output channels
+//     in a part sliver (~82% of its FMAs useful against ~96%). Sums of
+//     per-node medians, min of 4 alternations, 2026-11-29: efficientnet_b0's
+//     projects of its 14x14 and 7x7 stages (six changed) 1.09 -> 0.98 ms at
+//     1 thread, 0.63 -> 0.58 at 2;
+//     mobilenet_v2's seven 14x14 ones 0.51 -> 0.47 and 0.28 -> 0.26. With
+//     AVX2's 6 x 16 slivers against its 3-row packed kernel the sliver form
+//     stays ahead (forced AVX2, 1 thread: 1.91 vs 2.01 and 0.86 vs 0.91);
 //   - otherwise (mid-size planes, and portable code but the small planes)
 //     im2col + OpenBLAS.
 func packedConvFaster(g *geom, c, m, threads int) int {
@@ -216,6 +229,8 @@ func packedConvFaster(g *geom, c, m, threads int) int {
 	case outVol <= 64 || (outVol <= 256 && kk*m >= 1<<17):
 		return packTransposed
 	case outVol <= 256 && threads > 1 && !(outVol >= 196 && g.pointwise() && convGEMMAvailable.Load()):
+		return packTransposed
+	case outVol <= 256 && g.pointwise() && c > m && level512.Load():
 		return packTransposed
 	case !convGEMMAvailable.Load():
 		return packNone

@@ -225,6 +225,10 @@ func TestPackedConvRule(t *testing.T) {
 	if !convGEMMAvailable.Load() {
 		slivers, stem, twoThreadSlivers = packNone, packNone, packTransposed
 	}
+	project, twoThreadProject := slivers, twoThreadSlivers // narrow 14x14 projects: transposed at AVX-512 only
+	if level512.Load() {
+		project, twoThreadProject = packTransposed, packTransposed
+	}
 	for _, c := range []struct {
 		name          string
 		g             *geom
@@ -237,6 +241,8 @@ func TestPackedConvRule(t *testing.T) {
 		{"1024->256 14x14, 2 threads", plane(14, 1, 1), 1024, 256, 2, packTransposed},
 		{"64->64 3x3 14x14, 2 threads", plane(14, 3, 1), 64, 64, 2, packTransposed},
 		{"96->576 14x14", plane(14, 1, 1), 96, 576, 1, slivers},
+		{"672->112 14x14", plane(14, 1, 1), 672, 112, 1, project},
+		{"576->96 14x14, 2 threads", plane(14, 1, 1), 576, 96, 2, twoThreadProject},
 		{"64->64 3x3 14x14", plane(14, 3, 1), 64, 64, 1, packNone},
 		{"16->96 112x112", plane(112, 1, 1), 16, 96, 1, slivers},
 		{"3->64 7x7 s2 224", plane(224, 7, 2), 3, 64, 1, stem},

@@ -14,12 +14,20 @@ package nn
 */
 import "C"
 
-import "gkconv/internal/runtime/cpuisa"
+import (
+	"sync/atomic"
+
+	"gkconv/internal/runtime/cpuisa"
+)
+
+// level512: the package's C code runs at the AVX-512 level (set with it).
+var level512 atomic.Bool
 
 func init() {
 	cpuisa.Register(func(l cpuisa.Level) {
 		C.gk_nn_set_isa(C.int(l))
 		convGEMMAvailable.Store(C.conv_gemm_available() != 0)
+		level512.Store(l >= cpuisa.AVX512)
 		convISAGen.Add(1) // conv plans made at the old level are made again
 	})
 }
