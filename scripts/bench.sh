@@ -26,6 +26,13 @@ MODELS_DIR=${MODELS_DIR:-bench/models}
 ORT_DIR=${ORT_DIR:-/tmp/ort}
 ROUNDS=${ROUNDS:-5}          # alternations
 LOOPS=${LOOPS:-10}           # timed runs per program per round
+# Untimed runs first, the same for both programs. 2 were too few on the
+# 2-vCPU VM of 2026-11-29: a process started right after onnxruntime's
+# (which frees a few hundred MB) ran its first ~20 two-thread mobilenet_v2
+# runs 2-3x slower (4.5-6.5 ms against 2.2; twice the context switches,
+# the pool's worker found parked at every loop), so some rounds timed that
+# start-up instead of the model; with 10 the slow start no longer showed.
+WARMUP=${WARMUP:-10}
 MODELS=${MODELS-"resnet50 mobilenet_v2 efficientnet_b0 bert_base gpt_small"}   # "" skips the onnxruntime tables
 FUSION_MODELS=${FUSION_MODELS-"bert_base gpt_small efficientnet_b0"}
 THREADS2_MODELS=${THREADS2_MODELS-$MODELS}
@@ -72,13 +79,13 @@ for k in sys.argv[2:]: d = d[k]
 print(d)' "$@"; }
 # ours MINDIR THREADS: one timed benchmark run, its median ms.
 ours() {
-  ./converter benchmark --modelFile="$1" --numThreads="$2" --loopCount="$LOOPS" --warmUpLoopCount=2 \
+  ./converter benchmark --modelFile="$1" --numThreads="$2" --loopCount="$LOOPS" --warmUpLoopCount="$WARMUP" \
     --resultFile=bench/out/r.json >/dev/null
   jget bench/out/r.json median_ms
 }
 # ort MODEL THREADS: one timed onnxruntime run, its median ms.
 ort() {
-  node "$ORT_DIR/run_ort.js" "$1" --random --threads "$2" --opt all --runs "$LOOPS" --warmup 2 --json |
+  node "$ORT_DIR/run_ort.js" "$1" --random --threads "$2" --opt all --runs "$LOOPS" --warmup "$WARMUP" --json |
     python3 -c 'import json,sys; print(json.load(sys.stdin)["timing"]["median_ms"])'
 }
 
@@ -98,7 +105,7 @@ git diff --quiet HEAD 2>/dev/null || commit="$commit (modified)"
   echo
   echo "CPU: ${cpu:-unknown}, $(nproc) cores; ISA flags: ${flags:-none}"
   echo "ISA path (converter benchmark): $isa${BENCH_ISA:+ (BENCH_ISA=$BENCH_ISA)}"
-  echo "Method: medians over $ROUNDS alternating rounds (fusion: $FUSION_ROUNDS) of $LOOPS timed runs each;"
+  echo "Method: medians over $ROUNDS alternating rounds (fusion: $FUSION_ROUNDS) of $LOOPS timed runs each after $WARMUP untimed;"
   echo "a ratio is the median of the per-round ratios, (min-max) their range."
   echo
 } > "$OUT"
