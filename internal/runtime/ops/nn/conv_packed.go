@@ -217,7 +217,7 @@ func usePackedConv(n *ir.Node, w *ir.Tensor, g *geom, group, c, m, threads int) 
 //     projects of its 14x14 and 7x7 stages (six changed) 1.09 -> 0.98 ms at
 //     1 thread, 0.63 -> 0.58 at 2;
 //     mobilenet_v2's seven 14x14 ones 0.51 -> 0.47 and 0.28 -> 0.26. With
-//     AVX2's 6 x 16 slivers against its 3-row packed kernel the sliver form
+//     AVX2's 6 x 16 sliver kernel against its 3 x 32 packed one the sliver form
 //     stays ahead (forced AVX2, 1 thread: 1.91 vs 2.01 and 0.86 vs 0.91);
 //   - otherwise (mid-size planes, and portable code but the small planes)
 //     im2col + OpenBLAS.
@@ -230,7 +230,7 @@ func packedConvFaster(g *geom, c, m, threads int) int {
 		return packTransposed
 	case outVol <= 256 && threads > 1 && !(outVol >= 196 && g.pointwise() && convGEMMAvailable.Load()):
 		return packTransposed
-	case outVol <= 256 && g.pointwise() && c > m && level512.Load():
+	case outVol >= 196 && outVol <= 256 && g.pointwise() && c > m && level512.Load():
 		return packTransposed
 	case !convGEMMAvailable.Load():
 		return packNone
