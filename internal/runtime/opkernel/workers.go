@@ -131,9 +131,9 @@ func (p *workerPool) worker(seen uint64) {
 					// threads found it parked at 688 of ~6000 loops, now at
 					// 35 (the gaps between runs); a process started right
 					// after onnxruntime's ran its first two-thread
-					// mobilenet_v2 runs 2-3x slower in 3 of 8 tries, now 1
-					// of 8. Steady-state times were unchanged (resnet50 2T,
-					// min of 6 medians, 19.60 vs 19.50 ms).
+					// mobilenet_v2 runs 2-3x slower in 7 of 16 tries, now
+					// in 6 of 28. Steady-state times were unchanged
+					// (resnet50 2T, min of 6 medians, 19.60 vs 19.50 ms).
 					deadline = time.Now().Add(spinFor)
 				}
 				if i&15 == 15 && (p.quiet.Load() || time.Now().After(deadline)) {
