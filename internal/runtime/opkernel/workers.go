@@ -85,8 +85,9 @@ type workerPool struct {
 	quiet   atomic.Bool          // park now: another thread team needs the cores
 	mu      sync.Mutex
 	wake    *sync.Cond
-	parked  int // workers waiting on wake (guarded by mu)
-	started int // workers running (guarded by mu)
+	parked  int          // workers waiting on wake (guarded by mu)
+	wakes   atomic.Int64 // loops posted while a worker was parked (tests)
+	started int          // workers running (guarded by mu)
 }
 
 var workers = func() *workerPool {
@@ -170,6 +171,7 @@ func (p *workerPool) run(l *loop, helpers int) bool {
 	p.seq.Add(1)
 	p.mu.Lock()
 	if p.parked > 0 {
+		p.wakes.Add(1)
 		p.wake.Broadcast()
 	}
 	p.mu.Unlock()

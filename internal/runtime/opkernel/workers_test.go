@@ -1,8 +1,10 @@
 package opkernel
 
 import (
+	"runtime"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestParallelForCoversAll: every index is visited exactly once, for loops
@@ -102,5 +104,37 @@ func BenchmarkSerialLong(b *testing.B) {
 		spinWork(1000000)
 		spinWork(1000000)
 		spinWork(300000)
+	}
+}
+
+// TestWorkerSpinsThroughLoop: a worker that runs out of chunks while the
+// caller still works on its own (here 2 ms, far past the 100 us spin
+// window) keeps spinning until that loop ends, so the loop posted right
+// after finds it awake. Before, it parked 100 us after its last chunk and
+// nearly every such next loop had to wake it (a wake-up of up to 250 us
+// on a 2-vCPU VM).
+func TestWorkerSpinsThroughLoop(t *testing.T) {
+	if runtime.NumCPU() < 2 {
+		t.Skip("one CPU: no worker runs beside the caller")
+	}
+	ctx := &Ctx{Threads: 2}
+	ParallelFor(ctx, 2, 1, func(s, e int) {}) // start the worker
+	const pairs = 20
+	woken := int64(0)
+	for range pairs {
+		time.Sleep(2 * time.Millisecond) // the worker parks between pairs
+		ParallelFor(ctx, 2, 1, func(s, e int) {})
+		// the long loop: chunk 0 (the caller's, from the front) takes 2 ms
+		ParallelFor(ctx, 2, 1, func(s, e int) {
+			if s == 0 {
+				time.Sleep(2 * time.Millisecond)
+			}
+		})
+		before := workers.wakes.Load()
+		ParallelFor(ctx, 2, 1, func(s, e int) {}) // posted as the long loop ends
+		woken += workers.wakes.Load() - before
+	}
+	if woken > pairs/2 {
+		t.Fatalf("the loop after a long one found the worker parked %d times of %d", woken, pairs)
 	}
 }
