@@ -21,15 +21,7 @@ func TestConvActivationRoundTrip(t *testing.T) {
 			b.in("x", ir.Float32, 1, 2, 3, 3), b.floats("w", 1, 2, 2, 1, 1))
 		g.Nodes[0].Attrs[ir.SourcePrimitive] = ir.StringAttr("Conv2D") // as read from a MindSpore core file
 		data, mp := writeChecked(t, g, "conv_act.mindir")
-		found := false
-		for _, p := range mp.Primitives {
-			for _, a := range p.Attribute {
-				if a.GetName() == "activation_type" && p.GetOpType() == "Conv2DFusion" {
-					found = a.GetI() == act
-				}
-			}
-		}
-		if !found {
+		if got, ok := activationTypes(mp)["Conv2DFusion"]; !ok || got != act {
 			t.Fatalf("no Conv2DFusion with activation_type %d", act)
 		}
 		back, err := Parse(data)
@@ -70,4 +62,18 @@ func writeChecked(t *testing.T, g *ir.Graph, name string) ([]byte, *pb.ModelProt
 		t.Fatal(err)
 	}
 	return data, &mp
+}
+
+// activationTypes maps each primitive op type in mp to its activation_type
+// attribute (the last such primitive's, where there are several).
+func activationTypes(mp *pb.ModelProto) map[string]int64 {
+	acts := map[string]int64{}
+	for _, p := range mp.Primitives {
+		for _, a := range p.Attribute {
+			if a.GetName() == "activation_type" {
+				acts[p.GetOpType()] = a.GetI()
+			}
+		}
+	}
+	return acts
 }

@@ -32,14 +32,7 @@ func TestConvEpilogueActivationRoundTrip(t *testing.T) {
 					}
 					g := b.node("Conv2D", ir.Attrs{ir.AttrActivation: ir.IntAttr(act)}, 1, ins...)
 					data, mp := writeChecked(t, g, "conv_activation.mindir")
-					acts := map[string]int64{}
-					for _, p := range mp.Primitives {
-						for _, a := range p.Attribute {
-							if a.GetName() == "activation_type" {
-								acts[p.GetOpType()] = a.GetI()
-							}
-						}
-					}
+					acts := activationTypes(mp)
 					want := map[string]int64{"Conv2DFusion": msActNone, "Activation": act}
 					if resid {
 						want["AddFusion"] = msActNone

@@ -42,14 +42,7 @@ func TestConvResidualRoundTrip(t *testing.T) {
 			}
 			g := b.node("Conv2D", attrs, 1, x, b.floats("w", 1, wShape...), bias, z)
 			data, mp := writeChecked(t, g, "conv_residual.mindir")
-			acts := map[string]int64{}
-			for _, p := range mp.Primitives {
-				for _, a := range p.Attribute {
-					if a.GetName() == "activation_type" {
-						acts[p.GetOpType()] = a.GetI()
-					}
-				}
-			}
+			acts := activationTypes(mp)
 			if acts["AddFusion"] != c.act || (len(c.dims) == 4 && acts["Conv2DFusion"] != msActNone) {
 				t.Fatalf("activation types %v", acts)
 			}

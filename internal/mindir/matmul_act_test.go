@@ -28,15 +28,7 @@ func TestMatMulActivationRoundTrip(t *testing.T) {
 					g.Nodes[0].Attrs[ir.SourcePrimitive] = ir.StringAttr("MatMul")
 				}
 				data, mp := writeChecked(t, g, "matmul_act.mindir")
-				found := false
-				for _, p := range mp.Primitives {
-					for _, a := range p.Attribute {
-						if a.GetName() == "activation_type" && p.GetOpType() == "MatMulFusion" {
-							found = a.GetI() == act
-						}
-					}
-				}
-				if !found {
+				if got, ok := activationTypes(mp)["MatMulFusion"]; !ok || got != act {
 					t.Fatalf("act %d bias %v core %v: no MatMulFusion with activation_type %d", act, withBias, core, act)
 				}
 				back, err := Parse(data)
