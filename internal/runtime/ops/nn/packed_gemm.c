@@ -90,6 +90,54 @@ static void pack_a(int mr, const float *a, int lda, int trans, int i0, int mc,
     }
 }
 
+
+// sliver_kernel multiplies an mr x kc sliver of packed A by a kc x NR slice
+// of a B panel into C (acc: add to C; bias and act after the last K block
+// where the kernel applies them, else ignored); pf: one line to prefetch
+// per k step.
+typedef void (*sliver_kernel)(int mr, int kc, const float *ap, const float *bp, float *c, int ldc,
+                              int acc, const float *bias, int act, int ncols, const char *pf);
+
+// gemm_panels is the order for m <= MC (every transformer GEMM at batch 1):
+// all of op(A) is packed once, then each B panel is walked from top to bottom
+// (K blocks innermost), so the weights stream through memory in address
+// order and the hardware prefetcher sees one sequential read of B, and each
+// C tile is written once, not once per K block (for an M=64 GEMM with
+// 50257 columns, 13 MB of C: 18% faster than the K-block-outer order at
+// AVX2). The first two slivers prefetch the next B slice into L2.
+static int gemm_panels(int mr_max, sliver_kernel ukr, int m, int n, int k, const float *a, int lda,
+                       int trans_a, const float *bp, const float *bias, int act, float *c, int ldc,
+                       int p0, int p1) {
+    size_t mp = (size_t)(m + mr_max - 1) / mr_max * mr_max;
+    float *pa = get_abuf(mp * (size_t)k);
+    if (!pa) return -1;
+    for (int pc = 0; pc < k; pc += KC) {
+        int kc = k - pc < KC ? k - pc : KC;
+        pack_a(mr_max, a, lda, trans_a, 0, m, pc, kc, pa + mp * (size_t)pc);
+    }
+    const float *bend = bp + (size_t)p1 * k * NR;
+    for (int p = p0; p < p1; p++) {
+        int j0 = p * NR;
+        int ncols = n - j0 < NR ? n - j0 : NR;
+        for (int pc = 0; pc < k; pc += KC) {
+            int kc = k - pc < KC ? k - pc : KC;
+            const float *bs = bp + (size_t)p * k * NR + (size_t)pc * NR;
+            const float *bsa = m > mr_max ? aligned_slice(bs, kc) : bs;
+            const float *next = bs + (size_t)KC * NR;
+            if (next >= bend) next = NULL;
+            const float *pab = pa + mp * (size_t)pc;
+            for (int ir = 0, s = 0; ir < m; ir += mr_max, s++) {
+                int mr = m - ir < mr_max ? m - ir : mr_max;
+                const float *ap = pab + (size_t)ir * kc;
+                const char *pf = next && s < 2 ? (const char *)(next + (size_t)s * kc * 16) : (const char *)ap;
+                ukr(mr, kc, ap, bsa, c + (size_t)ir * ldc + j0, ldc, pc > 0,
+                    bias && pc + kc == k ? bias + j0 : NULL, pc + kc == k ? act : 0, ncols, pf);
+            }
+        }
+    }
+    return 0;
+}
+
 // ---------------------------------------------------------------- AVX-512
 
 #define AVX512 __attribute__((target("avx512f")))
@@ -168,46 +216,9 @@ static AVX512 void ukr512_any(int mr, int kc, const float *ap, const float *bp,
         }
 }
 
-// gemm512_panels is the order for m <= MC (every transformer GEMM at batch 1):
-// all of op(A) is packed once, then each B panel is walked from top to bottom
-// (K blocks innermost), so the weights stream through memory in address
-// order and the hardware prefetcher sees one sequential read of B.
-static AVX512 int gemm512_panels(int m, int n, int k, const float *a, int lda, int trans_a,
-                                 const float *bp, const float *bias, int act, float *c, int ldc,
-                                 int p0, int p1) {
-    size_t mp = (size_t)(m + MR512 - 1) / MR512 * MR512;
-    float *pa = get_abuf(mp * (size_t)k);
-    if (!pa) return -1;
-    for (int pc = 0; pc < k; pc += KC) {
-        int kc = k - pc < KC ? k - pc : KC;
-        pack_a(MR512, a, lda, trans_a, 0, m, pc, kc, pa + mp * (size_t)pc);
-    }
-    const float *bend = bp + (size_t)p1 * k * NR;
-    for (int p = p0; p < p1; p++) {
-        int j0 = p * NR;
-        int ncols = n - j0 < NR ? n - j0 : NR;
-        for (int pc = 0; pc < k; pc += KC) {
-            int kc = k - pc < KC ? k - pc : KC;
-            const float *bs = bp + (size_t)p * k * NR + (size_t)pc * NR;
-            const float *bsa = m > MR512 ? aligned_slice(bs, kc) : bs;
-            const float *next = bs + (size_t)KC * NR;
-            if (next >= bend) next = NULL;
-            const float *pab = pa + mp * (size_t)pc;
-            for (int ir = 0, s = 0; ir < m; ir += MR512, s++) {
-                int mr = m - ir < MR512 ? m - ir : MR512;
-                const float *ap = pab + (size_t)ir * kc;
-                const char *pf = next && s < 2 ? (const char *)(next + (size_t)s * kc * 16) : (const char *)ap;
-                ukr512_any(mr, kc, ap, bsa, c + (size_t)ir * ldc + j0, ldc, pc > 0,
-                           bias && pc + kc == k ? bias + j0 : NULL, pc + kc == k ? act : 0, ncols, pf);
-            }
-        }
-    }
-    return 0;
-}
-
 static AVX512 int gemm512(int m, int n, int k, const float *a, int lda, int trans_a,
                            const float *bp, const float *bias, int act, float *c, int ldc, int p0, int p1) {
-    if (m <= MC) return gemm512_panels(m, n, k, a, lda, trans_a, bp, bias, act, c, ldc, p0, p1);
+    if (m <= MC) return gemm_panels(MR512, ukr512_any, m, n, k, a, lda, trans_a, bp, bias, act, c, ldc, p0, p1);
     int mcmax = m < MC ? m : MC;
     int kcmax = k < KC ? k : KC;
     float *pa = get_abuf((size_t)((mcmax + MR512 - 1) / MR512 * MR512) * kcmax);
@@ -251,7 +262,7 @@ static AVX512 int gemm512(int m, int n, int k, const float *a, int lda, int tran
 // nv the vectors that hold their columns (80 or 112 output channels end in a
 // panel of 16: half the FMAs).
 INLINE AVX2 void ukr256(const int mr, const int nv, int kc, const float *ap, const float *bp,
-                        float *c, int ldc, int acc) {
+                        float *c, int ldc, int acc, const char *pf) {
     __m256 cc[3][4];
 #pragma GCC unroll 3
     for (int r = 0; r < mr; r++)
@@ -259,6 +270,7 @@ INLINE AVX2 void ukr256(const int mr, const int nv, int kc, const float *ap, con
     for (int p = 0; p < kc; p++) {
         __m256 b[4];
         for (int j = 0; j < nv; j++) b[j] = _mm256_loadu_ps(bp + 8 * j);
+        _mm_prefetch(pf + (size_t)p * 64, _MM_HINT_T1);
 #pragma GCC unroll 3
         for (int r = 0; r < mr; r++) {
             __m256 av = _mm256_broadcast_ss(ap + r);
@@ -278,8 +290,10 @@ INLINE AVX2 void ukr256(const int mr, const int nv, int kc, const float *ap, con
     }
 }
 
-static AVX2 void ukr256_any(int mr, int kc, const float *ap, const float *bp,
-                            float *c, int ldc, int acc, int ncols) {
+// ukr256_any leaves bias and act to epilogue(), after the whole GEMM.
+static AVX2 void ukr256_any(int mr, int kc, const float *ap, const float *bp, float *c, int ldc,
+                            int acc, const float *bias, int act, int ncols, const char *pf) {
+    (void)bias, (void)act;
     float tmp[3 * NR];
     float *dst = c;
     int ld = ldc;
@@ -290,10 +304,10 @@ static AVX2 void ukr256_any(int mr, int kc, const float *ap, const float *bp,
             for (int r = 0; r < mr; r++) memcpy(tmp + r * NR, c + (size_t)r * ldc, ncols * sizeof(float));
     }
     int nv = (ncols + 7) / 8;
-#define UKR(R) (nv == 4 ? ukr256(R, 4, kc, ap, bp, dst, ld, acc)   \
-                : nv == 3 ? ukr256(R, 3, kc, ap, bp, dst, ld, acc) \
-                : nv == 2 ? ukr256(R, 2, kc, ap, bp, dst, ld, acc) \
-                          : ukr256(R, 1, kc, ap, bp, dst, ld, acc))
+#define UKR(R) (nv == 4 ? ukr256(R, 4, kc, ap, bp, dst, ld, acc, pf)   \
+                : nv == 3 ? ukr256(R, 3, kc, ap, bp, dst, ld, acc, pf) \
+                : nv == 2 ? ukr256(R, 2, kc, ap, bp, dst, ld, acc, pf) \
+                          : ukr256(R, 1, kc, ap, bp, dst, ld, acc, pf))
     switch (mr) {
     case 3: UKR(3); break;
     case 2: UKR(2); break;
@@ -306,6 +320,7 @@ static AVX2 void ukr256_any(int mr, int kc, const float *ap, const float *bp,
 
 static AVX2 int gemm256(int m, int n, int k, const float *a, int lda, int trans_a,
                          const float *bp, float *c, int ldc, int p0, int p1) {
+    if (m <= MC) return gemm_panels(3, ukr256_any, m, n, k, a, lda, trans_a, bp, NULL, 0, c, ldc, p0, p1);
     int mcmax = m < MC ? m : MC;
     int kcmax = k < KC ? k : KC;
     float *pa = get_abuf((size_t)((mcmax + 2) / 3 * 3) * kcmax);
@@ -320,10 +335,14 @@ static AVX2 int gemm256(int m, int n, int k, const float *a, int lda, int trans_
                 if (mc > 3) bs = aligned_slice(bs, kc);
                 int j0 = p * NR;
                 int ncols = n - j0 < NR ? n - j0 : NR;
-                for (int ir = 0; ir < mc; ir += 3) {
+                const float *next = p + 1 < p1 ? bp + (size_t)(p + 1) * k * NR + (size_t)pc * NR
+                                  : pc + KC < k ? bp + (size_t)p0 * k * NR + (size_t)(pc + KC) * NR
+                                  : NULL;
+                for (int ir = 0, s = 0; ir < mc; ir += 3, s++) {
                     int mr = mc - ir < 3 ? mc - ir : 3;
-                    ukr256_any(mr, kc, pa + (size_t)ir * kc, bs,
-                               c + (size_t)(ic + ir) * ldc + j0, ldc, pc > 0, ncols);
+                    const float *ap = pa + (size_t)ir * kc;
+                    const char *pf = next && s < 2 ? (const char *)(next + (size_t)s * kc * 16) : (const char *)ap;
+                    ukr256_any(mr, kc, ap, bs, c + (size_t)(ic + ir) * ldc + j0, ldc, pc > 0, NULL, 0, ncols, pf);
                 }
             }
         }
