@@ -7,7 +7,7 @@ import (
 // MemoryPlan is what one run will allocate, computed from the shapes the
 // graph carries before anything runs, by replaying Run's allocation
 // decisions (alias ops share their input's buffer, pooled buffers are
-// recycled by exact size when their last reader is done, graph outputs get
+// recycled by the pool's bestFit when their last reader is done, graph outputs get
 // their own tensors).
 type MemoryPlan struct {
 	PoolPeak      int64 // the most pooled intermediate bytes alive at once
@@ -55,23 +55,25 @@ func (s *Session) MemoryPlan() MemoryPlan {
 		size int64
 		refs int
 	}
-	free := map[int64]int{} // recycled buffers by exact size
+	var free []int64 // capacities of the recycled buffers, in freeing order
 	var total int64
 	bufs := make([]*buf, len(s.lastUse))
-	get := func(n int64) {
-		if free[n] > 0 {
-			free[n]--
-			return
+	get := func(n int64) int64 {
+		if i := bestFit(n, len(free), func(i int) int64 { return free[i] }); i >= 0 {
+			c := free[i]
+			free = append(free[:i], free[i+1:]...)
+			return c
 		}
 		total = sat(total, n)
 		if total > plan.PoolPeak {
 			plan.PoolPeak = total
 		}
+		return n
 	}
 	release := func(b *buf) {
 		b.refs--
 		if b.refs == 0 {
-			free[b.size]++
+			free = append(free, b.size)
 		}
 	}
 	for ni, n := range s.g.Nodes {
@@ -109,8 +111,7 @@ func (s *Session) MemoryPlan() MemoryPlan {
 				plan.OutputBytes = sat(plan.OutputBytes, size)
 				continue
 			}
-			get(size)
-			bufs[oi] = &buf{size: size, refs: 1}
+			bufs[oi] = &buf{size: get(size), refs: 1}
 		}
 		for _, v := range n.Inputs {
 			if v == nil {
