@@ -2,11 +2,12 @@ package runtime
 
 import "testing"
 
-// The pool hands a request the smallest free buffer that holds it, the most
-// recently freed among equals, and allocates only when none does: buffers
-// of different sizes are shared, so the peak is the bytes alive at once.
+// Within a run the pool hands a request the smallest buffer given back
+// earlier in the run that holds it, the most recently freed among equals,
+// and allocates only when none does: buffers of different sizes are shared.
 func TestPoolBestFit(t *testing.T) {
 	p := newPool()
+	p.begin()
 	a, b, c := p.get(400), p.get(100), p.get(100)
 	if p.peak != 600 {
 		t.Fatalf("peak %d after 400+100+100 bytes, want 600", p.peak)
@@ -31,5 +32,27 @@ func TestPoolBestFit(t *testing.T) {
 	}
 	if p.get(101); p.peak != 701 {
 		t.Errorf("peak %d: a request larger than every free buffer must allocate (want 701)", p.peak)
+	}
+}
+
+// Later runs make the first run's choices, so the pool does not grow. The
+// sequence is one where a best fit among every idle buffer would: in the
+// second run the 10-byte request would take the 20-byte buffer, the 20-byte
+// one the 40-byte buffer, and the 30-byte one a new buffer (peak 90).
+func TestPoolRunsRepeatFirst(t *testing.T) {
+	p := newPool()
+	for run := 0; run < 3; run++ {
+		p.begin()
+		a := p.get(40)
+		p.put(a)
+		b := p.get(10) // a's buffer
+		c := p.get(20) // new in the first run
+		p.put(b)
+		d := p.get(30) // a's buffer again
+		p.put(c)
+		p.put(d)
+		if p.peak != 60 {
+			t.Fatalf("run %d: pool peak %d bytes, want the first run's 60", run, p.peak)
+		}
 	}
 }

@@ -215,6 +215,7 @@ func (s *Session) run(inputs []*ir.Tensor, check bool) ([]*ir.Tensor, error) {
 	s.outMu.Unlock()
 	vals := make([]*ir.Tensor, len(s.lastUse))
 	bufs := make([]*buffer, len(s.lastUse))
+	s.pool.begin()
 	for i, v := range g.Inputs {
 		t := inputs[i]
 		if t == nil {
