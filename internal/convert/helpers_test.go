@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -106,6 +107,21 @@ func runMindIR(t *testing.T, path string, inputs []*ir.Tensor) []*ir.Tensor {
 	// The plan benchmark checks against --maxMemory is what the run used.
 	if plan.Unknown == 0 && plan.PoolPeak != sess.ArenaBytes() {
 		t.Errorf("%s: memory plan says a pool peak of %d bytes, the run used %d", path, plan.PoolPeak, sess.ArenaBytes())
+	}
+	// A second run reuses the first run's buffers, holding its values: it
+	// must give the same bytes (no kernel reads memory it did not write) and
+	// the pool must not grow past the plan.
+	again, err := sess.Run(inputs)
+	if err != nil {
+		t.Fatalf("%s: second run: %v", path, err)
+	}
+	for i := range outs {
+		if outs[i] != nil && again[i] != nil && !bytes.Equal(outs[i].Data, again[i].Data) {
+			t.Errorf("%s: output %d differs between two runs on the same inputs", path, i)
+		}
+	}
+	if plan.Unknown == 0 && plan.PoolPeak != sess.ArenaBytes() {
+		t.Errorf("%s: memory plan says a pool peak of %d bytes, the second run left %d", path, plan.PoolPeak, sess.ArenaBytes())
 	}
 	return outs
 }
