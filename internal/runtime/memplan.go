@@ -48,32 +48,61 @@ func byteSize(v *ir.Value) (int64, bool) {
 	return n * size, true
 }
 
-// MemoryPlan replays one run's allocations on the static shapes.
+// MemoryPlan replays one run's allocations on the static shapes. With a
+// slab layout (every size known) the pool is its arena.
 func (s *Session) MemoryPlan() MemoryPlan {
+	plan, _ := s.replay()
+	if s.pool.slab != nil {
+		plan.PoolPeak = s.pool.slab.size + s.pool.slab.held
+	}
+	return plan
+}
+
+// allocTrace is a replayed run's pooled requests in order: bytes, and the
+// event steps (gets and releases counted together) at which each was taken
+// and given back (-1: not within the run).
+type allocTrace struct {
+	sizes      []int64
+	born, died []int
+}
+
+// replay is MemoryPlan without the slab: PoolPeak is what the pool's own
+// buffers (bestFit) would reach.
+func (s *Session) replay() (MemoryPlan, allocTrace) {
 	plan := MemoryPlan{PreparedBytes: s.prepBytes}
+	var tr allocTrace
 	type buf struct {
 		size int64
 		refs int
+		req  int
 	}
 	var free []int64 // capacities of the recycled buffers, in freeing order
 	var total int64
+	step := 0
 	bufs := make([]*buf, len(s.lastUse))
-	get := func(n int64) int64 {
+	get := func(n int64) *buf {
+		b := &buf{size: n, refs: 1, req: len(tr.sizes)}
+		tr.sizes = append(tr.sizes, n)
+		tr.born = append(tr.born, step)
+		tr.died = append(tr.died, -1)
+		step++
 		if i := bestFit(n, len(free), func(i int) int64 { return free[i] }); i >= 0 {
-			c := free[i]
+			b.size = free[i]
 			free = append(free[:i], free[i+1:]...)
-			return c
+			return b
 		}
 		total = sat(total, n)
 		if total > plan.PoolPeak {
 			plan.PoolPeak = total
 		}
-		return n
+		return b
 	}
 	release := func(b *buf) {
 		b.refs--
 		if b.refs == 0 {
 			free = append(free, b.size)
+			tr.died[b.req] = step
+			step++
 		}
 	}
 	for ni, n := range s.g.Nodes {
@@ -111,7 +140,7 @@ func (s *Session) MemoryPlan() MemoryPlan {
 				plan.OutputBytes = sat(plan.OutputBytes, size)
 				continue
 			}
-			bufs[oi] = &buf{size: get(size), refs: 1}
+			bufs[oi] = get(size)
 		}
 		for _, v := range n.Inputs {
 			if v == nil {
@@ -134,5 +163,5 @@ func (s *Session) MemoryPlan() MemoryPlan {
 			}
 		}
 	}
-	return plan
+	return plan, tr
 }

@@ -1,6 +1,11 @@
 package runtime
 
-import "testing"
+import (
+	"slices"
+	"testing"
+
+	"gkconv/internal/ir"
+)
 
 // Within a run the pool hands a request the smallest buffer given back
 // earlier in the run that holds it, the most recently freed among equals,
@@ -54,5 +59,29 @@ func TestPoolRunsRepeatFirst(t *testing.T) {
 		if p.peak != 60 {
 			t.Fatalf("run %d: pool peak %d bytes, want the first run's 60", run, p.peak)
 		}
+	}
+}
+
+// A graph output that is an alias (Identity) of a pooled intermediate
+// shares its buffer with the caller: the next run must not write into it.
+func TestPoolAliasOutputKept(t *testing.T) {
+	s := negSession(t, Options{Threads: 1}, func(g *ir.Graph, x, neg *ir.Value) []*ir.Value {
+		sq := g.AddNode("sq", "Mul", []*ir.Value{neg, neg}, "sq").Outputs[0]
+		return []*ir.Value{g.AddNode("id", "Identity", []*ir.Value{sq}, "out").Outputs[0]}
+	})
+	first, err := s.Run([]*ir.Tensor{ir.Float32Tensor([]int64{3}, 1, 2, 3)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r := 0; r < 3; r++ {
+		if _, err := s.Run([]*ir.Tensor{ir.Float32Tensor([]int64{3}, 7, 8, 9)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := first[0].F32(); !slices.Equal(got, []float32{1, 4, 9}) {
+		t.Errorf("the first run's output became %v after later runs, want [1 4 9]", got)
+	}
+	if plan := s.MemoryPlan(); plan.PoolPeak != s.ArenaBytes() {
+		t.Errorf("plan %d bytes, pool %d after four runs", plan.PoolPeak, s.ArenaBytes())
 	}
 }

@@ -191,6 +191,9 @@ func NewSession(g *ir.Graph, opts Options) (*Session, error) {
 	}
 	s.samples = make([][]time.Duration, len(g.Nodes))
 	s.memo = make([]shapeMemo, len(g.Nodes))
+	if plan, tr := s.replay(); plan.Unknown == 0 {
+		s.pool.slab = layoutSlab(tr.sizes, tr.born, tr.died)
+	}
 	return s, nil
 }
 
