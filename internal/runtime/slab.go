@@ -28,8 +28,11 @@ type slabLayout struct {
 
 const (
 	slabAlign = 64 // vector loads; every request gets at least one line
-	// slabMaxRequests bounds the quadratic layout; bigger runs use the pool.
-	slabMaxRequests = 4096
+	// slabMaxRequests bounds the quadratic layout and slabMaxConflicts the
+	// conflict lists (each run checks them all: bert_base unfused has 565
+	// requests and 54562 conflicts); bigger runs use the pool.
+	slabMaxRequests  = 4096
+	slabMaxConflicts = 1 << 20
 )
 
 func slabSize(n int64) int64 { return max(slabAlign, (n+slabAlign-1)/slabAlign*slabAlign) }
@@ -82,11 +85,15 @@ func layoutSlab(sizes []int64, born, died []int) *slabLayout {
 		l.size = max(l.size, at+l.sizes[k])
 		placed = append(placed, k)
 	}
+	total := 0
 	for k := range n {
 		for j := range k {
 			if l.offs[k] >= 0 && l.offs[j] >= 0 && l.offs[j] < l.offs[k]+l.sizes[k] && l.offs[k] < l.offs[j]+l.sizes[j] {
 				l.conflicts[k] = append(l.conflicts[k], int32(j))
 			}
+		}
+		if total += len(l.conflicts[k]); total > slabMaxConflicts {
+			return nil
 		}
 	}
 	return l
