@@ -6,9 +6,9 @@ import (
 
 // MemoryPlan is what one run will allocate, computed from the shapes the
 // graph carries before anything runs, by replaying Run's allocation
-// decisions (alias ops share their input's buffer, pooled buffers are
-// recycled by the pool's bestFit when their last reader is done, graph outputs get
-// their own tensors).
+// decisions (alias ops share their input's buffer, intermediates live in the
+// arena laid out from this replay, or in buffers recycled by the pool's
+// bestFit when a size is unknown, graph outputs get their own tensors).
 type MemoryPlan struct {
 	PoolPeak      int64 // the most pooled intermediate bytes alive at once
 	OutputBytes   int64 // graph outputs, allocated outside the pool
