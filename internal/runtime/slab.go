@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"cmp"
 	"slices"
 )
 
@@ -59,9 +60,9 @@ func layoutSlab(sizes []int64, born, died []int) *slabLayout {
 	}
 	slices.SortStableFunc(order, func(a, b int) int {
 		if l.sizes[a] != l.sizes[b] {
-			return int(sign(l.sizes[b] - l.sizes[a]))
+			return cmp.Compare(l.sizes[b], l.sizes[a])
 		}
-		return born[a] - born[b]
+		return cmp.Compare(born[a], born[b])
 	})
 	type span struct{ off, end int64 }
 	var placed []int
@@ -73,7 +74,7 @@ func layoutSlab(sizes []int64, born, died []int) *slabLayout {
 				busy = append(busy, span{l.offs[j], l.offs[j] + l.sizes[j]})
 			}
 		}
-		slices.SortFunc(busy, func(a, b span) int { return int(sign(a.off - b.off)) })
+		slices.SortFunc(busy, func(a, b span) int { return cmp.Compare(a.off, b.off) })
 		var at int64
 		for _, s := range busy {
 			if s.off-at >= l.sizes[k] {
@@ -97,14 +98,4 @@ func layoutSlab(sizes []int64, born, died []int) *slabLayout {
 		}
 	}
 	return l
-}
-
-func sign(x int64) int64 {
-	switch {
-	case x < 0:
-		return -1
-	case x > 0:
-		return 1
-	}
-	return 0
 }
