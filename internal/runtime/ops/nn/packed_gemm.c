@@ -24,7 +24,7 @@
 #define KC 256  // K block: a KC x NR slice of B is 32 KiB
 #define MC 240  // M block (multiple of both MRs): packed A block <= 240 KiB
 #define MR512 12
-#define MR256 4
+#define MR256 3
 
 // Per-OS-thread buffer for packed A. A cgo call runs on one OS thread from
 // start to end, so the buffer is never shared; it only grows.
@@ -98,13 +98,21 @@ static void pack_a(int mr, const float *a, int lda, int trans, int i0, int mc,
 typedef void (*sliver_kernel)(int mr, int kc, const float *ap, const float *bp, float *c, int ldc,
                               int acc, const float *bias, int act, int ncols, const char *pf);
 
+// sliver_pf is the line sliver s of a K block prefetches per k step: the
+// first two prefetch the next B slice (next; NULL: none) into L2, one line
+// each per k step (2*kc lines = kc x 32 floats); the others their own,
+// cached, A sliver ap.
+static inline const char *sliver_pf(const float *next, int s, int kc, const float *ap) {
+    return next && s < 2 ? (const char *)(next + (size_t)s * kc * 16) : (const char *)ap;
+}
+
 // gemm_panels is the order for m <= MC (every transformer GEMM at batch 1):
 // all of op(A) is packed once, then each B panel is walked from top to bottom
 // (K blocks innermost), so the weights stream through memory in address
 // order and the hardware prefetcher sees one sequential read of B, and each
 // C tile is written once, not once per K block (for an M=64 GEMM with
 // 50257 columns, 13 MB of C: 18% faster than the K-block-outer order at
-// AVX2). The first two slivers prefetch the next B slice into L2.
+// AVX2).
 static int gemm_panels(int mr_max, sliver_kernel ukr, int m, int n, int k, const float *a, int lda,
                        int trans_a, const float *bp, const float *bias, int act, float *c, int ldc,
                        int p0, int p1) {
@@ -129,13 +137,56 @@ static int gemm_panels(int mr_max, sliver_kernel ukr, int m, int n, int k, const
             for (int ir = 0, s = 0; ir < m; ir += mr_max, s++) {
                 int mr = m - ir < mr_max ? m - ir : mr_max;
                 const float *ap = pab + (size_t)ir * kc;
-                const char *pf = next && s < 2 ? (const char *)(next + (size_t)s * kc * 16) : (const char *)ap;
                 ukr(mr, kc, ap, bsa, c + (size_t)ir * ldc + j0, ldc, pc > 0,
-                    bias && pc + kc == k ? bias + j0 : NULL, pc + kc == k ? act : 0, ncols, pf);
+                    bias && pc + kc == k ? bias + j0 : NULL, pc + kc == k ? act : 0, ncols,
+                    sliver_pf(next, s, kc, ap));
             }
         }
     }
     return 0;
+}
+
+// gemm_blocked is GotoBLAS's order for m > MC: per K block, per block of MC
+// rows of A (packed), every B panel's slice of that K block.
+static int gemm_blocked(int mr_max, sliver_kernel ukr, int m, int n, int k, const float *a, int lda,
+                        int trans_a, const float *bp, const float *bias, int act, float *c, int ldc,
+                        int p0, int p1) {
+    int kcmax = k < KC ? k : KC;
+    float *pa = get_abuf((size_t)((MC + mr_max - 1) / mr_max * mr_max) * kcmax);
+    if (!pa) return -1;
+    for (int pc = 0; pc < k; pc += KC) {
+        int kc = k - pc < KC ? k - pc : KC;
+        for (int ic = 0; ic < m; ic += MC) {
+            int mc = m - ic < MC ? m - ic : MC;
+            pack_a(mr_max, a, lda, trans_a, ic, mc, pc, kc, pa);
+            for (int p = p0; p < p1; p++) {
+                const float *bs = bp + (size_t)p * k * NR + (size_t)pc * NR;
+                const float *bsa = mc > mr_max ? aligned_slice(bs, kc) : bs;
+                int j0 = p * NR;
+                int ncols = n - j0 < NR ? n - j0 : NR;
+                const float *next = p + 1 < p1 ? bs + (size_t)k * NR
+                                  : pc + KC < k ? bp + (size_t)p0 * k * NR + (size_t)(pc + KC) * NR
+                                  : NULL;
+                for (int ir = 0, s = 0; ir < mc; ir += mr_max, s++) {
+                    int mr = mc - ir < mr_max ? mc - ir : mr_max;
+                    const float *ap = pa + (size_t)ir * kc;
+                    ukr(mr, kc, ap, bsa, c + (size_t)(ic + ir) * ldc + j0, ldc, pc > 0,
+                        bias && pc + kc == k ? bias + j0 : NULL, pc + kc == k ? act : 0, ncols,
+                        sliver_pf(next, s, kc, ap));
+                }
+            }
+        }
+    }
+    return 0;
+}
+
+// gemm_slivers runs the GEMM on sliver kernel ukr of mr_max rows in the
+// order for its m.
+static int gemm_slivers(int mr_max, sliver_kernel ukr, int m, int n, int k, const float *a, int lda,
+                        int trans_a, const float *bp, const float *bias, int act, float *c, int ldc,
+                        int p0, int p1) {
+    return (m <= MC ? gemm_panels : gemm_blocked)(mr_max, ukr, m, n, k, a, lda, trans_a, bp, bias, act, c,
+                                                  ldc, p0, p1);
 }
 
 // ---------------------------------------------------------------- AVX-512
@@ -216,42 +267,6 @@ static AVX512 void ukr512_any(int mr, int kc, const float *ap, const float *bp,
         }
 }
 
-static AVX512 int gemm512(int m, int n, int k, const float *a, int lda, int trans_a,
-                           const float *bp, const float *bias, int act, float *c, int ldc, int p0, int p1) {
-    if (m <= MC) return gemm_panels(MR512, ukr512_any, m, n, k, a, lda, trans_a, bp, bias, act, c, ldc, p0, p1);
-    int mcmax = m < MC ? m : MC;
-    int kcmax = k < KC ? k : KC;
-    float *pa = get_abuf((size_t)((mcmax + MR512 - 1) / MR512 * MR512) * kcmax);
-    if (!pa) return -1;
-    for (int pc = 0; pc < k; pc += KC) {
-        int kc = k - pc < KC ? k - pc : KC;
-        for (int ic = 0; ic < m; ic += MC) {
-            int mc = m - ic < MC ? m - ic : MC;
-            pack_a(MR512, a, lda, trans_a, ic, mc, pc, kc, pa);
-            for (int p = p0; p < p1; p++) {
-                const float *bs = bp + (size_t)p * k * NR + (size_t)pc * NR;
-                const float *bsa = mc > MR512 ? aligned_slice(bs, kc) : bs;
-                int j0 = p * NR;
-                int ncols = n - j0 < NR ? n - j0 : NR;
-                // The first two slivers prefetch the next B slice into L2
-                // (one line per k step each: 2*kc lines = kc x 32 floats);
-                // the others prefetch their own, cached, A sliver.
-                const float *next = p + 1 < p1 ? bs + (size_t)k * NR
-                                  : pc + KC < k ? bp + (size_t)p0 * k * NR + (size_t)(pc + KC) * NR
-                                  : NULL;
-                for (int ir = 0, s = 0; ir < mc; ir += MR512, s++) {
-                    int mr = mc - ir < MR512 ? mc - ir : MR512;
-                    const float *ap = pa + (size_t)ir * kc;
-                    const char *pf = next && s < 2 ? (const char *)(next + (size_t)s * kc * 16) : (const char *)ap;
-                    ukr512_any(mr, kc, ap, bsa, c + (size_t)(ic + ir) * ldc + j0, ldc, pc > 0,
-                               bias && pc + kc == k ? bias + j0 : NULL, pc + kc == k ? act : 0, ncols, pf);
-                }
-            }
-        }
-    }
-    return 0;
-}
-
 // ---------------------------------------------------------------- AVX2
 
 #define AVX2 __attribute__((target("avx2,fma")))
@@ -263,7 +278,7 @@ static AVX512 int gemm512(int m, int n, int k, const float *a, int lda, int tran
 // panel of 16: half the FMAs).
 INLINE AVX2 void ukr256(const int mr, const int nv, int kc, const float *ap, const float *bp,
                         float *c, int ldc, int acc, const char *pf) {
-    __m256 cc[3][4];
+    __m256 cc[MR256][4];
 #pragma GCC unroll 3
     for (int r = 0; r < mr; r++)
         for (int j = 0; j < nv; j++) cc[r][j] = _mm256_setzero_ps();
@@ -276,7 +291,7 @@ INLINE AVX2 void ukr256(const int mr, const int nv, int kc, const float *ap, con
             __m256 av = _mm256_broadcast_ss(ap + r);
             for (int j = 0; j < nv; j++) cc[r][j] = _mm256_fmadd_ps(av, b[j], cc[r][j]);
         }
-        ap += 3;
+        ap += MR256;
         bp += NR;
     }
 #pragma GCC unroll 3
@@ -294,7 +309,7 @@ INLINE AVX2 void ukr256(const int mr, const int nv, int kc, const float *ap, con
 static AVX2 void ukr256_any(int mr, int kc, const float *ap, const float *bp, float *c, int ldc,
                             int acc, const float *bias, int act, int ncols, const char *pf) {
     (void)bias, (void)act;
-    float tmp[3 * NR];
+    float tmp[MR256 * NR];
     float *dst = c;
     int ld = ldc;
     if (ncols < NR) { // partial panel: compute into a scratch tile
@@ -316,38 +331,6 @@ static AVX2 void ukr256_any(int mr, int kc, const float *ap, const float *bp, fl
 #undef UKR
     if (dst == tmp)
         for (int r = 0; r < mr; r++) memcpy(c + (size_t)r * ldc, tmp + r * NR, ncols * sizeof(float));
-}
-
-static AVX2 int gemm256(int m, int n, int k, const float *a, int lda, int trans_a,
-                         const float *bp, float *c, int ldc, int p0, int p1) {
-    if (m <= MC) return gemm_panels(3, ukr256_any, m, n, k, a, lda, trans_a, bp, NULL, 0, c, ldc, p0, p1);
-    int mcmax = m < MC ? m : MC;
-    int kcmax = k < KC ? k : KC;
-    float *pa = get_abuf((size_t)((mcmax + 2) / 3 * 3) * kcmax);
-    if (!pa) return -1;
-    for (int pc = 0; pc < k; pc += KC) {
-        int kc = k - pc < KC ? k - pc : KC;
-        for (int ic = 0; ic < m; ic += MC) {
-            int mc = m - ic < MC ? m - ic : MC;
-            pack_a(3, a, lda, trans_a, ic, mc, pc, kc, pa);
-            for (int p = p0; p < p1; p++) {
-                const float *bs = bp + (size_t)p * k * NR + (size_t)pc * NR;
-                if (mc > 3) bs = aligned_slice(bs, kc);
-                int j0 = p * NR;
-                int ncols = n - j0 < NR ? n - j0 : NR;
-                const float *next = p + 1 < p1 ? bp + (size_t)(p + 1) * k * NR + (size_t)pc * NR
-                                  : pc + KC < k ? bp + (size_t)p0 * k * NR + (size_t)(pc + KC) * NR
-                                  : NULL;
-                for (int ir = 0, s = 0; ir < mc; ir += 3, s++) {
-                    int mr = mc - ir < 3 ? mc - ir : 3;
-                    const float *ap = pa + (size_t)ir * kc;
-                    const char *pf = next && s < 2 ? (const char *)(next + (size_t)s * kc * 16) : (const char *)ap;
-                    ukr256_any(mr, kc, ap, bs, c + (size_t)(ic + ir) * ldc + j0, ldc, pc > 0, NULL, 0, ncols, pf);
-                }
-            }
-        }
-    }
-    return 0;
 }
 
 // ---------------------------------------------------------------- portable
@@ -439,8 +422,8 @@ int packed_sgemm(int m, int n, int k, const float *a, int lda, int trans_a,
     int v = nr == NR ? detect() : ISA_ANY, rc;
     if (v > gk_nn_isa() + 1) v = gk_nn_isa() + 1; // a level forced by GKCONV_CPU_ISA (isa.h)
     switch (v) {
-    case ISA_AVX512: return gemm512(m, n, k, a, lda, trans_a, bp, bias, act, c, ldc, p0, p1);
-    case ISA_AVX2: rc = gemm256(m, n, k, a, lda, trans_a, bp, c, ldc, p0, p1); break;
+    case ISA_AVX512: return gemm_slivers(MR512, ukr512_any, m, n, k, a, lda, trans_a, bp, bias, act, c, ldc, p0, p1);
+    case ISA_AVX2: rc = gemm_slivers(MR256, ukr256_any, m, n, k, a, lda, trans_a, bp, NULL, 0, c, ldc, p0, p1); break;
     default: rc = gemm_any(m, n, k, a, lda, trans_a, bp, nr, c, ldc, p0, p1); break;
     }
     if (rc == 0) epilogue(m, n, bias, act, nr, c, ldc, p0, p1);

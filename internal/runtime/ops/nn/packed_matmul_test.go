@@ -131,13 +131,14 @@ type packedCase struct {
 
 var packedCases = []packedCase{
 	{[]int64{1, 1}, false, 1, 1, false},
-	{[]int64{5, 7}, false, 7, 33, false},      // N remainder 1, M < MR
-	{[]int64{13, 300}, false, 300, 65, true},  // K crosses the 256 block, M remainder 1
-	{[]int64{25, 513}, false, 513, 31, false}, // N < one panel, K two blocks + 1
-	{[]int64{300, 40}, false, 40, 96, false},  // M crosses the 240-row block
-	{[]int64{40, 29}, true, 40, 50, false},    // transpose_a: A is [k, m]
-	{[]int64{3, 17, 11}, true, 17, 45, true},  // batched transpose_a
-	{[]int64{2, 9, 64}, false, 64, 70, false}, // batch folds into M
+	{[]int64{5, 7}, false, 7, 33, false},       // N remainder 1, M < MR
+	{[]int64{13, 300}, false, 300, 65, true},   // K crosses the 256 block, M remainder 1
+	{[]int64{25, 513}, false, 513, 31, false},  // N < one panel, K two blocks + 1
+	{[]int64{300, 40}, false, 40, 96, false},   // M crosses the 240-row block
+	{[]int64{300, 520}, false, 520, 70, false}, // M and K both cross their blocks (the blocked order, at 1 thread)
+	{[]int64{40, 29}, true, 40, 50, false},     // transpose_a: A is [k, m]
+	{[]int64{3, 17, 11}, true, 17, 45, true},   // batched transpose_a
+	{[]int64{2, 9, 64}, false, 64, 70, false},  // batch folds into M
 	// Large enough to split over threads (2*minParallelFMAs):
 	{[]int64{50, 700}, false, 700, 97, false},    // ragged M, K blocks + remainder, N remainder 1
 	{[]int64{600, 37}, true, 600, 130, true},     // transpose_a, transpose_b
