@@ -122,31 +122,33 @@ func (p *workerPool) worker(seen uint64) {
 		if s == seen {
 			deadline := time.Now().Add(spinFor)
 			for i := 0; s == seen; i++ {
-				if i&15 == 15 && !p.quiet.Load() && p.cur.Load() != nil {
-					// The loop this worker ran out of chunks in is still
-					// running on another thread, and the next one follows
-					// it at once: the spin window starts when it ends. A
-					// worker whose half of a conv finished 100 us early had
-					// parked, and the next loop waited for its wake-up,
-					// which Linux placed on the caller's vCPU: resnet50 at 2
-					// threads found it parked at 688 of ~6000 loops, now at
-					// 35 (the gaps between runs); a process started right
-					// after onnxruntime's ran its first two-thread
-					// mobilenet_v2 runs 2-3x slower in 7 of 16 tries, now
-					// in 6 of 28. Steady-state times were unchanged
-					// (resnet50 2T, min of 6 medians, 19.60 vs 19.50 ms).
-					deadline = time.Now().Add(spinFor)
-				}
-				if i&15 == 15 && (p.quiet.Load() || time.Now().After(deadline)) {
-					p.mu.Lock()
-					p.parked++
-					for s = p.seq.Load(); s == seen; s = p.seq.Load() {
-						p.wake.Wait()
+				if i&15 == 15 {
+					quiet := p.quiet.Load()
+					if !quiet && p.cur.Load() != nil {
+						// The loop this worker ran out of chunks in is still
+						// running on another thread, and the next one follows
+						// it at once: the spin window starts when it ends. A
+						// worker whose half of a conv finished 100 us early had
+						// parked, and the next loop waited for its wake-up,
+						// which Linux placed on the caller's vCPU: resnet50 at 2
+						// threads found it parked at 688 of ~6000 loops, now at
+						// 35 (the gaps between runs); a process started right
+						// after onnxruntime's ran its first two-thread
+						// mobilenet_v2 runs 2-3x slower in 7 of 16 tries, now
+						// in 6 of 28. Steady-state times were unchanged
+						// (resnet50 2T, min of 6 medians, 19.60 vs 19.50 ms).
+						deadline = time.Now().Add(spinFor)
+					} else if quiet || time.Now().After(deadline) {
+						p.mu.Lock()
+						p.parked++
+						for s = p.seq.Load(); s == seen; s = p.seq.Load() {
+							p.wake.Wait()
+						}
+						p.parked--
+						p.mu.Unlock()
+						pace.Rescheduled()
+						break
 					}
-					p.parked--
-					p.mu.Unlock()
-					pace.Rescheduled()
-					break
 				}
 				cpuRelax()
 				s = p.seq.Load()
