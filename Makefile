@@ -3,7 +3,7 @@ GO       ?= go
 FUZZTIME ?= 10s
 OUT      ?= out
 
-.PHONY: all deps deps-test build test vet unit fuzz fuzz-long suite demo proto bench clean
+.PHONY: all deps deps-test build test vet unit fuzz fuzz-long suite demo proto bench interop clean
 SHELL := /bin/bash
 
 all: build
@@ -49,6 +49,12 @@ demo: build
 	./converter benchmark --modelFile=$(OUT)/mynet_myop.mindir \
 	  --inDataFile=testdata/mynet_myop/test_data_set_0/input_0.pb,testdata/mynet_myop/test_data_set_0/input_1.pb \
 	  --benchmarkDataFile=testdata/mynet_myop/test_data_set_0/output_0.pb
+
+# MindSpore interop: a pinned MindSpore in build/interop-venv loads and runs
+# every .mindir the corpus gives (scripts/interop/run.sh; one SKIP line when
+# PyPI cannot be reached).
+interop: build
+	bash scripts/interop/run.sh
 
 # Regenerate the protobuf Go code (needs protoc and protoc-gen-go).
 proto:

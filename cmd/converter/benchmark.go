@@ -30,6 +30,7 @@ type benchFlags struct {
 	maxMemory                                                         string
 	seed                                                              uint64
 	kernelCacheDir                                                    string
+	outputDataDir                                                     string
 	trust                                                             trustFlags
 }
 
@@ -81,6 +82,7 @@ The last line is "Run Benchmark <model> Success." or "Run Benchmark <model> Fail
 	fl.StringVar(&f.resultFile, "resultFile", "", "write accuracy and timings as JSON to this path")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of the random inputs used when --inDataFile is not given")
 	fl.StringVar(&f.kernelCacheDir, "kernelCacheDir", "", "compiled-kernel cache for rebuilt fused kernels: a folder or an http(s):// URL (default $GKCONV_KERNEL_CACHE or the user cache dir)")
+	fl.StringVar(&f.outputDataDir, "outputDataDir", "", "write every output of the accuracy run to DIR/output_<i>.pb (ONNX TensorProto carrying the output's name; readable back as --benchmarkDataFile)")
 	f.trust.register(cmd)
 	return cmd
 }
@@ -246,6 +248,11 @@ func benchmark(cmd *cobra.Command, f *benchFlags) (err error) {
 		}
 	}
 
+	if f.outputDataDir != "" {
+		if err := writeOutputs(f.outputDataDir, g, outs); err != nil {
+			return err
+		}
+	}
 	if f.benchmarkDataFile == "" {
 		fmt.Println("No --benchmarkDataFile: accuracy not checked.")
 		return nil
@@ -274,6 +281,26 @@ func benchmark(cmd *cobra.Command, f *benchFlags) (err error) {
 	if len(failed) > 0 {
 		return fmt.Errorf("accuracy check failed for output(s) %s (atol %g, rtol %g)", strings.Join(failed, "; "), f.atol, f.rtol)
 	}
+	return nil
+}
+
+// writeOutputs writes the accuracy run's outputs as ONNX TensorProto files
+// output_<i>.pb in dir (created when absent), each carrying its output's
+// name so that --benchmarkDataFile matches it back by name.
+func writeOutputs(dir string, g *ir.Graph, outs []*ir.Tensor) error {
+	if st, err := os.Lstat(dir); err == nil && !st.IsDir() {
+		return fmt.Errorf("--outputDataDir %s: exists and is not a directory", dir)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("--outputDataDir: %w", err)
+	}
+	for i, t := range outs {
+		p := filepath.Join(dir, fmt.Sprintf("output_%d.pb", i))
+		if err := onnx.WriteTensorFile(p, g.Outputs[i].Name, t); err != nil {
+			return fmt.Errorf("--outputDataDir: writing %s: %w", p, err)
+		}
+	}
+	fmt.Printf("Outputs written: %d file(s) in %s\n", len(outs), dir)
 	return nil
 }
 

@@ -14,6 +14,7 @@ import (
 type convertFlags struct {
 	fmk, modelFile, outputFile, configFile, optimize string
 	inputShape, saveType, fp16, device               string
+	primitiveSet                                     string
 	inputDataFormat, weightFile, reportFile          string
 	kernelCacheDir, dumpDir                          string
 	signKey, kernelSelfCheck, progress               string
@@ -62,6 +63,7 @@ The last line printed is "CONVERT RESULT SUCCESS:0" or "CONVERT RESULT FAILED:<c
 	fl.StringVar(&f.inputShape, "inputShape", "", `fix input dims: "name:1,3,224,224;name2:1,128"`)
 	fl.StringVar(&f.saveType, "saveType", def.SaveType, "MINDIR (MINDIR_LITE is not supported yet)")
 	fl.StringVar(&f.fp16, "fp16", "off", "on | off: store float32 weights as float16")
+	fl.StringVar(&f.primitiveSet, "primitiveSet", "lite", "lite | mindspore: write converter_lite's fusion primitives (what MindSpore Lite runs), or MindSpore's own primitives where an op has one (what mindspore.load + nn.GraphCell run)")
 	fl.StringVar(&f.device, "device", "", "target device, e.g. GPU, Ascend, Ascend910B, sm_80")
 	fl.StringVar(&f.inputDataFormat, "inputDataFormat", def.InputDataFormat, "NCHW | NHWC (4-D inputs)")
 	fl.StringVar(&f.weightFile, "weightFile", "", "Caffe weights (not used for ONNX or MINDIR)")
@@ -94,6 +96,7 @@ func (f *convertFlags) options() convert.Options {
 		KernelCacheDir:  f.kernelCacheDir,
 		DumpDir:         f.dumpDir,
 		SignKeyFile:     f.signKey,
+		PrimitiveSet:    f.primitiveSet,
 	}
 	switch f.fp16 {
 	case "on", "off":

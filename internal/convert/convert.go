@@ -37,9 +37,14 @@ type Options struct {
 	Optimize string
 	Device   string // "" (from Optimize), CPU, GPU, sm_XX, Ascend...
 	// InputShape fixes dynamic input dims by input name.
-	InputShape      map[string][]int64
-	SaveType        string // MINDIR (MINDIR_LITE is refused)
-	FP16            bool   // store float32 constants as float16
+	InputShape map[string][]int64
+	SaveType   string // MINDIR (MINDIR_LITE is refused)
+	FP16       bool   // store float32 constants as float16
+	// PrimitiveSet is "lite" (converter_lite's fusion primitives, what
+	// MindSpore Lite runs; the default) or "mindspore" (MindSpore's own
+	// primitives where an op has one, so MindSpore itself runs the file:
+	// mindir.WriteOptions.MindSporePrimitives).
+	PrimitiveSet    string
 	InputDataFormat string // NCHW (NHWC is refused: not implemented)
 	WeightFile      string // Caffe only: an error for ONNX and MINDIR
 	ReportFile      string // JSON report path; "" for none
@@ -224,7 +229,7 @@ func Convert(ctx context.Context, opts Options) (rep *Report, err error) {
 		return rep, Errorf(CodeError, "removing the stale signature %s: %v", o.output+SignatureSuffix, err)
 	}
 	prog.written(0)
-	if err := mindir.WriteFile(o.output, g, mindir.WriteOptions{FP16: opts.FP16, OnWrite: prog.written}); err != nil {
+	if err := mindir.WriteFile(o.output, g, mindir.WriteOptions{FP16: opts.FP16, OnWrite: prog.written, MindSporePrimitives: opts.PrimitiveSet == "mindspore"}); err != nil {
 		return rep, Errorf(CodeError, "writing %s: %v", o.output, err)
 	}
 	if o.signKey != nil {
@@ -308,6 +313,11 @@ func (opts *Options) check() (checked, error) {
 		}
 	}
 	invalid("fp16")
+	switch opts.PrimitiveSet {
+	case "", "lite", "mindspore":
+	default:
+		problems = append(problems, fmt.Sprintf("--primitiveSet=%s: want lite or mindspore", opts.PrimitiveSet))
+	}
 	if !invalid("inputDataFormat") {
 		switch strings.ToUpper(opts.InputDataFormat) {
 		case "NCHW", "NHWC":

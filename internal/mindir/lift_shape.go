@@ -18,11 +18,13 @@ func liftSplit(m *mnode) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	axis, err := m.intArg(-1, 0, "axis")
+	// converter_lite's Split has attributes; MindSpore's op_def Split
+	// (mind_ir_version >= 2) takes axis and output_num as inputs 1 and 2.
+	axis, err := m.intArg(1, 0, "axis")
 	if err != nil {
 		return nil, err
 	}
-	num, err := m.intArg(-1, 0, "output_num")
+	num, err := m.intArg(2, 0, "output_num")
 	if err != nil {
 		return nil, err
 	}
@@ -515,4 +517,42 @@ func liftTrilu(m *mnode) (any, error) {
 		attrs = ir.Attrs{"upper": ir.IntAttr(0)}
 	}
 	return m.emit1("Trilu", attrs, ins...), nil
+}
+
+// padV3 reads MindSpore's PadV3(x, paddings, value) in constant mode with
+// paddings_contiguous: (begin, end) pairs from the last dim backwards
+// (what the framework form writes for a padded MaxPool, and ops.pad).
+func (m *mnode) padV3() (any, error) {
+	x, err := m.tensor(0)
+	if err != nil {
+		return nil, err
+	}
+	if mode, _ := asString(m.arg(-1, "mode")); mode != "" && mode != "constant" {
+		return nil, unsupported("PadV3 mode %q", mode)
+	}
+	if c, ok := m.arg(-1, "paddings_contiguous").(bool); ok && !c {
+		return nil, unsupported("PadV3 with paddings_contiguous false")
+	}
+	p, ok, err := m.intsArg(1, "paddings")
+	if err != nil {
+		return nil, err
+	}
+	r := len(x.Shape)
+	if !ok || len(p)%2 != 0 || x.Shape == nil || len(p)/2 > r {
+		return nil, unsupported("PadV3 paddings %v for rank %d", p, r)
+	}
+	pads := make([]int64, 2*r)
+	for i := 0; i < len(p)/2; i++ {
+		d := r - 1 - i
+		pads[d], pads[r+d] = p[2*i], p[2*i+1]
+	}
+	ins := []*ir.Value{x, m.ints64("pads", pads)}
+	cv, err := m.optTensor(2)
+	if err != nil {
+		return nil, err
+	}
+	if cv != nil {
+		ins = append(ins, cv)
+	}
+	return m.emit1("Pad", ir.Attrs{"mode": ir.StringAttr("constant")}, ins...), nil
 }

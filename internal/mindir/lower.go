@@ -40,6 +40,12 @@ type msNode struct {
 	// primitives carry an instance_name, as MindSpore writes them, which is
 	// also how the reader tells them from converter_lite's forms.
 	core bool
+	// primFunc: a MindSpore op_def primitive written as PRIMITIVE_FUNCTION,
+	// every argument a node input (the framework form, lower_framework.go).
+	primFunc bool
+	// values: inputs that are Constant value nodes (scalars, tuples) rather
+	// than tensors, keyed by their placeholder in inputs (msNode.with).
+	values map[*ir.Value]*pb.AttributeProto
 	// nodeAttrs are written as the CNode's node_attr after "provenance"
 	// (MindSpore keeps node attributes it does not know).
 	nodeAttrs []*pb.AttributeProto
@@ -95,6 +101,15 @@ func (c *lowerCtx) constInts(i int) ([]int64, bool) {
 	return x, err == nil
 }
 
+// optConstInts reads an optional input i as constant integers: nil and true
+// when it is absent.
+func (c *lowerCtx) optConstInts(i int) ([]int64, bool) {
+	if c.in(i) == nil {
+		return nil, true
+	}
+	return c.constInts(i)
+}
+
 // lowerFunc lowers one IR node.
 type lowerFunc func(c *lowerCtx) (*msNode, error)
 
@@ -123,9 +138,15 @@ func (gw *graphWriter) lower(n *ir.Node) (*msNode, error) {
 	}
 	c := &lowerCtx{gw: gw, n: n}
 	m, err := (*msNode)(nil), errNoPrimitive
+	// The framework form first (WriteOptions.MindSporePrimitives).
+	if gw.wr.opts.MindSporePrimitives {
+		if f, ok := lowerFrameworkTable[n.Op]; ok {
+			m, err = f(c)
+		}
+	}
 	// A node read from a MindSpore file is written as the primitive it was,
 	// when that form can express it.
-	if src := orig.Attrs.String(ir.SourcePrimitive, ""); src != "" {
+	if src := orig.Attrs.String(ir.SourcePrimitive, ""); src != "" && errors.Is(err, errNoPrimitive) {
 		if f, ok := lowerCoreTable[src]; ok {
 			m, err = f(c)
 		}

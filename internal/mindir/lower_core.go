@@ -85,16 +85,24 @@ func lowerCoreConv2D(c *lowerCtx) (*msNode, error) {
 	return m, nil
 }
 
-func lowerCorePool(c *lowerCtx) (*msNode, error) {
+// unpaddedPool returns the kernel and strides of a 2-D pool without pads,
+// dilations or ceil_mode (MindSpore's MaxPool/AvgPool have no explicit pads).
+func unpaddedPool(c *lowerCtx) (k, s []int64, ok bool) {
 	n := c.n
 	if len(n.Inputs) != 1 || len(n.Outputs) != 1 || n.Attrs.Int("ceil_mode", 0) != 0 || len(c.in(0).Shape) != 4 {
-		return nil, errNoPrimitive
+		return nil, nil, false
 	}
 	k, ok1 := twoInts(n, "kernel_shape", 0)
 	s, ok2 := twoInts(n, "strides", 1)
 	_, mode, ok3 := spatialPads(n)
-	if !ok1 || !ok2 || !ok3 || mode != "valid" || n.Attrs.Has("dilations") {
-		return nil, errNoPrimitive // MindSpore's MaxPool/AvgPool have no explicit pads
+	return k, s, ok1 && ok2 && ok3 && mode == "valid" && !n.Attrs.Has("dilations")
+}
+
+func lowerCorePool(c *lowerCtx) (*msNode, error) {
+	n := c.n
+	k, s, ok := unpaddedPool(c)
+	if !ok {
+		return nil, errNoPrimitive
 	}
 	m := &msNode{prim: n.Op, inputs: n.Inputs, core: true}
 	m.attrs = append(m.attrs, aStr("pad_mode", "VALID"), aInts("kernel_size", 1, 1, k[0], k[1]), aStr("format", "NCHW"),

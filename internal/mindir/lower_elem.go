@@ -319,22 +319,33 @@ func elemTypeID(dt ir.DType) (int64, bool) {
 	return 0, false
 }
 
+// castTarget is the MindSpore TypeId a Cast node casts to, when both its
+// input and target dtypes have one (string, complex, bfloat16 do not).
+func castTarget(c *lowerCtx) (int64, bool) {
+	n := c.n
+	if !elemInputs(n, 1) || !elemOnlyAttrs(n, "to", "saturate") || !n.Attrs.Has("to") {
+		return 0, false
+	}
+	to, ok := elemTypeID(ir.DType(n.Attrs.Int("to", 0)))
+	if !ok {
+		return 0, false
+	}
+	if dt := n.Inputs[0].DType; dt != ir.Undefined {
+		if _, ok := elemTypeID(dt); !ok {
+			return 0, false
+		}
+	}
+	return to, true
+}
+
 // lowerCast: converter_lite's Cast takes the target as its second input, an
 // int32 scalar parameter holding the MindSpore TypeId (InputAdjust moves the
 // parser's "to" there). Unlike the parser, float64 stays float64.
 func lowerCast(c *lowerCtx) (*msNode, error) {
 	n := c.n
-	if !elemInputs(n, 1) || !elemOnlyAttrs(n, "to", "saturate") || !n.Attrs.Has("to") {
-		return nil, errNoPrimitive
-	}
-	to, ok := elemTypeID(ir.DType(n.Attrs.Int("to", 0)))
+	to, ok := castTarget(c)
 	if !ok {
-		return nil, errNoPrimitive // string, complex, bfloat16: no MindSpore TypeId here
-	}
-	if dt := n.Inputs[0].DType; dt != ir.Undefined {
-		if _, ok := elemTypeID(dt); !ok {
-			return nil, errNoPrimitive
-		}
+		return nil, errNoPrimitive
 	}
 	t := ir.NewTensor(ir.Int32, []int64{})
 	putInts(t, []int64{to})

@@ -155,24 +155,25 @@ func lowerSlice(c *lowerCtx) (*msNode, error) {
 	return m, nil
 }
 
-// lowerSliceCore writes an ONNX Slice as MindSpore's own StridedSlice(x,
-// begin, end, strides) over every axis, with begin_mask/end_mask for the
-// whole-axis ends, when the primitive schema has no ONNX form. It needs
-// constant starts/ends/axes/steps and the sliced dims: ONNX clamps starts
-// and ends to the axis (to -1 for a negative step), and a negative step
-// that runs to the start of the axis has no end index MindSpore would not
-// wrap, so it becomes an end_mask bit.
-func lowerSliceCore(c *lowerCtx) (*msNode, error) {
+// sliceArgs are StridedSlice's begin, end, strides and masks over every axis.
+type sliceArgs struct {
+	begin, end, strides []int64
+	beginMask, endMask  int64
+}
+
+// coreSliceArgs computes an ONNX Slice's StridedSlice arguments over every
+// axis (see lowerSliceCore).
+func coreSliceArgs(c *lowerCtx) (sliceArgs, bool) {
 	n := c.n
 	x := n.Inputs[0]
 	if x.Shape == nil {
-		return nil, errNoPrimitive
+		return sliceArgs{}, false
 	}
 	r := len(x.Shape)
 	starts, ok1 := c.constInts(1)
 	ends, ok2 := c.constInts(2)
 	if !ok1 || !ok2 || len(starts) != len(ends) {
-		return nil, errNoPrimitive
+		return sliceArgs{}, false
 	}
 	axes := make([]int64, len(starts))
 	for i := range axes {
@@ -181,7 +182,7 @@ func lowerSliceCore(c *lowerCtx) (*msNode, error) {
 	if c.in(3) != nil {
 		a, ok := c.constInts(3)
 		if !ok || len(a) != len(starts) {
-			return nil, errNoPrimitive
+			return sliceArgs{}, false
 		}
 		axes = a
 	}
@@ -192,12 +193,12 @@ func lowerSliceCore(c *lowerCtx) (*msNode, error) {
 	if c.in(4) != nil {
 		st, ok := c.constInts(4)
 		if !ok || len(st) != len(starts) {
-			return nil, errNoPrimitive
+			return sliceArgs{}, false
 		}
 		steps = st
 	}
 	if r > 63 {
-		return nil, errNoPrimitive
+		return sliceArgs{}, false
 	}
 	begin, end, strides := make([]int64, r), make([]int64, r), make([]int64, r)
 	var beginMask, endMask int64
@@ -212,12 +213,12 @@ func lowerSliceCore(c *lowerCtx) (*msNode, error) {
 			a += int64(r)
 		}
 		if a < 0 || a >= int64(r) || seen[a] {
-			return nil, errNoPrimitive
+			return sliceArgs{}, false
 		}
 		seen[a] = true
 		d, st := x.Shape[a], steps[i]
 		if d <= 0 || st == 0 {
-			return nil, errNoPrimitive
+			return sliceArgs{}, false
 		}
 		b, e := starts[i], ends[i]
 		if b < 0 {
@@ -240,6 +241,24 @@ func lowerSliceCore(c *lowerCtx) (*msNode, error) {
 			endMask |= bit
 		}
 	}
+	return sliceArgs{begin, end, strides, beginMask, endMask}, true
+}
+
+// lowerSliceCore writes an ONNX Slice as MindSpore's own StridedSlice(x,
+// begin, end, strides) over every axis, with begin_mask/end_mask for the
+// whole-axis ends, when the primitive schema has no ONNX form. It needs
+// constant starts/ends/axes/steps and the sliced dims: ONNX clamps starts
+// and ends to the axis (to -1 for a negative step), and a negative step
+// that runs to the start of the axis has no end index MindSpore would not
+// wrap, so it becomes an end_mask bit.
+func lowerSliceCore(c *lowerCtx) (*msNode, error) {
+	sl, ok := coreSliceArgs(c)
+	if !ok {
+		return nil, errNoPrimitive
+	}
+	x, r := c.n.Inputs[0], len(sl.begin)
+	begin, end, strides, beginMask, endMask := sl.begin, sl.end, sl.strides, sl.beginMask, sl.endMask
+
 	m := &msNode{prim: "StridedSlice", inputs: []*ir.Value{x,
 		c.konst("begin", ir.Int64Tensor([]int64{int64(r)}, begin...)),
 		c.konst("end", ir.Int64Tensor([]int64{int64(r)}, end...)),
@@ -436,16 +455,9 @@ func lowerSqueeze(c *lowerCtx) (*msNode, error) {
 	if len(n.Attrs) > 0 || len(n.Inputs) < 1 || len(n.Inputs) > 2 || n.Inputs[0] == nil {
 		return nil, errNoPrimitive
 	}
-	var axes []int64
-	if c.in(1) != nil {
-		a, ok := c.constInts(1)
-		if !ok {
-			return nil, errNoPrimitive
-		}
-		axes = a
-		if len(axes) == 0 {
-			return nil, errNoPrimitive // an empty axes input; the empty attribute means "all"
-		}
+	axes, ok := c.optConstInts(1)
+	if !ok || c.in(1) != nil && len(axes) == 0 {
+		return nil, errNoPrimitive // an empty axes input; the empty attribute means "all"
 	}
 	m := &msNode{prim: "Squeeze", inputs: n.Inputs[:1]}
 	m.attrs = append(m.attrs, aInts("axis", axes...))

@@ -322,8 +322,19 @@ func (m *mnode) dispatch() (any, error) {
 		return m.conv2d()
 	case "MaxPool", "AvgPool":
 		return m.pool()
-	case "MatMul", "BatchMatMul":
-		return m.matmul()
+	case "MatMul", "BatchMatMul", "MatMulExt":
+		return m.matmul() // MatMulExt: NumPy matmul, no transpose arguments
+	case "PadV3":
+		return m.padV3()
+	case "NonZero":
+		// MindSpore's NonZero gives [count, rank] int64 (nonzero_op.yaml);
+		// ONNX's gives [rank, count].
+		x, err := m.tensor(0)
+		if err != nil {
+			return nil, err
+		}
+		nz := m.emit1("NonZero", nil, x)
+		return m.emit1("Transpose", ir.Attrs{"perm": ir.IntsAttr(1, 0)}, nz), nil
 	case "Dense":
 		return m.dense()
 	case "BiasAdd":

@@ -24,6 +24,10 @@ type WriteOptions struct {
 	// OnWrite, when set, is called as the file is written, with the bytes
 	// written so far (progress displays).
 	OnWrite func(written int64)
+	// MindSporePrimitives writes MindSpore's own primitives where an IR op
+	// has one (lower_framework.go), so the file runs in MindSpore itself,
+	// instead of converter_lite's fusion primitives that MindSpore Lite runs.
+	MindSporePrimitives bool
 }
 
 // countingWriter reports the bytes written through it.
@@ -355,6 +359,9 @@ func Write(w io.Writer, g *ir.Graph, opts WriteOptions) error {
 		LittleEndian:  ptr(true),
 		MindIrVersion: ptr(mindIRVersion),
 	}
+	if opts.MindSporePrimitives {
+		head.MindIrVersion = ptr(int64(frameworkMindIRVersion))
+	}
 	if len(g.Meta) > 0 {
 		head.UserInfo = map[string]string{}
 		for k, v := range g.Meta {
@@ -422,6 +429,8 @@ type graphWriter struct {
 	depth  int
 	// noneName is the None Constant node, made on first use.
 	noneName string
+	// piece: writing the pieces of a node (frameworkPieces), not split again.
+	piece bool
 	// binaries: kernel binary parameters by name.
 	binaries map[string]*ir.Value
 }
@@ -551,6 +560,18 @@ func (gw *graphWriter) node(n *ir.Node, defined map[*ir.Value]bool) error {
 			return fmt.Errorf("mindir: node %s: input %d (%s) is not defined before use", n.Name, i, in.Name)
 		}
 	}
+	if gw.wr.opts.MindSporePrimitives && !gw.piece {
+		if pieces := frameworkPieces(n); pieces != nil {
+			gw.piece = true
+			defer func() { gw.piece = false }()
+			for _, p := range pieces {
+				if err := gw.node(p, defined); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
 	if writtenApart(n) {
 		return gw.convApart(n, defined)
 	}
@@ -604,6 +625,10 @@ func (gw *graphWriter) emit(n *ir.Node, m *msNode, defined map[*ir.Value]bool) e
 			i = m.pack[1] - 1
 			continue
 		}
+		if a, ok := m.values[in]; ok {
+			np.Input = append(np.Input, gw.constant(n, a))
+			continue
+		}
 		if in == nil {
 			// An absent optional input is MindSpore's None value.
 			np.Input = append(np.Input, gw.none())
@@ -631,6 +656,10 @@ func (gw *graphWriter) emit(n *ir.Node, m *msNode, defined map[*ir.Value]bool) e
 	np.NodeAttr = append(np.NodeAttr, m.nodeAttrs...)
 	prim := &pb.PrimitiveProto{Name: ptr(ref), OpType: ptr(m.prim), PrimType: pb.PrimitiveProto_PRIMITIVE.Enum(), Attribute: m.attrs}
 	if m.core {
+		prim.InstanceName = ptr("")
+	}
+	if m.primFunc {
+		prim.PrimType = pb.PrimitiveProto_PRIMITIVE_FUNCTION.Enum()
 		prim.InstanceName = ptr("")
 	}
 	if err := wr.addPrim(prim); err != nil {
@@ -681,6 +710,15 @@ func (gw *graphWriter) makeTuple(n *ir.Node, vs []*ir.Value) (string, error) {
 	np.Attribute = []*pb.AttributeProto{shape}
 	gw.gp.Node = append(gw.gp.Node, np)
 	return out, nil
+}
+
+// constant writes a Constant value node (a scalar or tuple argument of a
+// PRIMITIVE_FUNCTION node) and returns its name.
+func (gw *graphWriter) constant(n *ir.Node, value *pb.AttributeProto) string {
+	name := gw.wr.uniq(gw.prefix + n.Name + ":arg")
+	gw.gp.Node = append(gw.gp.Node, &pb.NodeProto{Name: ptr(name), Output: []string{name}, OpType: ptr("Constant"),
+		Attribute: []*pb.AttributeProto{value}})
+	return name
 }
 
 // none is the graph's None Constant node (an absent optional input).

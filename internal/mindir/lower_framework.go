@@ -1,0 +1,589 @@
+package mindir
+
+// The MindSpore framework form (WriteOptions.MindSporePrimitives, the
+// converter's --primitiveSet=mindspore): IR ops written as the primitives
+// `mindspore.export` writes in MindSpore 2.7, so the file runs in
+// mindspore.nn.GraphCell on MindSpore's own CPU kernels, which have none for
+// converter_lite's fusion primitives (Conv2DFusion, MatMulFusion, AddFusion,
+// ReduceFusion, ... "Unsupported op [MatMulFusion] on CPU").
+//
+// The form is MindSpore 2.7's, read off files MindSpore 2.7.2 exported
+// (scripts/interop/export_nets.py): the file says mind_ir_version 3, op_def
+// (yaml) primitives are PRIMITIVE_FUNCTION with every argument a node input
+// (scalars and tuples as Constant value nodes: ReduceMean(x, (2,3), True),
+// Gather(x, i, 0, 0), Softmax(x, (-1,)), BatchNorm(x, g, b, m, v, False,
+// eps, momentum, NCHW)), and the primitives that are not op_def ops yet
+// (Conv2D, MaxPool, PadV3) keep their attributes as PRIMITIVE. A fused
+// activation, bias or residual that MindSpore's Conv2D and MatMul do not
+// carry becomes the separate nodes MindSpore would have (Conv2D, BiasAdd,
+// Add, ReLU...). An IR op or instance without a framework form keeps its
+// converter_lite lowering (MindSpore still loads it; only running it needs
+// the Lite runtime), and a fused kernel stays converter_lite's GraphKernel
+// Custom node.
+
+import (
+	"math"
+
+	"gkconv/internal/ir"
+	pb "gkconv/internal/mindir/mindirpb"
+)
+
+// frameworkMindIRVersion is what MindSpore 2.7 exports: op_def arguments are
+// node inputs (load_model.cc CheckMindIRVseriosn: >= 2).
+const frameworkMindIRVersion = 3
+
+var lowerFrameworkTable = map[string]lowerFunc{
+	"Conv2D":     lowerFwConv2D,
+	"MaxPool":    lowerFwMaxPool,
+	"AvgPool":    lowerFwAvgPool,
+	"MatMul":     lowerFwMatMul,
+	"BiasAdd":    lowerFwBiasAdd,
+	"Add":        lowerFwSame(2),
+	"Sub":        lowerFwSame(2),
+	"Mul":        lowerFwSame(2),
+	"RealDiv":    lowerFwDiv,
+	"Pow":        lowerFwPow,
+	"Maximum":    lowerFwSame(2),
+	"Minimum":    lowerFwSame(2),
+	"Equal":      lowerFwSame(2),
+	"Greater":    lowerFwSame(2),
+	"Less":       lowerFwSame(2),
+	"LogicalAnd": lowerFwSame(2),
+	"LogicalOr":  lowerFwSame(2),
+	"Select":     lowerFwSame(3),
+	"ReLU":       lowerFwSame(1),
+	"ReLU6":      lowerFwSame(1),
+	"Sigmoid":    lowerFwSame(1),
+	"Tanh":       lowerFwSame(1),
+	"HSwish":     lowerFwSame(1),
+	"HSigmoid":   lowerFwHSigmoid,
+	"Exp":        lowerFwSame(1),
+	"Log":        lowerFwSame(1),
+	"Sqrt":       lowerFwSame(1),
+	"Rsqrt":      lowerFwSame(1),
+	"Erf":        lowerFwSame(1),
+	"Abs":        lowerFwSame(1),
+	"Neg":        lowerFwSame(1),
+	"Reciprocal": lowerFwSame(1),
+	"Square":     lowerFwSame(1),
+	"Floor":      lowerFwSame(1),
+	"Ceil":       lowerFwSame(1),
+	"Sin":        lowerFwSame(1),
+	"Cos":        lowerFwSame(1),
+	"LogicalNot": lowerFwSame(1),
+	"ReduceMean": lowerFwReduce,
+	"ReduceSum":  lowerFwReduce,
+	"ReduceMax":  lowerFwReduce,
+	"ReduceMin":  lowerFwReduce,
+	"ReduceProd": lowerFwReduce,
+	"Transpose":  lowerFwTranspose,
+	"Softmax":    lowerFwSoftmax,
+	"Gather":     lowerFwGather,
+	"Concat":     lowerFwConcat,
+	"Slice":      lowerFwSlice,
+	"Squeeze":    lowerFwSqueeze,
+	"Unsqueeze":  lowerFwToShape,
+	"Reshape":    lowerFwToShape,
+	"Flatten":    lowerFwToShape,
+	"Cast":       lowerFwCast,
+	"BatchNorm":  lowerFwBatchNorm,
+	"LayerNorm":  lowerFwLayerNorm,
+	"Split":      lowerFwSplit,
+	opPadV3:      lowerFwPad,
+}
+
+// lowerFwSplit: Split(x, axis, output_num) cuts equal parts only (SplitV's
+// size_splits is not an op_def argument of Split).
+func lowerFwSplit(c *lowerCtx) (*msNode, error) {
+	n := c.n
+	x := c.in(0)
+	if !attrsOnly(n, "axis", "num_outputs") || x == nil || !x.ShapeKnown() || len(n.Outputs) == 0 {
+		return nil, errNoPrimitive
+	}
+	r := int64(len(x.Shape))
+	axis := n.Attrs.Int("axis", 0)
+	if axis < -r || axis >= r {
+		return nil, errNoPrimitive
+	}
+	a := axis
+	if a < 0 {
+		a += r
+	}
+	for _, o := range n.Outputs {
+		if o == nil || !o.ShapeKnown() || o.Shape[a]*int64(len(n.Outputs)) != x.Shape[a] {
+			return nil, errNoPrimitive
+		}
+	}
+	m := fw("Split", x).with(vInt(axis), vInt(int64(len(n.Outputs))))
+	m.tuple = true
+	return m, nil
+}
+
+// opPadV3 is the IR op of the PadV3 piece a split MaxPool makes; it exists
+// only while the framework form is written.
+const opPadV3 = "gkconv.framework.PadV3"
+
+// fw starts a PRIMITIVE_FUNCTION node of prim over the tensor inputs ins.
+func fw(prim string, ins ...*ir.Value) *msNode {
+	return &msNode{prim: prim, inputs: ins, primFunc: true}
+}
+
+func vInt(v int64) *pb.AttributeProto     { return aInt("value", v) }
+func vBool(v bool) *pb.AttributeProto     { return aBool("value", v) }
+func vFloat(v float32) *pb.AttributeProto { return aFloat("value", v) }
+func vInts(v ...int64) *pb.AttributeProto { return aInts("value", v...) }
+
+// with appends Constant value-node inputs (scalars, tuples) after the
+// inputs so far.
+func (m *msNode) with(vals ...*pb.AttributeProto) *msNode {
+	if m.values == nil {
+		m.values = map[*ir.Value]*pb.AttributeProto{}
+	}
+	for _, a := range vals {
+		ph := &ir.Value{Name: "value"}
+		m.values[ph] = a
+		m.inputs = append(m.inputs, ph)
+	}
+	return m
+}
+
+func lowerFwSame(inputs int) lowerFunc {
+	return func(c *lowerCtx) (*msNode, error) {
+		n := c.n
+		if len(n.Attrs) > 0 || len(n.Inputs) != inputs || len(n.Outputs) != 1 {
+			return nil, errNoPrimitive
+		}
+		for _, v := range n.Inputs {
+			if v == nil {
+				return nil, errNoPrimitive
+			}
+		}
+		return fw(n.Op, n.Inputs...), nil
+	}
+}
+
+// lowerFwDiv: MindSpore's Div is true division; the IR's integer division
+// truncates, so only floats.
+func lowerFwDiv(c *lowerCtx) (*msNode, error) {
+	m, err := lowerFwSame(2)(c)
+	if err != nil || !c.n.Inputs[0].DType.IsFloat() {
+		return nil, errNoPrimitive
+	}
+	m.prim = "Div"
+	return m, nil
+}
+
+// lowerFwPow: Pow takes one dtype for both operands (pow_op.yaml dtype_group).
+func lowerFwPow(c *lowerCtx) (*msNode, error) {
+	m, err := lowerFwSame(2)(c)
+	if err != nil || c.n.Inputs[0].DType != c.n.Inputs[1].DType || !c.n.Inputs[0].DType.IsFloat() {
+		return nil, errNoPrimitive
+	}
+	return m, nil
+}
+
+// lowerFwHSigmoid: MindSpore's HSigmoid is relu6(x+3)/6, ONNX HardSigmoid
+// with alpha 1/6 and beta 0.5 only.
+func lowerFwHSigmoid(c *lowerCtx) (*msNode, error) {
+	n := c.n
+	alpha, beta := n.Attrs.Float("alpha", 0.2), n.Attrs.Float("beta", 0.5)
+	if len(n.Inputs) != 1 || math.Abs(alpha-1.0/6) > 1e-7 || beta != 0.5 {
+		return nil, errNoPrimitive
+	}
+	return fw("HSigmoid", n.Inputs[0]), nil
+}
+
+func lowerFwConv2D(c *lowerCtx) (*msNode, error) {
+	if len(c.n.Inputs) != 2 || c.n.Attrs.Has(ir.AttrActivation) {
+		return nil, errNoPrimitive // split first (frameworkPieces)
+	}
+	return lowerCoreConv2D(c)
+}
+
+// lowerFwMaxPool: MaxPool (attribute form) without padding; padded and
+// ceil_mode pools are split into PadV3(-inf) + MaxPool (frameworkPieces).
+func lowerFwMaxPool(c *lowerCtx) (*msNode, error) {
+	return lowerCorePool(c)
+}
+
+// lowerFwAvgPool: AvgPool(x, kernel_size, strides, pad_mode, data_format)
+// without padding (a padded average depends on count_include_pad).
+func lowerFwAvgPool(c *lowerCtx) (*msNode, error) {
+	k, s, ok := unpaddedPool(c)
+	if !ok {
+		return nil, errNoPrimitive
+	}
+	return fw("AvgPool", c.n.Inputs[0]).with(vInts(k...), vInts(s...), vInt(msPadModeValid), vInt(msFormatNCHW)), nil
+}
+
+// lowerFwMatMul: MatMul(x1, x2, transpose_a, transpose_b) for 2-D operands,
+// BatchMatMul for equal ranks above 2, MatMulExt (NumPy matmul) otherwise
+// without transposes. Bias and activation are split off first.
+func lowerFwMatMul(c *lowerCtx) (*msNode, error) {
+	n := c.n
+	if len(n.Inputs) != 2 || n.Inputs[0] == nil || n.Inputs[1] == nil || len(n.Outputs) != 1 {
+		return nil, errNoPrimitive
+	}
+	for k := range n.Attrs {
+		if k != "transpose_a" && k != "transpose_b" && k != "pack_b" {
+			return nil, errNoPrimitive
+		}
+	}
+	a, b := n.Inputs[0], n.Inputs[1]
+	ta, tb := n.Attrs.Int("transpose_a", 0) != 0, n.Attrs.Int("transpose_b", 0) != 0
+	ra, rb := len(a.Shape), len(b.Shape)
+	switch {
+	case a.Shape == nil || b.Shape == nil:
+		return nil, errNoPrimitive
+	case ra == 2 && rb == 2:
+		return fw("MatMul", a, b).with(vBool(ta), vBool(tb)), nil
+	case ra == rb && ra > 2:
+		return fw("BatchMatMul", a, b).with(vBool(ta), vBool(tb)), nil
+	case !ta && !tb:
+		return fw("MatMulExt", a, b), nil
+	}
+	return nil, errNoPrimitive
+}
+
+func lowerFwBiasAdd(c *lowerCtx) (*msNode, error) {
+	n := c.n
+	if len(n.Inputs) != 2 || n.Attrs.String("format", "NCHW") != "NCHW" {
+		return nil, errNoPrimitive
+	}
+	return fw("BiasAdd", n.Inputs...).with(vInt(msFormatNCHW)), nil
+}
+
+// lowerFwReduce: Reduce*(x, axis, keep_dims) with constant axes (an empty
+// tuple reduces every axis); ReduceSum has a fourth input, skip_mode.
+func lowerFwReduce(c *lowerCtx) (*msNode, error) {
+	n := c.n
+	x := c.in(0)
+	if x == nil || len(n.Inputs) > 2 || !elemOnlyAttrs(n, "keepdims", "noop_with_empty_axes") {
+		return nil, errNoPrimitive
+	}
+	axes, ok := c.optConstInts(1)
+	if !ok || len(axes) == 0 && n.Attrs.Int("noop_with_empty_axes", 0) != 0 {
+		return nil, errNoPrimitive
+	}
+	m := fw(n.Op, x).with(vInts(axes...), vBool(n.Attrs.Int("keepdims", 1) != 0))
+	if n.Op == "ReduceSum" {
+		m.with(vBool(false))
+	}
+	return m, nil
+}
+
+func lowerFwTranspose(c *lowerCtx) (*msNode, error) {
+	n := c.n
+	x := c.in(0)
+	if !attrsOnly(n, "perm") || len(n.Inputs) != 1 || x == nil || x.Shape == nil {
+		return nil, errNoPrimitive
+	}
+	perm := n.Attrs.Ints("perm", nil)
+	if !n.Attrs.Has("perm") {
+		r := int64(len(x.Shape))
+		for i := int64(0); i < r; i++ {
+			perm = append(perm, r-1-i)
+		}
+	}
+	return fw("Transpose", x).with(vInts(perm...)), nil
+}
+
+func lowerFwSoftmax(c *lowerCtx) (*msNode, error) {
+	n := c.n
+	if !attrsOnly(n, "axis") || len(n.Inputs) != 1 || n.Inputs[0] == nil {
+		return nil, errNoPrimitive
+	}
+	return fw("Softmax", n.Inputs[0]).with(vInts(n.Attrs.Int("axis", -1))), nil
+}
+
+// lowerFwGather: Gather(params, indices, axis, batch_dims). ONNX allows
+// negative indices, which MindSpore's CPU Gather does not wrap: only
+// constant indices that are all non-negative, or integer indices read from
+// a graph input (an embedding lookup), where the caller's ids are the
+// reference's.
+func lowerFwGather(c *lowerCtx) (*msNode, error) {
+	n := c.n
+	x, idx := c.in(0), c.in(1)
+	if !attrsOnly(n, "axis") || len(n.Inputs) != 2 || x == nil || idx == nil {
+		return nil, errNoPrimitive
+	}
+	if idx.Const != nil {
+		v, err := idx.Const.Int64s()
+		if err != nil {
+			return nil, errNoPrimitive
+		}
+		for _, i := range v {
+			if i < 0 {
+				return nil, errNoPrimitive
+			}
+		}
+	}
+	return fw("Gather", x, idx).with(vInt(n.Attrs.Int("axis", 0)), vInt(0)), nil
+}
+
+func lowerFwConcat(c *lowerCtx) (*msNode, error) {
+	m, err := lowerConcat(c)
+	if err != nil {
+		return nil, err
+	}
+	m.attrs = nil
+	m.primFunc = true
+	return m.with(vInt(c.n.Attrs.Int("axis", 0))), nil
+}
+
+// lowerFwSlice: StridedSlice(x, begin, end, strides, begin_mask, end_mask,
+// ellipsis_mask, new_axis_mask, shrink_axis_mask) over every axis.
+func lowerFwSlice(c *lowerCtx) (*msNode, error) {
+	sl, ok := coreSliceArgs(c)
+	if !ok {
+		return nil, errNoPrimitive
+	}
+	return fw("StridedSlice", c.n.Inputs[0]).with(vInts(sl.begin...), vInts(sl.end...), vInts(sl.strides...),
+		vInt(sl.beginMask), vInt(sl.endMask), vInt(0), vInt(0), vInt(0)), nil
+}
+
+func lowerFwSqueeze(c *lowerCtx) (*msNode, error) {
+	n := c.n
+	x := c.in(0)
+	if len(n.Attrs) > 0 || x == nil || len(n.Inputs) > 2 {
+		return nil, errNoPrimitive
+	}
+	axes, ok := c.optConstInts(1)
+	if !ok || c.in(1) != nil && len(axes) == 0 {
+		return nil, errNoPrimitive // an empty axes input; the empty tuple means "all"
+	}
+	return fw("Squeeze", x).with(vInts(axes...)), nil
+}
+
+// lowerFwToShape: Reshape, Unsqueeze and Flatten as Reshape(x, shape) to
+// the node's static output shape (MindSpore's Reshape has no ONNX "0 copies
+// the input dim").
+func lowerFwToShape(c *lowerCtx) (*msNode, error) {
+	n := c.n
+	x := c.in(0)
+	if x == nil || len(n.Outputs) != 1 || !n.Outputs[0].ShapeKnown() {
+		return nil, errNoPrimitive
+	}
+	return fw("Reshape", x).with(vInts(n.Outputs[0].Shape...)), nil
+}
+
+func lowerFwCast(c *lowerCtx) (*msNode, error) {
+	to, ok := castTarget(c)
+	if !ok {
+		return nil, errNoPrimitive
+	}
+	return fw("Cast", c.n.Inputs[0]).with(vInt(to)), nil
+}
+
+// lowerFwBatchNorm: BatchNorm(x, scale, bias, mean, variance, is_training
+// False, epsilon, momentum, NCHW), outputs (y, and four statistics).
+func lowerFwBatchNorm(c *lowerCtx) (*msNode, error) {
+	m, err := lowerBatchNorm(c)
+	if err != nil {
+		return nil, err
+	}
+	n := c.n
+	if len(m.inputs[0].Shape) != 4 && len(m.inputs[0].Shape) != 2 {
+		return nil, errNoPrimitive
+	}
+	m.prim, m.attrs, m.primFunc = "BatchNorm", nil, true
+	return m.with(vBool(false), vFloat(float32(n.Attrs.Float("epsilon", 1e-5))), vFloat(0.1), vInt(msFormatNCHW)), nil
+}
+
+// lowerFwLayerNorm: LayerNorm(x, gamma, beta, begin_norm_axis,
+// begin_params_axis, epsilon), outputs (y, mean, variance).
+func lowerFwLayerNorm(c *lowerCtx) (*msNode, error) {
+	m, err := lowerLayerNorm(c)
+	if err != nil || len(m.inputs) != 3 {
+		return nil, errNoPrimitive // MindSpore's LayerNorm needs beta
+	}
+	n := c.n
+	axis := n.Attrs.Int("axis", -1)
+	m.prim, m.attrs, m.primFunc = "LayerNorm", nil, true
+	return m.with(vInt(axis), vInt(axis), vFloat(float32(n.Attrs.Float("epsilon", 1e-5)))), nil
+}
+
+// ---- nodes the framework form writes as several MindSpore nodes ----
+
+// frameworkPieces returns the IR nodes n is written as in the framework
+// form, when that is more than one: a Conv2D or MatMul with a bias,
+// residual or fused activation becomes the bare op then BiasAdd/Add, Add(z)
+// and the activation; Clip becomes Maximum then Minimum; a padded or
+// ceil_mode MaxPool becomes PadV3(-inf) then an unpadded MaxPool. Each piece
+// is an ordinary IR node; the values between them are new.
+func frameworkPieces(n *ir.Node) []*ir.Node {
+	if len(n.Outputs) != 1 || n.Outputs[0] == nil {
+		return nil
+	}
+	switch n.Op {
+	case "Conv2D", "MatMul":
+		return splitBiasActivation(n)
+	case "Clip":
+		return splitClip(n)
+	case "MaxPool":
+		return splitPaddedMaxPool(n)
+	}
+	return nil
+}
+
+// chain builds pieces: each step reads the previous step's output; the
+// last produces n's output.
+type chain struct {
+	n      *ir.Node
+	pieces []*ir.Node
+	cur    *ir.Value
+}
+
+func (ch *chain) step(op string, attrs ir.Attrs, extra ...*ir.Value) {
+	out := &ir.Value{Name: ch.n.Name + "/" + op, DType: ch.n.Outputs[0].DType, Shape: ch.n.Outputs[0].Shape}
+	p := &ir.Node{Name: ch.n.Name + "/" + op, Op: op, Attrs: attrs, Inputs: append([]*ir.Value{ch.cur}, extra...),
+		Outputs: []*ir.Value{out}, Provenance: ch.n.Provenance}
+	out.Producer = p
+	ch.pieces = append(ch.pieces, p)
+	ch.cur = out
+}
+
+// finish makes the last piece produce n's own output.
+func (ch *chain) finish() []*ir.Node {
+	last := ch.pieces[len(ch.pieces)-1]
+	last.Outputs = ch.n.Outputs
+	last.Name = ch.n.Name
+	return ch.pieces
+}
+
+var activationOps = map[int64]string{ir.ActReLU: "ReLU", ir.ActReLU6: "ReLU6", ir.ActSigmoid: "Sigmoid", ir.ActTanh: "Tanh", ir.ActHSwish: "HSwish"}
+
+func splitBiasActivation(n *ir.Node) []*ir.Node {
+	act, ok := ir.FusedActivation(n)
+	if !ok {
+		return nil
+	}
+	actOp, known := activationOps[act]
+	if act != ir.ActNone && !known && act != ir.ActSwish {
+		return nil
+	}
+	var bias, z *ir.Value
+	if len(n.Inputs) > 2 {
+		bias = n.Inputs[2]
+	}
+	if n.Op == "Conv2D" {
+		z = ir.ConvResidual(n)
+	} else if len(n.Inputs) > 3 {
+		return nil
+	}
+	if bias == nil && z == nil && act == ir.ActNone {
+		return nil
+	}
+	core := &ir.Node{Name: n.Name + "/" + n.Op, Op: n.Op, Attrs: n.Attrs.Clone(), Inputs: n.Inputs[:2], Provenance: n.Provenance}
+	delete(core.Attrs, ir.AttrActivation)
+	delete(core.Attrs, "pack_b")
+	out := &ir.Value{Name: core.Name, DType: n.Outputs[0].DType, Shape: n.Outputs[0].Shape, Producer: core}
+	core.Outputs = []*ir.Value{out}
+	ch := &chain{n: n, pieces: []*ir.Node{core}, cur: out}
+	if bias != nil {
+		if n.Op == "Conv2D" {
+			ch.step("BiasAdd", ir.Attrs{}, bias)
+		} else {
+			ch.step("Add", ir.Attrs{}, bias)
+		}
+	}
+	if z != nil {
+		ch.step("Add", ir.Attrs{}, z)
+	}
+	switch {
+	case act == ir.ActSwish:
+		x := ch.cur
+		ch.step("Sigmoid", ir.Attrs{})
+		ch.step("Mul", ir.Attrs{}, x)
+	case act != ir.ActNone:
+		ch.step(actOp, ir.Attrs{})
+	}
+	return ch.finish()
+}
+
+func splitClip(n *ir.Node) []*ir.Node {
+	if len(n.Attrs) > 0 || len(n.Inputs) < 2 || len(n.Inputs) > 3 || n.Inputs[0] == nil {
+		return nil
+	}
+	ch := &chain{n: n, cur: n.Inputs[0]}
+	if lo := n.Inputs[1]; lo != nil {
+		ch.step("Maximum", ir.Attrs{}, lo)
+	}
+	if len(n.Inputs) == 3 && n.Inputs[2] != nil {
+		ch.step("Minimum", ir.Attrs{}, n.Inputs[2])
+	}
+	if len(ch.pieces) == 0 {
+		return nil
+	}
+	return ch.finish()
+}
+
+// splitPaddedMaxPool: MindSpore's MaxPool pads only by SAME (extra at the
+// end), so ONNX's explicit pads, and ceil_mode's extra windows, become a
+// PadV3 of -inf: the maximum over a window is unchanged by -inf entries, and
+// every window ONNX counts holds at least one element of x.
+func splitPaddedMaxPool(n *ir.Node) []*ir.Node {
+	x := n.Inputs[0]
+	if len(n.Inputs) != 1 || len(x.Shape) != 4 || (x.DType != ir.Float32 && x.DType != ir.Float64) || n.Attrs.Has("dilations") ||
+		n.Attrs.String("auto_pad", "NOTSET") != "NOTSET" || !n.Outputs[0].ShapeKnown() || !x.ShapeKnown() {
+		return nil
+	}
+	p := n.Attrs.Ints("pads", []int64{0, 0, 0, 0})
+	k, _ := twoInts(n, "kernel_shape", 0)
+	s, _ := twoInts(n, "strides", 1)
+	if len(p) != 4 || k[0] == 0 {
+		return nil
+	}
+	out := n.Outputs[0].Shape
+	// The padded extent the unpadded pool needs for ONNX's output size.
+	extra := func(i int) int64 {
+		need := (out[2+i]-1)*s[i] + k[i]
+		return max(need-(x.Shape[2+i]+p[i]+p[i+2]), 0)
+	}
+	eh, ew := extra(0), extra(1)
+	if p[0] == 0 && p[1] == 0 && p[2]+eh == 0 && p[3]+ew == 0 {
+		if n.Attrs.Int("ceil_mode", 0) == 0 {
+			return nil
+		}
+		// ceil_mode that adds no window: the floor-mode pool.
+		pool := &ir.Node{Name: n.Name, Op: "MaxPool", Attrs: n.Attrs.Clone(), Inputs: n.Inputs, Outputs: n.Outputs, Provenance: n.Provenance}
+		delete(pool.Attrs, "ceil_mode")
+		return []*ir.Node{pool}
+	}
+	// PadV3's paddings run from the last dim: (left, right, top, bottom).
+	pads := []int64{p[1], p[3] + ew, p[0], p[2] + eh}
+	padded := &ir.Value{Name: n.Name + "/PadV3", DType: x.DType,
+		Shape: []int64{x.Shape[0], x.Shape[1], x.Shape[2] + p[0] + p[2] + eh, x.Shape[3] + p[1] + p[3] + ew}}
+	pad := &ir.Node{Name: n.Name + "/PadV3", Op: opPadV3, Attrs: ir.Attrs{"paddings": ir.IntsAttr(pads...)},
+		Inputs: []*ir.Value{x}, Outputs: []*ir.Value{padded}, Provenance: n.Provenance}
+	padded.Producer = pad
+	pool := &ir.Node{Name: n.Name, Op: "MaxPool", Attrs: n.Attrs.Clone(), Inputs: []*ir.Value{padded}, Outputs: n.Outputs, Provenance: n.Provenance}
+	delete(pool.Attrs, "pads")
+	delete(pool.Attrs, "ceil_mode")
+	return []*ir.Node{pad, pool}
+}
+
+// negInf is a scalar -inf of float dtype dt (nil for other dtypes).
+func negInf(dt ir.DType) *ir.Tensor {
+	t := ir.NewTensor(dt, []int64{})
+	switch dt {
+	case ir.Float32:
+		t.F32()[0] = float32(math.Inf(-1))
+	case ir.Float64:
+		t.F64()[0] = math.Inf(-1)
+	default:
+		return nil
+	}
+	return t
+}
+
+// lowerFwPad: the PadV3 a split MaxPool makes (its paddings already in
+// PadV3's order), in MindSpore's attribute form.
+func lowerFwPad(c *lowerCtx) (*msNode, error) {
+	n := c.n
+	x := n.Inputs[0]
+	m := (&msNode{prim: "PadV3", inputs: []*ir.Value{x}}).with(vInts(n.Attrs.Ints("paddings", nil)...))
+	m.inputs = append(m.inputs, c.konst("neg_inf", negInf(x.DType)))
+	m.attrs = []*pb.AttributeProto{aStr("mode", "constant"), aBool("paddings_contiguous", true)}
+	return m, nil
+}
