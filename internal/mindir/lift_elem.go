@@ -35,6 +35,8 @@ var liftElemTable = map[string]func(*mnode) (any, error){
 	"BroadcastTo":  liftBroadcastTo,
 	"ReduceFusion": liftReduceFusion,
 	"ArgMaxFusion": liftArg("Argmax"),
+	"ArgMaxExt":    liftArgExt("Argmax"),
+	"ArgMinExt":    liftArgExt("Argmin"),
 	"ArgMinFusion": liftArg("Argmin"),
 	"Clip":         liftClip,
 	"Dropout":      liftDropout,
@@ -503,6 +505,29 @@ func liftArg(irop string) func(*mnode) (any, error) {
 		}
 		if o, _ := m.intArg(-1, 0, "out_max_value"); o != 0 {
 			return nil, unsupported("out_max_value")
+		}
+		return m.emit1(irop, ir.Attrs{"axis": ir.IntAttr(axis), "keepdims": ir.IntAttr(b2i(keep != 0))}, x), nil
+	}
+}
+
+// liftArgExt reads MindSpore's ArgMaxExt/ArgMinExt(input, dim, keepdim):
+// int64 indices like ONNX's; dim None (the flattened input) is not read.
+func liftArgExt(irop string) func(*mnode) (any, error) {
+	return func(m *mnode) (any, error) {
+		x, err := m.tensor(0)
+		if err != nil {
+			return nil, err
+		}
+		if m.arg(1, "dim") == nil {
+			return nil, unsupported("dim None (the flattened input)")
+		}
+		axis, err := m.intArg(1, 0, "dim")
+		if err != nil {
+			return nil, err
+		}
+		keep, err := m.intArg(2, 0, "keepdim")
+		if err != nil {
+			return nil, err
 		}
 		return m.emit1(irop, ir.Attrs{"axis": ir.IntAttr(axis), "keepdims": ir.IntAttr(b2i(keep != 0))}, x), nil
 	}

@@ -431,9 +431,11 @@ func liftScan(m *mnode, op string) (any, error) {
 		axis = m.konst("axis", ir.Int64Tensor([]int64{}, a))
 	}
 	attrs := ir.Attrs{}
-	for _, k := range []string{"exclusive", "reverse"} {
-		if m.arg(-1, k) != nil {
-			v, err := m.intArg(-1, 0, k)
+	// Attributes (converter_lite, mind_ir_version 1) or op_def inputs 2
+	// and 3 (cum_sum_op.yaml: input, axis, exclusive, reverse).
+	for i, k := range []string{"exclusive", "reverse"} {
+		if m.arg(2+i, k) != nil {
+			v, err := m.intArg(2+i, 0, k)
 			if err != nil {
 				return nil, err
 			}

@@ -160,6 +160,11 @@ func (gw *graphWriter) lower(n *ir.Node) (*msNode, error) {
 	if err != nil {
 		return nil, err
 	}
+	if gw.wr.opts.MindSporePrimitives {
+		if f := c.asPrimFunc(m); f != nil {
+			m = f
+		}
+	}
 	for _, k := range notes {
 		if k == ir.SourcePrimitive {
 			continue // used above; not a primitive attribute

@@ -23,6 +23,11 @@ package mindir
 
 import (
 	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"google.golang.org/protobuf/proto"
 
 	"gkconv/internal/ir"
 	pb "gkconv/internal/mindir/mindirpb"
@@ -89,7 +94,31 @@ var lowerFrameworkTable = map[string]lowerFunc{
 	"BatchNorm":  lowerFwBatchNorm,
 	"LayerNorm":  lowerFwLayerNorm,
 	"Split":      lowerFwSplit,
+	"Argmax":     lowerFwArg("ArgMaxExt"),
+	"Elu":        lowerFwElu,
 	opPadV3:      lowerFwPad,
+}
+
+// lowerFwArg: ArgMaxExt(input, dim, keepdim), int64 indices as ONNX's (MindSpore
+// 2.7.2 has no CPU kernel for ArgMinExt: ArgMin keeps ArgMinFusion); the
+// first extreme index (select_last_index=1 is not expressible).
+func lowerFwArg(prim string) lowerFunc {
+	return func(c *lowerCtx) (*msNode, error) {
+		n := c.n
+		if !elemInputs(n, 1) || !elemOnlyAttrs(n, "axis", "keepdims", "select_last_index") || n.Attrs.Int("select_last_index", 0) != 0 {
+			return nil, errNoPrimitive
+		}
+		return fw(prim, n.Inputs[0]).with(vInt(n.Attrs.Int("axis", 0)), vBool(n.Attrs.Int("keepdims", 1) != 0)), nil
+	}
+}
+
+// lowerFwElu: Elu(x, alpha).
+func lowerFwElu(c *lowerCtx) (*msNode, error) {
+	n := c.n
+	if !elemInputs(n, 1) || !elemOnlyAttrs(n, "alpha") {
+		return nil, errNoPrimitive
+	}
+	return fw("Elu", n.Inputs[0]).with(vFloat(float32(n.Attrs.Float("alpha", 1)))), nil
 }
 
 // lowerFwSplit: Split(x, axis, output_num) cuts equal parts only (SplitV's
@@ -237,7 +266,9 @@ func lowerFwMatMul(c *lowerCtx) (*msNode, error) {
 		return nil, errNoPrimitive
 	case ra == 2 && rb == 2:
 		return fw("MatMul", a, b).with(vBool(ta), vBool(tb)), nil
-	case ra == rb && ra > 2:
+	case ra == rb && ra > 2 && slices.Equal(a.Shape[:ra-2], b.Shape[:rb-2]):
+		// MindSpore 2.7.2's CPU BatchMatMul gives garbage for batch dims
+		// that only broadcast (interop: test_matmul_bcast).
 		return fw("BatchMatMul", a, b).with(vBool(ta), vBool(tb)), nil
 	case !ta && !tb:
 		return fw("MatMulExt", a, b), nil
@@ -261,11 +292,20 @@ func lowerFwReduce(c *lowerCtx) (*msNode, error) {
 	if x == nil || len(n.Inputs) > 2 || !elemOnlyAttrs(n, "keepdims", "noop_with_empty_axes") {
 		return nil, errNoPrimitive
 	}
-	axes, ok := c.optConstInts(1)
-	if !ok || len(axes) == 0 && n.Attrs.Int("noop_with_empty_axes", 0) != 0 {
+	keep := vBool(n.Attrs.Int("keepdims", 1) != 0)
+	var m *msNode
+	if axes, ok := c.optConstInts(1); ok {
+		if len(axes) == 0 && n.Attrs.Int("noop_with_empty_axes", 0) != 0 {
+			return nil, errNoPrimitive
+		}
+		m = fw(n.Op, x).with(vInts(axes...), keep)
+	} else if a := c.in(1); n.Attrs.Int("noop_with_empty_axes", 0) == 0 && len(a.Shape) == 1 && a.Shape[0] > 0 {
+		// Axes computed at run time: MindSpore's axis takes a tensor
+		// (type_cast tensor); an empty one would differ (ONNX: all axes).
+		m = fw(n.Op, x, a).with(keep)
+	} else {
 		return nil, errNoPrimitive
 	}
-	m := fw(n.Op, x).with(vInts(axes...), vBool(n.Attrs.Int("keepdims", 1) != 0))
 	if n.Op == "ReduceSum" {
 		m.with(vBool(false))
 	}
@@ -422,8 +462,57 @@ func frameworkPieces(n *ir.Node) []*ir.Node {
 		return splitClip(n)
 	case "MaxPool":
 		return splitPaddedMaxPool(n)
+	case "DepthToSpace":
+		return splitDepthToSpaceCRD(n)
+	case "ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp":
+		return splitReduce(n)
 	}
 	return nil
+}
+
+// splitReduce writes the reductions MindSpore has no primitive for as the
+// ONNX definitions: L1 = ReduceSum(Abs), L2 = Sqrt(ReduceSum(Square)),
+// SumSquare = ReduceSum(Square), LogSum = Log(ReduceSum), LogSumExp =
+// Log(ReduceSum(Exp)) (ONNX's own expansion; no max subtraction, so it
+// overflows where the reference does).
+func splitReduce(n *ir.Node) []*ir.Node {
+	x := n.Inputs[0]
+	if x == nil || !x.DType.IsFloat() || len(n.Inputs) > 2 {
+		return nil
+	}
+	ch := &chain{n: n, cur: x}
+	pre := map[string]string{"ReduceL1": "Abs", "ReduceL2": "Square", "ReduceSumSquare": "Square", "ReduceLogSumExp": "Exp"}[n.Op]
+	if pre != "" {
+		ch.stepShape(pre, x.Shape, ir.Attrs{})
+	}
+	ch.step("ReduceSum", n.Attrs.Clone(), n.Inputs[1:]...)
+	switch n.Op {
+	case "ReduceL2":
+		ch.step("Sqrt", ir.Attrs{})
+	case "ReduceLogSum", "ReduceLogSumExp":
+		ch.step("Log", ir.Attrs{})
+	}
+	return ch.finish()
+}
+
+// splitDepthToSpaceCRD: MindSpore's DepthToSpace has DCR order only, so
+// CRD is ONNX's definition: Reshape [N, C/b², b, b, H, W], Transpose
+// (0,1,4,2,5,3), Reshape [N, C/b², H·b, W·b].
+func splitDepthToSpaceCRD(n *ir.Node) []*ir.Node {
+	x := n.Inputs[0]
+	b := n.Attrs.Int("blocksize", 0)
+	if n.Attrs.String("mode", "DCR") != "CRD" || x == nil || len(x.Shape) != 4 || !x.ShapeKnown() || b <= 0 {
+		return nil
+	}
+	N, C, H, W := x.Shape[0], x.Shape[1], x.Shape[2], x.Shape[3]
+	if C%(b*b) != 0 {
+		return nil
+	}
+	ch := &chain{n: n, cur: x}
+	ch.stepShape("Reshape", []int64{N, C / (b * b), b, b, H, W}, ir.Attrs{})
+	ch.stepShape("Transpose", []int64{N, C / (b * b), H, b, W, b}, ir.Attrs{"perm": ir.IntsAttr(0, 1, 4, 2, 5, 3)})
+	ch.step("Reshape", ir.Attrs{})
+	return ch.finish()
 }
 
 // chain builds pieces: each step reads the previous step's output; the
@@ -435,7 +524,13 @@ type chain struct {
 }
 
 func (ch *chain) step(op string, attrs ir.Attrs, extra ...*ir.Value) {
-	out := &ir.Value{Name: ch.n.Name + "/" + op, DType: ch.n.Outputs[0].DType, Shape: ch.n.Outputs[0].Shape}
+	ch.stepShape(op, ch.n.Outputs[0].Shape, attrs, extra...)
+}
+
+// stepShape is step for a piece whose output has the given shape (n's
+// output dtype).
+func (ch *chain) stepShape(op string, shape []int64, attrs ir.Attrs, extra ...*ir.Value) {
+	out := &ir.Value{Name: ch.n.Name + "/" + op, DType: ch.n.Outputs[0].DType, Shape: shape}
 	p := &ir.Node{Name: ch.n.Name + "/" + op, Op: op, Attrs: attrs, Inputs: append([]*ir.Value{ch.cur}, extra...),
 		Outputs: []*ir.Value{out}, Provenance: ch.n.Provenance}
 	out.Producer = p
@@ -586,4 +681,169 @@ func lowerFwPad(c *lowerCtx) (*msNode, error) {
 	m.inputs = append(m.inputs, c.konst("neg_inf", negInf(x.DType)))
 	m.attrs = []*pb.AttributeProto{aStr("mode", "constant"), aBool("paddings_contiguous", true)}
 	return m, nil
+}
+
+// ---- converter_lite lowerings of op_def primitives, as inputs ----
+
+// asPrimFunc rewrites a converter_lite lowering m of an op_def (yaml)
+// primitive into MindSpore 2.7's PRIMITIVE_FUNCTION form, as MindSpore's
+// loader does itself for mind_ir_version 1 files: the schema's arguments in
+// order, prim_init attributes and constant scalar/tuple inputs as Constant
+// value nodes, absent arguments from their upstream defaults. It returns nil
+// (and m stays as it is) when an argument has no value it can give:
+// MindSpore still loads such a node, only its CPU kernel selection refuses
+// it. Constants the lowering made for converted inputs are dropped.
+func (c *lowerCtx) asPrimFunc(m *msNode) *msNode {
+	if m == nil || m.primFunc || m.core || m.pack != nil || m.prim == "Custom" {
+		return nil
+	}
+	s, ok := LookupPrim(m.prim)
+	if !ok || !strings.HasSuffix(s.Source, ".yaml") {
+		return nil
+	}
+	attrs := map[string]*pb.AttributeProto{}
+	for _, a := range m.attrs {
+		name := a.GetName()
+		if _, ok := s.Arg(name); !ok && name != "input_names" && name != "output_names" {
+			// An attribute MindSpore's primitive has no argument for
+			// (size_splits, fmk_type ONNX, mode...) carries meaning the
+			// op_def form would drop.
+			return nil
+		}
+		attrs[name] = a
+	}
+	out := &msNode{prim: m.prim, outs: m.outs, tuple: m.tuple, nodeAttrs: m.nodeAttrs, primFunc: true}
+	var dropped []*ir.Value
+	next := 0
+	for _, arg := range s.Args {
+		if arg.Form == FormInput {
+			if next >= len(m.inputs) {
+				if a, ok := attrs[arg.Name]; ok { // converter_lite keeps it as an attribute
+					out.with(attrAsValue(a))
+					continue
+				}
+				if arg.Default == "None" {
+					out.inputs = append(out.inputs, nil)
+					continue
+				}
+				v, ok := defaultValue(arg)
+				if !ok {
+					return nil
+				}
+				out.with(v)
+				continue
+			}
+			in := m.inputs[next]
+			next++
+			if arg.Type != "tensor" && in != nil && in.Const != nil && !strings.HasPrefix(arg.Type, "tensor") {
+				v, ok := constValue(arg, in.Const)
+				if !ok {
+					return nil
+				}
+				out.with(v)
+				dropped = append(dropped, in)
+				continue
+			}
+			out.inputs = append(out.inputs, in)
+			continue
+		}
+		if a, ok := attrs[arg.Name]; ok {
+			out.with(attrAsValue(a))
+			continue
+		}
+		v, ok := defaultValue(arg)
+		if !ok {
+			return nil
+		}
+		out.with(v)
+	}
+	if next != len(m.inputs) {
+		return nil // more inputs than the schema has arguments
+	}
+	for _, d := range dropped {
+		for i, e := range c.gw.extra {
+			if e == d {
+				c.gw.extra = append(c.gw.extra[:i], c.gw.extra[i+1:]...)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// attrAsValue is attribute a as a Constant node's value.
+func attrAsValue(a *pb.AttributeProto) *pb.AttributeProto {
+	v := proto.Clone(a).(*pb.AttributeProto)
+	v.Name = ptr("value")
+	return v
+}
+
+// constValue is a constant tensor input as the value node of a scalar or
+// tuple argument.
+func constValue(arg PrimArg, t *ir.Tensor) (*pb.AttributeProto, bool) {
+	switch {
+	case arg.Type == "int" || arg.Type == "bool" || arg.Type == "float":
+		if t.NumElements() != 1 {
+			return nil, false
+		}
+		if arg.Type == "float" {
+			f, err := t.Float64s()
+			if err != nil {
+				return nil, false
+			}
+			return vFloat(float32(f[0])), true
+		}
+		v, err := t.Int64s()
+		if err != nil {
+			return nil, false
+		}
+		if arg.Type == "bool" {
+			return vBool(v[0] != 0), true
+		}
+		return vInt(v[0]), true
+	case strings.HasPrefix(arg.Type, "tuple[int]") || strings.HasPrefix(arg.Type, "list[int]"):
+		v, err := t.Int64s()
+		if err != nil || len(t.Shape) > 1 {
+			return nil, false
+		}
+		return vInts(v...), true
+	}
+	return nil, false
+}
+
+// defaultValue is an absent argument's upstream default as a value node,
+// for the plain literals ("False", "-1", "1e-5", "()", "(0,)", "None").
+func defaultValue(arg PrimArg) (*pb.AttributeProto, bool) {
+	d := arg.Default
+	switch {
+	case d == "":
+		return nil, false
+	case d == "None":
+		return &pb.AttributeProto{Name: ptr("value"), Type: pb.AttributeProto_NONE.Enum()}, true
+	case d == "False" || d == "false":
+		return vBool(false), true
+	case d == "True" || d == "true":
+		return vBool(true), true
+	case strings.HasPrefix(d, "("):
+		var vs []int64
+		for _, f := range strings.FieldsFunc(strings.Trim(d, "()"), func(r rune) bool { return r == ',' || r == ' ' }) {
+			x, err := strconv.ParseInt(f, 10, 64)
+			if err != nil {
+				return nil, false
+			}
+			vs = append(vs, x)
+		}
+		return vInts(vs...), true
+	}
+	switch arg.Type {
+	case "int":
+		if x, err := strconv.ParseInt(d, 10, 64); err == nil {
+			return vInt(x), true
+		}
+	case "float":
+		if x, err := strconv.ParseFloat(strings.TrimSuffix(d, "f"), 32); err == nil {
+			return vFloat(float32(x)), true
+		}
+	}
+	return nil, false
 }

@@ -2,6 +2,7 @@ package mindir
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"gkconv/internal/ir"
@@ -326,6 +327,40 @@ func (m *mnode) dispatch() (any, error) {
 		return m.matmul() // MatMulExt: NumPy matmul, no transpose arguments
 	case "PadV3":
 		return m.padV3()
+	case "Muls", "Divs":
+		// Tensor-by-Python-scalar arithmetic (muls_op.yaml: input, other
+		// number): the scalar becomes a constant of the tensor's dtype.
+		x, err := m.tensor(0)
+		if err != nil {
+			return nil, err
+		}
+		f, err := m.floatArg(1, 0, "other")
+		if err != nil {
+			return nil, err
+		}
+		if !x.DType.IsFloat() {
+			return nil, unsupported("%s of a %s tensor", op, x.DType)
+		}
+		t := ir.NewTensor(x.DType, []int64{})
+		t.PutFloat(0, f)
+		irop := map[string]string{"Muls": "Mul", "Divs": "RealDiv"}[op]
+		return m.emit1(irop, nil, x, m.konst("other", t)), nil
+	case "ReverseV2":
+		// ReverseV2(x, axis): ONNX Slice with step -1 over those axes.
+		x, err := m.tensor(0)
+		if err != nil {
+			return nil, err
+		}
+		axes, ok, err := m.intsArg(1, "axis")
+		if err != nil || !ok {
+			return nil, unsupported("axis must be constant integers")
+		}
+		k := len(axes)
+		starts, ends, steps := make([]int64, k), make([]int64, k), make([]int64, k)
+		for i := range axes {
+			starts[i], ends[i], steps[i] = -1, math.MinInt64, -1
+		}
+		return m.emit1("Slice", nil, x, m.ints64("starts", starts), m.ints64("ends", ends), m.ints64("axes", axes), m.ints64("steps", steps)), nil
 	case "NonZero":
 		// MindSpore's NonZero gives [count, rank] int64 (nonzero_op.yaml);
 		// ONNX's gives [rank, count].
@@ -506,15 +541,19 @@ func (m *mnode) reduce(irop string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	axes, _, err := m.intsArg(1, "axis")
-	if err != nil {
-		return nil, err
-	}
 	keep, err := m.intArg(2, 0, "keep_dims")
 	if err != nil {
 		return nil, err
 	}
 	attrs := ir.Attrs{"keepdims": ir.IntAttr(b2i(keep != 0))}
+	if v, ok := m.arg(1, "axis").(*ir.Value); ok && v.Const == nil && v.DType.IsInt() {
+		// Axes computed at run time (a tensor input, as ONNX's axes input).
+		return m.emit1(irop, attrs, x, v), nil
+	}
+	axes, _, err := m.intsArg(1, "axis")
+	if err != nil {
+		return nil, err
+	}
 	if len(axes) == 0 {
 		return m.emit1(irop, attrs, x), nil // MindSpore: empty axis reduces all
 	}

@@ -1,0 +1,1 @@
+B.3207_3175___main___ControlFlow_construct_699:xJxÌá?háÌ>“Žz?Ëj@$ï?â.z¿
