@@ -225,9 +225,18 @@ func (c *conv) controlNode(np *pb.NodeProto) (res any, handled bool, err error) 
 		}
 		return nil, false, nil
 	}
+	if _, ok := c.funcs[ref]; ok {
+		// A direct call of a function graph (read_loop.go).
+		res, err := c.callGraph(np, ref)
+		return res, true, err
+	}
 	sw, ok := c.syms[ref].(switchVal)
 	if !ok {
 		return nil, false, nil
+	}
+	if h, ok := c.loopHeader(sw); ok {
+		res, err := c.whileLoop(np, h, ref, sw)
+		return res, true, err
 	}
 	// The call's own arguments go to both branches, after their partial ones.
 	var callArgs []*ir.Value

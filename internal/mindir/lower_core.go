@@ -104,11 +104,16 @@ func lowerCorePool(c *lowerCtx) (*msNode, error) {
 	if !ok {
 		return nil, errNoPrimitive
 	}
+	return corePool(n, k, s, "VALID"), nil
+}
+
+// corePool is MindSpore's attribute-form MaxPool/AvgPool of node n.
+func corePool(n *ir.Node, k, s []int64, padMode string) *msNode {
 	m := &msNode{prim: n.Op, inputs: n.Inputs, core: true}
-	m.attrs = append(m.attrs, aStr("pad_mode", "VALID"), aInts("kernel_size", 1, 1, k[0], k[1]), aStr("format", "NCHW"),
+	m.attrs = append(m.attrs, aStr("pad_mode", padMode), aInts("kernel_size", 1, 1, k[0], k[1]), aStr("format", "NCHW"),
 		aInts("strides", 1, 1, s[0], s[1]))
 	m.attrs = append(m.attrs, names([]string{"x"})...)
-	return m, nil
+	return m
 }
 
 func lowerCoreMatMul(c *lowerCtx) (*msNode, error) {

@@ -232,6 +232,17 @@ func lowerFwConv2D(c *lowerCtx) (*msNode, error) {
 // lowerFwMaxPool: MaxPool (attribute form) without padding; padded and
 // ceil_mode pools are split into PadV3(-inf) + MaxPool (frameworkPieces).
 func lowerFwMaxPool(c *lowerCtx) (*msNode, error) {
+	n := c.n
+	if n.Attrs.String("auto_pad", "NOTSET") == "SAME_UPPER" && n.Attrs.Int("ceil_mode", 0) == 0 && !n.Attrs.Has("dilations") && !n.Attrs.Has("pads") {
+		// MindSpore's SAME puts the odd padding at the end, as SAME_UPPER
+		// (what mindspore.export writes for nn.MaxPool2d(pad_mode='same')).
+		k, ok1 := twoInts(n, "kernel_shape", 0)
+		s, ok2 := twoInts(n, "strides", 1)
+		if !ok1 || !ok2 || len(n.Inputs) != 1 || len(c.in(0).Shape) != 4 {
+			return nil, errNoPrimitive
+		}
+		return corePool(n, k, s, "SAME"), nil
+	}
 	return lowerCorePool(c)
 }
 

@@ -345,6 +345,31 @@ func (m *mnode) dispatch() (any, error) {
 		t.PutFloat(0, f)
 		irop := map[string]string{"Muls": "Mul", "Divs": "RealDiv"}[op]
 		return m.emit1(irop, nil, x, m.konst("other", t)), nil
+	case "SumExt", "MeanExt":
+		// sum_ext_op.yaml: input, dim (None: every axis), keepdim, dtype.
+		x, err := m.tensor(0)
+		if err != nil {
+			return nil, err
+		}
+		if _, none := m.arg(3, "dtype").(noneVal); m.arg(3, "dtype") != nil && !none {
+			return nil, unsupported("%s with a dtype", op)
+		}
+		keep, err := m.intArg(2, 0, "keepdim")
+		if err != nil {
+			return nil, err
+		}
+		irop := map[string]string{"SumExt": "ReduceSum", "MeanExt": "ReduceMean"}[op]
+		attrs := ir.Attrs{"keepdims": ir.IntAttr(b2i(keep != 0))}
+		if d := m.arg(1, "dim"); d != nil {
+			if _, none := d.(noneVal); !none {
+				axes, _, err := m.intsArg(1, "dim")
+				if err != nil {
+					return nil, err
+				}
+				return m.emit1(irop, attrs, x, m.ints64("axes", axes)), nil
+			}
+		}
+		return m.emit1(irop, attrs, x), nil
 	case "ReverseV2":
 		// ReverseV2(x, axis): ONNX Slice with step -1 over those axes.
 		x, err := m.tensor(0)

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"gkconv/internal/trust"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -188,6 +190,10 @@ type conv struct {
 	unsupported []Unsupported
 	// getitemNamed: values a TupleGetItem already named.
 	getitemNamed map[*ir.Value]bool
+	// inlining: the functions whose calls are being inlined, innermost
+	// last; loopBack: the while-loop body being read (read_loop.go).
+	inlining []string
+	loopBack *backEdge
 }
 
 // graphState is the per-graph part of conv, saved while a body is read.
@@ -336,8 +342,86 @@ func (c *conv) msGraph(gp *pb.GraphProto, depth int) (*ir.Graph, error) {
 	if len(weightless) > 0 {
 		g.Meta["mindir.weightless_parameters"] = strings.Join(weightless, ",")
 	}
+	if err := c.predefineConstants(); err != nil {
+		return nil, err
+	}
+	ret, err := c.runNodes(gp.Node)
+	if err != nil {
+		return nil, err
+	}
+	if len(c.unsupported) > 0 {
+		return nil, &UnsupportedError{File: c.file, Items: c.unsupported}
+	}
+	var outs []any
+	declared := make([]string, 0, len(gp.Output))
+	if len(gp.Output) > 0 {
+		for _, vi := range gp.Output {
+			s, ok := c.syms[vi.GetName()]
+			if !ok {
+				return nil, fmt.Errorf("%s: graph output %q is not produced", c.label, vi.GetName())
+			}
+			outs = append(outs, s)
+			declared = append(declared, vi.GetName())
+		}
+	} else {
+		outs = ret
+	}
+	for i, s := range outs {
+		vs := flatten(s)
+		for _, v := range vs {
+			if v.Const != nil {
+				c.register(v)
+			} else if v.Producer != nil && len(vs) == 1 && i < len(declared) && v.Name != declared[i] && !c.names.Used(declared[i]) {
+				// keep the model's declared output name
+				v.Name = declared[i]
+				c.names.Reserve(v.Name)
+			}
+			if i < len(gp.Output) && len(vs) == 1 && len(gp.Output[i].Tensor) > 0 && v.DType == ir.Undefined {
+				v.DType, v.Shape, _ = typeFromProto(gp.Output[i].Tensor[0], false)
+			}
+			g.Outputs = append(g.Outputs, v)
+		}
+	}
+	if len(g.Outputs) == 0 {
+		return nil, fmt.Errorf("%s: graph %s has no outputs", c.label, gp.GetName())
+	}
+	return g, nil
+}
+
+// predefineConstants binds the Constant nodes of every function: MindSpore's
+// one name map is file-wide, and its exporter shares a constant between
+// functions, defined in whichever it wrote first (a while-loop body reads
+// the `1.0` its if-branch defines). Constants are values, not computations,
+// so binding them up front changes nothing else.
+func (c *conv) predefineConstants() error {
+	for _, name := range slices.Sorted(maps.Keys(c.funcs)) {
+		for _, np := range c.funcs[name].Node {
+			if np.GetOpType() != "Constant" {
+				continue
+			}
+			if _, ok := c.syms[np.GetName()]; ok {
+				continue
+			}
+			for _, a := range np.Attribute {
+				if a.GetName() == "value" || len(np.Attribute) == 1 {
+					x, err := attrValue(a)
+					if err != nil {
+						return fmt.Errorf("%s: constant %s: %w", c.label, np.GetName(), err)
+					}
+					c.define(np, c.constSym(x, np.GetName()))
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// runNodes converts a graph's or an inlined function's nodes in order into
+// the current graph, binding their names in c.syms; it returns the Return
+// node's inputs.
+func (c *conv) runNodes(nodes []*pb.NodeProto) ([]any, error) {
 	var ret []any
-	for _, np := range gp.Node {
+	for _, np := range nodes {
 		name := np.GetName()
 		if np.GetOpType() == "Constant" {
 			var val any = noneVal{}
@@ -465,43 +549,7 @@ func (c *conv) msGraph(gp *pb.GraphProto, depth int) (*ir.Graph, error) {
 		}
 		c.define(np, res)
 	}
-	if len(c.unsupported) > 0 {
-		return nil, &UnsupportedError{File: c.file, Items: c.unsupported}
-	}
-	var outs []any
-	declared := make([]string, 0, len(gp.Output))
-	if len(gp.Output) > 0 {
-		for _, vi := range gp.Output {
-			s, ok := c.syms[vi.GetName()]
-			if !ok {
-				return nil, fmt.Errorf("%s: graph output %q is not produced", c.label, vi.GetName())
-			}
-			outs = append(outs, s)
-			declared = append(declared, vi.GetName())
-		}
-	} else {
-		outs = ret
-	}
-	for i, s := range outs {
-		vs := flatten(s)
-		for _, v := range vs {
-			if v.Const != nil {
-				c.register(v)
-			} else if v.Producer != nil && len(vs) == 1 && i < len(declared) && v.Name != declared[i] && !c.names.Used(declared[i]) {
-				// keep the model's declared output name
-				v.Name = declared[i]
-				c.names.Reserve(v.Name)
-			}
-			if i < len(gp.Output) && len(vs) == 1 && len(gp.Output[i].Tensor) > 0 && v.DType == ir.Undefined {
-				v.DType, v.Shape, _ = typeFromProto(gp.Output[i].Tensor[0], false)
-			}
-			g.Outputs = append(g.Outputs, v)
-		}
-	}
-	if len(g.Outputs) == 0 {
-		return nil, fmt.Errorf("%s: graph %s has no outputs", c.label, gp.GetName())
-	}
-	return g, nil
+	return ret, nil
 }
 
 // define binds a node's name and output names to its result.

@@ -323,6 +323,9 @@ type writer struct {
 	funcs     []*parts
 	funcNames map[*ir.Graph]string
 	names     map[string]bool
+	// constNodes: the graph being written keeps its constants in Constant
+	// nodes instead of parameters (graphFunction).
+	constNodes bool
 }
 
 // mindIRVersion is what this writer's argument convention is: primitives
@@ -536,6 +539,18 @@ func (wr *writer) graph(g *ir.Graph, name, prefix string, depth int) (*parts, er
 			return nil, fmt.Errorf("mindir: graph %s: output %v is not an input, constant or node output of the graph", g.Name, v)
 		}
 		gw.gp.Output = append(gw.gp.Output, &pb.ValueInfoProto{Name: ptr(gw.name(v)), Tensor: []*pb.TensorProto{typeToProto(v)}})
+	}
+	if wr.constNodes {
+		var head []*pb.NodeProto
+		for _, v := range append(consts, gw.extra...) {
+			np, err := constantNode(gw.name(v), v.Const)
+			if err != nil {
+				return nil, fmt.Errorf("mindir: graph %s: constant %s: %w", g.Name, v.Name, err)
+			}
+			head = append(head, np)
+		}
+		gw.gp.Node = append(head, gw.gp.Node...)
+		consts, gw.extra = nil, nil
 	}
 	var out parts
 	if err := out.addMsg(gw.gp); err != nil {
@@ -777,12 +792,30 @@ func (wr *writer) graphFunction(g *ir.Graph, base string, depth int) (string, er
 	}
 	name := wr.uniq(base)
 	wr.funcNames[g] = name
+	// MindSpore counts a function graph's parameters as its inputs (only
+	// the top graph holds weights): in the framework form a function's
+	// constants are Constant nodes, as mindspore.export writes them
+	// (MindSpore 2.7.2 otherwise refuses the call: "input size:3 ...
+	// input size:2 may have unsupported parameters").
+	saved := wr.constNodes
+	wr.constNodes = wr.opts.MindSporePrimitives
 	body, err := wr.graph(g, name, name+"/", depth+1)
+	wr.constNodes = saved
 	if err != nil {
 		return "", err
 	}
 	wr.funcs = append(wr.funcs, body)
 	return name, nil
+}
+
+// constantNode is a Constant node holding tensor t (its bytes inline).
+func constantNode(name string, t *ir.Tensor) (*pb.NodeProto, error) {
+	if t.DType == ir.String || t.DType.Size() == 0 {
+		return nil, fmt.Errorf("cannot store dtype %s in a Constant node", t.DType)
+	}
+	tp := &pb.TensorProto{Dims: append([]int64{}, t.Shape...), DataType: ptr(int32(t.DType)), RawData: t.Data}
+	return &pb.NodeProto{Name: ptr(name), Output: []string{name}, OpType: ptr("Constant"),
+		Attribute: []*pb.AttributeProto{{Name: ptr("value"), Type: pb.AttributeProto_TENSORS.Enum(), Tensors: []*pb.TensorProto{tp}}}}, nil
 }
 
 // tensor encodes a TensorProto whose data is streamed.
