@@ -22,6 +22,7 @@ package mindir
 // Custom node.
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -96,6 +97,7 @@ var lowerFrameworkTable = map[string]lowerFunc{
 	"Split":      lowerFwSplit,
 	"Argmax":     lowerFwArg("ArgMaxExt"),
 	"Elu":        lowerFwElu,
+	"GeLU":       lowerFwGeLU,
 	opPadV3:      lowerFwPad,
 }
 
@@ -110,6 +112,17 @@ func lowerFwArg(prim string) lowerFunc {
 		}
 		return fw(prim, n.Inputs[0]).with(vInt(n.Attrs.Int("axis", 0)), vBool(n.Attrs.Int("keepdims", 1) != 0)), nil
 	}
+}
+
+// lowerFwGeLU: MindSpore's GeLU is the tanh approximation (what nn.GELU()
+// exports); the exact (erf) form is split into its definition
+// (splitGeLU).
+func lowerFwGeLU(c *lowerCtx) (*msNode, error) {
+	n := c.n
+	if !elemInputs(n, 1) || !elemOnlyAttrs(n, "approximate") || n.Attrs.String("approximate", "none") != "tanh" {
+		return nil, errNoPrimitive
+	}
+	return fw("GeLU", n.Inputs[0]), nil
 }
 
 // lowerFwElu: Elu(x, alpha).
@@ -463,6 +476,9 @@ func lowerFwLayerNorm(c *lowerCtx) (*msNode, error) {
 // ceil_mode MaxPool becomes PadV3(-inf) then an unpadded MaxPool. Each piece
 // is an ordinary IR node; the values between them are new.
 func frameworkPieces(n *ir.Node) []*ir.Node {
+	if n.Op == "Split" {
+		return splitUneven(n)
+	}
 	if len(n.Outputs) != 1 || n.Outputs[0] == nil {
 		return nil
 	}
@@ -477,8 +493,83 @@ func frameworkPieces(n *ir.Node) []*ir.Node {
 		return splitDepthToSpaceCRD(n)
 	case "ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp":
 		return splitReduce(n)
+	case "GeLU":
+		return splitGeLU(n)
+	case "AddN":
+		return splitAddN(n)
 	}
 	return nil
+}
+
+// splitAddN: ONNX's Sum broadcasts its operands, MindSpore's AddN does
+// not: a chain of Adds, in operand order.
+func splitAddN(n *ir.Node) []*ir.Node {
+	if len(n.Inputs) < 2 || len(n.Attrs) > 0 || slices.Contains(n.Inputs, nil) {
+		return nil
+	}
+	ch := &chain{n: n, cur: n.Inputs[0]}
+	for _, v := range n.Inputs[1:] {
+		ch.step("Add", ir.Attrs{}, v)
+	}
+	return ch.finish()
+}
+
+// splitGeLU: the exact GeLU, x·(1 + erf(x/√2))/2, as ONNX defines it
+// (MindSpore's GeLU primitive is the tanh approximation).
+func splitGeLU(n *ir.Node) []*ir.Node {
+	x := n.Inputs[0]
+	if len(n.Inputs) != 1 || x == nil || n.Attrs.String("approximate", "none") != "none" || x.DType != ir.Float32 {
+		return nil
+	}
+	scalar := func(what string, v float32) *ir.Value {
+		return &ir.Value{Name: n.Name + "/" + what, DType: ir.Float32, Shape: []int64{}, Const: ir.Float32Tensor([]int64{}, v)}
+	}
+	ch := &chain{n: n, cur: x}
+	ch.step("Mul", ir.Attrs{}, scalar("rsqrt2", float32(1/math.Sqrt2)))
+	ch.step("Erf", ir.Attrs{})
+	ch.step("Add", ir.Attrs{}, scalar("one", 1))
+	ch.step("Mul", ir.Attrs{}, x)
+	ch.step("Mul", ir.Attrs{}, scalar("half", 0.5))
+	return ch.finish()
+}
+
+// splitUneven: MindSpore's Split cuts equal parts only (lowerFwSplit), so
+// a Split into parts of different sizes is one Slice per output (a
+// StridedSlice each); a converter_lite Split with size_splits in a
+// mind_ir_version 3 file crashed MindSpore 2.7.2 (SIGSEGV).
+func splitUneven(n *ir.Node) []*ir.Node {
+	x := n.Inputs[0]
+	if x == nil || !x.ShapeKnown() || len(n.Outputs) < 2 {
+		return nil
+	}
+	r := int64(len(x.Shape))
+	axis := n.Attrs.Int("axis", 0)
+	if axis < -r || axis >= r {
+		return nil
+	}
+	if axis < 0 {
+		axis += r
+	}
+	equal := true
+	var off int64
+	var pieces []*ir.Node
+	for i, o := range n.Outputs {
+		if o == nil || !o.ShapeKnown() {
+			return nil
+		}
+		d := o.Shape[axis]
+		equal = equal && d*int64(len(n.Outputs)) == x.Shape[axis]
+		konst := func(what string, v int64) *ir.Value {
+			return &ir.Value{Name: fmt.Sprintf("%s/%s_%d", n.Name, what, i), DType: ir.Int64, Shape: []int64{1}, Const: ir.Int64Tensor([]int64{1}, v)}
+		}
+		pieces = append(pieces, &ir.Node{Name: fmt.Sprintf("%s/Slice_%d", n.Name, i), Op: "Slice",
+			Inputs: []*ir.Value{x, konst("start", off), konst("end", off+d), konst("axis", axis)}, Outputs: []*ir.Value{o}, Provenance: n.Provenance})
+		off += d
+	}
+	if equal || off != x.Shape[axis] {
+		return nil
+	}
+	return pieces
 }
 
 // splitReduce writes the reductions MindSpore has no primitive for as the

@@ -580,6 +580,12 @@ func (gw *graphWriter) node(n *ir.Node, defined map[*ir.Value]bool) error {
 			gw.piece = true
 			defer func() { gw.piece = false }()
 			for _, p := range pieces {
+				for _, in := range p.Inputs {
+					if in != nil && in.Const != nil && !defined[in] {
+						gw.extra = append(gw.extra, in) // a constant the split made
+						defined[in] = true
+					}
+				}
 				if err := gw.node(p, defined); err != nil {
 					return err
 				}
