@@ -211,8 +211,11 @@ GK_ISA_BODY void gk_softmax_rows_f32_body(float *d, const float *s, long rows, l
 		double sum = 0;
 		for (int j = 0; j < 16; j++) sum += acc[j];
 		if (logsm) {
-			float off = mx + (float)log(sum);
-			for (i = 0; i < n; i++) y[i] = x[i] - off;
+			// (x - max) - log(sum), not x - (max + log(sum)): the latter
+			// rounds at the magnitude of max (ONNX's test_logsoftmax_large_number,
+			// values near 10000: 2.4e-4 off).
+			float lse = (float)log(sum);
+			for (i = 0; i < n; i++) y[i] = (x[i] - mx) - lse;
 		} else {
 			float inv = (float)(1.0 / sum);
 			for (i = 0; i < n; i++) y[i] *= inv;
