@@ -699,18 +699,18 @@ func splitBiasActivation(n *ir.Node) []*ir.Node {
 }
 
 func splitClip(n *ir.Node) []*ir.Node {
-	if len(n.Attrs) > 0 || len(n.Inputs) < 2 || len(n.Inputs) > 3 || n.Inputs[0] == nil {
+	if len(n.Attrs) > 0 || len(n.Inputs) > 3 || n.Inputs[0] == nil {
 		return nil
 	}
 	ch := &chain{n: n, cur: n.Inputs[0]}
-	if lo := n.Inputs[1]; lo != nil {
-		ch.step("Maximum", ir.Attrs{}, lo)
+	if len(n.Inputs) > 1 && n.Inputs[1] != nil {
+		ch.step("Maximum", ir.Attrs{}, n.Inputs[1])
 	}
 	if len(n.Inputs) == 3 && n.Inputs[2] != nil {
 		ch.step("Minimum", ir.Attrs{}, n.Inputs[2])
 	}
 	if len(ch.pieces) == 0 {
-		return nil
+		ch.step("Identity", ir.Attrs{}) // no bounds: ONNX's Clip is the identity
 	}
 	return ch.finish()
 }
