@@ -226,10 +226,12 @@ def read_known(path):
 
 
 def known_match(known, name, stage):
-    """known.tsv keys are file-name globs (fnmatch) and a stage."""
+    """known.tsv keys are file-name globs (fnmatch; the .mindir suffix may be
+    left out) and a stage."""
     import fnmatch
+    bare = name[:-len(".mindir")] if name.endswith(".mindir") else name
     for (pat, st), why in known.items():
-        if st == stage and fnmatch.fnmatch(name, pat):
+        if st == stage and (fnmatch.fnmatch(name, pat) or fnmatch.fnmatch(bare, pat)):
             return why
     return None
 
@@ -274,6 +276,16 @@ def main():
                                                             key=lambda p: int(p.rsplit("_", 1)[1].split(".")[0])))
             else:
                 res["benchmark_error"] = (b.stdout + b.stderr).strip().splitlines()[-1][:300]
+        if r["kind"] == "exported" and r["variant"] in ("none", "o2") and os.path.isdir(r["tds"]):
+            # A MindSpore-exported network, converted: its outputs against
+            # MindSpore's own (scripts/interop/export_nets.py wrote them).
+            outs = sorted(glob.glob(os.path.join(r["tds"], "output_*.pb")),
+                          key=lambda p: int(p.rsplit("_", 1)[1].split(".")[0]))
+            atol = "1e-4" if "mixed_precision" in r["file"] else "1e-5"  # float16 layers
+            b = subprocess.run([a.converter, "benchmark", "--modelFile=" + path, "--inDataFile=" + ",".join(ins),
+                                "--benchmarkDataFile=" + ",".join(outs), "--atol=" + atol, "--rtol=1e-3",
+                                "--loopCount=1", "--warmUpLoopCount=0", "--numThreads=1"], capture_output=True, text=True)
+            res["vs_mindspore"] = "matched" if b.returncode == 0 else (b.stdout + b.stderr).strip().splitlines()[-1][:300]
         out = w.ask(job)
         res.update(out)
         if r["variant"] == "ms":
@@ -304,6 +316,10 @@ def report(a, results, known, version):
     for r in conv_failed:
         if not known_match(known, r["file"], "convert"):
             bad.append("%s: conversion failed: %s" % (r["file"], r["convert"][:300]))
+    exported = [r for r in results if "vs_mindspore" in r]
+    for r in exported:
+        if r["vs_mindspore"] != "matched" and not known_match(known, r["file"], "reference"):
+            bad.append("%s: differs from MindSpore's own outputs: %s" % (r["file"], r["vs_mindspore"]))
     elig = [r for r in results if r.get("eligible")]
     ran = [r for r in elig if r.get("run") == "ok"]
     matched = [r for r in ran if r.get("match")]
@@ -336,6 +352,8 @@ def report(a, results, known, version):
             elif r.get("eligible"):
                 run = "matched" if r.get("match") else ("differs" if r.get("run") == "ok" else "error")
                 detail = r.get("why", "") if r.get("run") == "ok" else r.get("run_error", r.get("benchmark_error", ""))
+            elif "vs_mindspore" in r:
+                detail = "vs MindSpore's outputs: " + r["vs_mindspore"]
             elif r.get("customs") or r.get("lite_prims"):
                 detail = "not all MindSpore primitives: " + ", ".join((r.get("customs") or [])[:6] + (r.get("lite_prims") or [])[:6])
             f.write("| %s | %s | %s | %s | %s |\n" % (r["file"], r.get("load"), r.get("check"), run, md(detail)))
@@ -353,6 +371,9 @@ def report(a, results, known, version):
               " (%d more keep a converter_lite primitive)" % (kind, n, l, e, rn, m, lp))
     print("interop: MindSpore %s: loaded %d/%d written files (%d not converted); ran %d/%d eligible unfused files, %d matched benchmark (atol %g, rtol %g)"
           % (version, len(loaded), len(tried), len(conv_failed), len(ran), len(elig), len(matched), ATOL, RTOL))
+    if exported:
+        print("interop: MindSpore-exported networks converted (unfused and opt_level 2): %d/%d match MindSpore's own outputs"
+              % (sum(r["vs_mindspore"] == "matched" for r in exported), len(exported)))
     print("interop: table in %s" % os.path.join(a.files, "interop.md"))
     for b in bad:
         print("interop: FAIL:", b)
