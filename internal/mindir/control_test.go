@@ -1,6 +1,8 @@
 package mindir
 
 import (
+	"errors"
+	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -67,5 +69,47 @@ func TestReadMindSporeIf(t *testing.T) {
 	}
 	if err := ir.InferShapes(g); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A direct call of a function graph is inlined; a function that calls
+// itself outside MindSpore's while-loop form is refused with a clear
+// reason, not followed until the stack overflows.
+func TestReadMindSporeCalls(t *testing.T) {
+	model := func(fnBody []*pb.NodeProto) []byte {
+		m := &pb.ModelProto{
+			IrVersion: s("0.1.1"), ProducerName: s("MindSpore"), ModelVersion: s("2.7.2"),
+			LittleEndian: proto.Bool(true), MindIrVersion: proto.Int64(3),
+			Primitives: []*pb.PrimitiveProto{prim("ReLU:1", "ReLU")},
+			Graph: &pb.GraphProto{
+				Name:   s("g"),
+				Input:  []*pb.ValueInfoProto{tensorInfo("g:x", pb.TensorProto_FLOAT, 2, 2)},
+				Node:   []*pb.NodeProto{node("g:out", "REF::f", "g:x")},
+				Output: []*pb.ValueInfoProto{tensorInfo("g:out", pb.TensorProto_FLOAT, 2, 2)},
+			},
+			Functions: []*pb.GraphProto{{
+				Name:   s("f"),
+				Input:  []*pb.ValueInfoProto{tensorInfo("f:a", pb.TensorProto_FLOAT, 2, 2)},
+				Node:   fnBody,
+				Output: []*pb.ValueInfoProto{tensorInfo("f:r", pb.TensorProto_FLOAT, 2, 2)},
+			}},
+		}
+		b, err := proto.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	g, err := Parse(model([]*pb.NodeProto{node("f:r", "REF::ReLU:1", "f:a")}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Nodes) != 1 || g.Nodes[0].Op != "ReLU" || g.Nodes[0].Inputs[0] != g.Inputs[0] || g.Outputs[0] != g.Nodes[0].Outputs[0] {
+		t.Fatalf("inlined call: nodes %v, outputs %v", g.Nodes, g.Outputs)
+	}
+	_, err = Parse(model([]*pb.NodeProto{node("f:r", "REF::f", "f:a")}))
+	var ue *UnsupportedError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "recursive call of graph f") {
+		t.Fatalf("self-recursion: want an UnsupportedError naming the recursion, got %v", err)
 	}
 }
