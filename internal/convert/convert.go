@@ -21,6 +21,7 @@ import (
 	"gkconv/internal/mindir"
 	"gkconv/internal/onnx"
 	"gkconv/internal/runtime"
+	"gkconv/internal/trust"
 )
 
 // Options are converter_lite's conversion options, already parsed. The
@@ -109,6 +110,10 @@ const (
 func Convert(ctx context.Context, opts Options) (rep *Report, err error) {
 	start := time.Now()
 	rep = newReport()
+	// wrote: the regular files this run created or replaced (the model,
+	// its signature); a report that cannot be written fails the run, and a
+	// failed run leaves no file.
+	var wrote []string
 	defer func() {
 		if err != nil {
 			rep.Error = err.Error()
@@ -118,7 +123,10 @@ func Convert(ctx context.Context, opts Options) (rep *Report, err error) {
 			return
 		}
 		if werr := rep.write(opts.ReportFile); werr != nil && err == nil {
-			err = Errorf(CodeError, "writing report: %v", werr)
+			err = Errorf(CodeError, "writing report %s: %v", opts.ReportFile, werr)
+			for _, p := range wrote {
+				os.Remove(p)
+			}
 		}
 	}()
 
@@ -229,15 +237,25 @@ func Convert(ctx context.Context, opts Options) (rep *Report, err error) {
 		return rep, Errorf(CodeError, "removing the stale signature %s: %v", o.output+SignatureSuffix, err)
 	}
 	prog.written(0)
+	target, stream, err := trust.OutputTarget(o.output)
+	if err != nil {
+		return rep, Errorf(CodeParamInvalid, "--outputFile: %v", err)
+	}
 	if err := mindir.WriteFile(o.output, g, mindir.WriteOptions{FP16: opts.FP16, OnWrite: prog.written, MindSporePrimitives: opts.PrimitiveSet == "mindspore"}); err != nil {
 		return rep, Errorf(CodeError, "writing %s: %v", o.output, err)
 	}
+	if !stream {
+		wrote = append(wrote, target)
+	}
 	if o.signKey != nil {
 		if err := signFile(o.output, o.signKey); err != nil {
-			os.Remove(o.output) // a failed run leaves no file
+			for _, p := range wrote {
+				os.Remove(p) // a failed run leaves no file
+			}
 			return rep, Errorf(CodeError, "signing %s: %v", o.output, err)
 		}
 		rep.Signature = o.output + SignatureSuffix
+		wrote = append(wrote, rep.Signature)
 	}
 	slog.Info("converted", "output", o.output, "seconds", time.Since(start).Seconds())
 	return rep, nil
@@ -348,8 +366,20 @@ func (opts *Options) check() (checked, error) {
 		return c, Errorf(CodeNotSupport, "--inputDataFormat=NHWC is not supported yet: models keep their NCHW inputs")
 	}
 	c.output = opts.OutputFile
-	if !strings.HasSuffix(c.output, ".mindir") {
+	// converter_lite appends .mindir; a FIFO or device named as the output
+	// (a pipe, /dev/stdout) is written as it is.
+	if _, stream, err := trust.OutputTarget(c.output); !strings.HasSuffix(c.output, ".mindir") && (err != nil || !stream) {
 		c.output += ".mindir"
+	}
+	// Output paths first, so a run that cannot write them fails before any
+	// work (and never leaves a model without its report).
+	if _, _, err := trust.OutputTarget(c.output); err != nil {
+		return c, Errorf(CodeParamInvalid, "--outputFile: %v", err)
+	}
+	if opts.ReportFile != "" {
+		if _, _, err := trust.OutputTarget(opts.ReportFile); err != nil {
+			return c, Errorf(CodeParamInvalid, "--reportFile: %v", err)
+		}
 	}
 	if opts.SignKeyFile != "" {
 		key, err := readSignKey(opts.SignKeyFile)

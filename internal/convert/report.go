@@ -142,11 +142,12 @@ func (r *Report) write(path string) error {
 	return WriteFileAtomic(path, append(b, '\n'))
 }
 
-// WriteFileAtomic replaces path with data crash-safely (the one
-// implementation, trust.WriteFileAtomic, also writes the .mindir): readers
-// never see a partial file, and neither an error nor a kill -9 leaves a
-// temporary file behind (an unnamed O_TMPFILE file, or a named one that the
-// next write into the folder removes once stale).
+// WriteFileAtomic writes an output file the user named (report, result):
+// trust.WriteOutput, which also writes the .mindir. A regular file is
+// replaced crash-safely (readers never see a partial file, and neither an
+// error nor a kill -9 leaves a temporary file behind); a FIFO, pipe or
+// character device (/dev/stdout, /proc/self/fd/N) is written as it is,
+// never replaced; "-" is standard output.
 func WriteFileAtomic(path string, data []byte) error {
-	return trust.WriteBytesAtomic(path, data, 0o644)
+	return trust.WriteOutputBytes(path, data, 0o644)
 }

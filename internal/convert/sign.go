@@ -46,7 +46,7 @@ func signFile(path string, key []byte) error {
 	if err != nil {
 		return err
 	}
-	return trust.WriteFileAtomic(path+SignatureSuffix, 0o644, func(w io.Writer) error {
+	return trust.WriteOutput(path+SignatureSuffix, 0o644, func(w io.Writer) error {
 		_, err := w.Write(sig)
 		return err
 	})

@@ -9,11 +9,10 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"os"
-	"path/filepath"
 	"strings"
 
 	pb "gkconv/internal/mindir/mindirpb"
+	"gkconv/internal/trust"
 )
 
 type valueMode uint8
@@ -497,33 +496,29 @@ func (c *checker) checkExternal(l loc, t *pb.TensorProto, nbytes int64) {
 	fi := c.ext[ext.GetLocation()]
 	if fi == nil {
 		fi = &extFile{}
-		p := filepath.Join(c.dir, ext.GetLocation())
-		if st, err := os.Stat(p); err != nil {
+		// Opened beneath the model's folder on the descriptor (a location
+		// like ../../etc/shadow, or a link out of the folder, is refused
+		// before a byte is read).
+		if f, st, err := trust.OpenBeneath(c.dir, ext.GetLocation()); err != nil {
 			fi.err = err
-		} else if !st.Mode().IsRegular() {
-			fi.err = fmt.Errorf("%s is not a regular file", p)
 		} else {
 			fi.size = st.Size()
-			if f, err := os.Open(p); err != nil {
-				fi.err = err
-			} else {
-				var b [1]byte
-				if _, err := f.Read(b[:]); err == nil {
-					fi.first = b[0]
-				}
-				f.Close()
+			var b [1]byte
+			if _, err := f.Read(b[:]); err == nil {
+				fi.first = b[0]
 			}
+			f.Close()
 		}
 		c.ext[ext.GetLocation()] = fi
 	}
 	el := l.with("external_data")
 	switch {
 	case fi.err != nil:
-		c.at(el, "the external data file must open", "a readable file beside the model", fi.err.Error(), "load_model.cc:1054 GetTensorDataFromExternal")
+		c.at(el, "the external data file must open, inside the model's folder", "a readable file beside the model", fi.err.Error(), "load_model.cc:1054 GetTensorDataFromExternal")
 	case fi.size > 0 && fi.first != 1:
 		c.at(el, "the external data file starts with the byte-order mark 1 (little-endian)", "first byte 1", fmt.Sprintf("first byte %d", fi.first),
 			"load_model.cc:1070 GetTensorDataFromExternal")
-	case ext.GetOffset()+ext.GetLength() > fi.size:
+	case ext.GetOffset() > fi.size || ext.GetLength() > fi.size-ext.GetOffset(): // no overflow: both are >= 0
 		c.at(el, "external data must lie inside the file", fmt.Sprintf("offset+length <= %d", fi.size),
 			fmt.Sprintf("offset %d + length %d", ext.GetOffset(), ext.GetLength()), ref)
 	}

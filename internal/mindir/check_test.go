@@ -2,6 +2,7 @@ package mindir
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -687,3 +688,52 @@ func BenchmarkCheckLargeModel(b *testing.B) {
 }
 
 func itoa(i int) string { return fmt.Sprint(i) }
+
+// Issue 32 S2: `converter check` never reads outside the model's folder
+// (an external_data location that climbs out, or a link inside the folder
+// that leads out, is a violation and no byte of the target is read), and
+// offset + length cannot overflow into a pass.
+func TestCheckExternalDataStaysInFolder(t *testing.T) {
+	outside := t.TempDir()
+	secret := filepath.Join(outside, "secret")
+	if err := os.WriteFile(secret, []byte("r-secret-bytes"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.Symlink(secret, filepath.Join(dir, "w.bin")); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "ok.bin"), append([]byte{1}, make([]byte, 64)...), 0o644)
+	rel, _ := filepath.Rel(dir, secret)
+	for _, c := range []struct {
+		location       string
+		offset, length int64
+		want           string
+	}{
+		{rel, 1, 16, "not a path inside the model's folder"},
+		{"w.bin", 1, 16, "outside"},
+		{"ok.bin", math.MaxInt64, 16, "external data must lie inside the file"},
+	} {
+		m := minimalModel()
+		m.Graph.Parameter[0].RawData = nil
+		m.Graph.Parameter[0].ExternalData = &pb.TensorProto_ExternalDataProto{Location: s(c.location), Offset: proto.Int64(c.offset), Length: proto.Int64(c.length)}
+		b, err := proto.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, "model.mindir")
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		rep, err := CheckFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		expectRule(t, rep, c.want)
+		for _, v := range rep.Violations {
+			if strings.Contains(v.String(), "first byte 114") {
+				t.Errorf("%s: the check read the outside file: %s", c.location, v)
+			}
+		}
+	}
+}

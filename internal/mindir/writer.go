@@ -296,12 +296,14 @@ func (e *emitter) payload(q *part) error {
 	return nil
 }
 
-// WriteFile writes g to path crash-safely (trust.WriteFileAtomic: an
+// WriteFile writes g to path (trust.WriteOutput: nothing but a regular
+// file is replaced; a FIFO or device is written as it is) crash-safely
+// (trust.WriteFileAtomic: an
 // unnamed O_TMPFILE file in the same folder linked into place when
 // complete, or a named temporary file a later run cleans up), so neither an
 // error nor a kill leaves partial output.
 func WriteFile(path string, g *ir.Graph, opts WriteOptions) error {
-	return trust.WriteFileAtomic(path, 0o644, func(w io.Writer) error {
+	return trust.WriteOutput(path, 0o644, func(w io.Writer) error {
 		if opts.OnWrite != nil {
 			w = &countingWriter{w: w, onWrite: opts.OnWrite}
 		}
@@ -351,6 +353,11 @@ func Write(w io.Writer, g *ir.Graph, opts WriteOptions) error {
 		name = "main"
 	}
 	wr.names[name] = true
+	// The one nesting limit, checked up front: one short error, not one
+	// prefix per level.
+	if err := ir.CheckGraphDepth(g); err != nil {
+		return fmt.Errorf("mindir: %w", err)
+	}
 	graph, err := wr.graph(g, name, "", 0)
 	if err != nil {
 		return err
@@ -451,8 +458,8 @@ func (gw *graphWriter) name(v *ir.Value) string {
 // graph encodes g under the given (already claimed) name; prefix is put
 // before every value name of a kernel body.
 func (wr *writer) graph(g *ir.Graph, name, prefix string, depth int) (*parts, error) {
-	if depth > maxDepth {
-		return nil, errors.New("mindir: graph kernels nested too deeply")
+	if depth > ir.MaxGraphDepth+1 { // Write checked the depth (ir.CheckGraphDepth); a kernel's body may be one below the limit
+		return nil, fmt.Errorf("mindir: %w", &ir.DepthError{Where: "graph " + name})
 	}
 	gw := &graphWriter{wr: wr, g: g, prefix: prefix, mname: map[*ir.Value]string{}, depth: depth,
 		gp: &pb.GraphProto{Name: ptr(name)}, index: map[int]string{}}

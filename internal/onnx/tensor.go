@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"gkconv/internal/trust"
 	"math"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -237,16 +238,15 @@ func (l *loader) mapSide(location string) ([]byte, error) {
 	if d, ok := l.side[location]; ok {
 		return d, nil
 	}
-	path := filepath.Join(l.dir, location)
-	// A symlink inside the folder must not lead outside it either.
-	if real, err := filepath.EvalSymlinks(path); err == nil {
-		if root, err := filepath.EvalSymlinks(l.dir); err == nil {
-			if rel, err := filepath.Rel(root, real); err != nil || !filepath.IsLocal(rel) {
-				return nil, fmt.Errorf("external data location %q resolves outside the model's folder", location)
-			}
-		}
+	// Opened once, beneath the model's folder, and mapped from that
+	// descriptor: a link inside the folder must not lead outside it, and a
+	// path checked and then opened again could be swapped in between.
+	f, st, err := trust.OpenBeneath(l.dir, location)
+	if err != nil {
+		return nil, fmt.Errorf("external data location %q: %w", location, err)
 	}
-	d, err := mmapFile(path)
+	d, err := mmapOpen(f, st)
+	f.Close()
 	if err != nil {
 		return nil, fmt.Errorf("external data: %w", err)
 	}
@@ -268,6 +268,12 @@ func mmapFile(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
+	return mmapOpen(f, st)
+}
+
+// mmapOpen maps the open regular file f (st its Stat) read-only.
+func mmapOpen(f *os.File, st os.FileInfo) ([]byte, error) {
+	path := f.Name()
 	size := st.Size()
 	if size == 0 {
 		return []byte{}, nil

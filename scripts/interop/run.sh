@@ -18,7 +18,9 @@ fi
 py=build/interop-venv/bin/python
 echo "interop: $($py -c 'import mindspore, onnx, numpy; print("MindSpore", mindspore.__version__, "| onnx", onnx.__version__, "| numpy", numpy.__version__)' 2>/dev/null)"
 # MindSpore-written networks (the small ones are also in testdata/ms_export).
-$py scripts/interop/export_nets.py build/interop/exported | sed 's/^/interop: /' || { echo "interop: FAILED: export_nets.py"; exit 1; }
+mkdir -p build/interop
+$py scripts/interop/export_nets.py build/interop/exported 2>build/interop/export_nets.log | sed 's/^/interop: /' ||
+  { echo "interop: FAILED: export_nets.py (build/interop/export_nets.log)"; exit 1; }
 rm -rf build/interop/files build/interop/gk
 bash scripts/interop/files.sh || exit 1
 rc=0
