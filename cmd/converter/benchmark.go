@@ -56,13 +56,16 @@ library (slower; one warning). Embedded binaries are loaded with --trustEmbedded
 The last line is "Run Benchmark <model> Success." or "Run Benchmark <model> Failed. <reason>".`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.resultFile == "-" {
+				stdout = stderr // stdout is the JSON result alone
+			}
 			name := filepath.Base(f.modelFile)
 			if err := benchmark(cmd, f); err != nil {
-				fmt.Fprintln(os.Stderr, "ERROR:", err)
-				fmt.Printf("Run Benchmark %s Failed. %v\n", name, oneLine(err))
+				printError(err)
+				resultf("Run Benchmark %s Failed. %s", name, oneLine(err))
 				return err
 			}
-			fmt.Printf("Run Benchmark %s Success.\n", name)
+			resultf("Run Benchmark %s Success.", name)
 			return nil
 		},
 	}
@@ -149,7 +152,7 @@ func benchmark(cmd *cobra.Command, f *benchFlags) (err error) {
 		return err
 	}
 	if kt.signer != "" {
-		fmt.Printf("Model signature: verified, signed by %s\n", kt.signer)
+		sayf("Model signature: verified, signed by %s\n", kt.signer)
 	}
 	m, err := mindir.OpenFile(mf)
 	if err != nil {
@@ -177,7 +180,7 @@ func benchmark(cmd *cobra.Command, f *benchFlags) (err error) {
 	}
 	policy := runtime.KernelPolicy{
 		TrustEmbedded: kt.trusted,
-		Warn:          func(msg string) { fmt.Fprintln(os.Stderr, "WARNING:", msg) },
+		Warn:          printWarning,
 	}
 	if !kt.trusted && hasGraphKernels(g) {
 		policy.Rebuild, _ = convert.RebuildKernels(g, f.kernelCacheDir) // an error: the lookup reports it, the runtime interprets
@@ -191,7 +194,7 @@ func benchmark(cmd *cobra.Command, f *benchFlags) (err error) {
 	}
 	printKernelSummary(sess.Kernels(), kt)
 	res.ISA = isaPath(g, kt.trusted)
-	fmt.Printf("ISA path: %s\n", res.ISA)
+	sayf("ISA path: %s\n", res.ISA)
 	inputs, err := loadInputs(g, f)
 	if err != nil {
 		return err
@@ -227,7 +230,7 @@ func benchmark(cmd *cobra.Command, f *benchFlags) (err error) {
 	res.MedianMs = percentile(times, 0.5)
 	res.P90Ms = percentile(times, 0.9)
 	res.ArenaBytes = sess.ArenaBytes()
-	fmt.Printf("Model = %s, NumThreads = %d, MinRunTime = %.4f ms, MedianRunTime = %.4f ms, P90RunTime = %.4f ms, Loops = %d, ArenaBytes = %d\n",
+	sayf("Model = %s, NumThreads = %d, MinRunTime = %.4f ms, MedianRunTime = %.4f ms, P90RunTime = %.4f ms, Loops = %d, ArenaBytes = %d\n",
 		filepath.Base(f.modelFile), f.numThreads, res.MinMs, res.MedianMs, res.P90Ms, f.loopCount, res.ArenaBytes)
 
 	if f.timeProfiling {
@@ -236,7 +239,7 @@ func benchmark(cmd *cobra.Command, f *benchFlags) (err error) {
 		for _, p := range prof {
 			total += p.PerRun
 		}
-		fmt.Printf("%-48s %-16s %10s %10s %7s\n", "node", "op", "ms/run", "median ms", "share")
+		sayf("%-48s %-16s %10s %10s %7s\n", "node", "op", "ms/run", "median ms", "share")
 		for _, p := range prof {
 			share := 0.0
 			if total > 0 {
@@ -244,7 +247,7 @@ func benchmark(cmd *cobra.Command, f *benchFlags) (err error) {
 			}
 			row := profileRow{p.Node, p.Op, float64(p.PerRun.Nanoseconds()) / 1e6, float64(p.Median.Nanoseconds()) / 1e6, share}
 			res.Profile = append(res.Profile, row)
-			fmt.Printf("%-48s %-16s %10.4f %10.4f %6.1f%%\n", trunc(p.Node, 48), p.Op, row.Ms, row.MedianMs, 100*share)
+			sayf("%-48s %-16s %10.4f %10.4f %6.1f%%\n", trunc(p.Node, 48), p.Op, row.Ms, row.MedianMs, 100*share)
 		}
 	}
 
@@ -254,7 +257,7 @@ func benchmark(cmd *cobra.Command, f *benchFlags) (err error) {
 		}
 	}
 	if f.benchmarkDataFile == "" {
-		fmt.Println("No --benchmarkDataFile: accuracy not checked.")
+		sayf("No --benchmarkDataFile: accuracy not checked.\n")
 		return nil
 	}
 	refs, err := loadRefs(g, f.benchmarkDataFile)
@@ -268,7 +271,7 @@ func benchmark(cmd *cobra.Command, f *benchFlags) (err error) {
 			return err
 		}
 		res.Accuracy = append(res.Accuracy, acc)
-		fmt.Printf("Output %s: max abs error %.3g, max rel error %.3g, mean bias %.4f%%, cosine %.6f, mismatches %d/%d\n",
+		sayf("Output %s: max abs error %.3g, max rel error %.3g, mean bias %.4f%%, cosine %.6f, mismatches %d/%d\n",
 			acc.Name, acc.MaxAbsErr, acc.MaxRelErr, acc.MeanBiasPct, acc.Cosine, acc.Mismatches, acc.Elements)
 		if !acc.Pass {
 			why := acc.FirstMismatch
@@ -502,7 +505,7 @@ func printKernelSummary(ks []runtime.KernelBinding, kt kernelTrust) {
 		count[d]++
 	}
 	for _, d := range order {
-		fmt.Printf("Fused kernels (%d): %s\n", count[d], d)
+		sayf("Fused kernels (%d): %s\n", count[d], d)
 	}
 }
 

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -52,8 +50,8 @@ when one does; "BISECT RESULT FAILED:<code>" (exit 1) when bisect could not run.
 				ReproDir: reproDir,
 			})
 			if err != nil {
-				fmt.Fprintln(os.Stderr, "ERROR:", err)
-				fmt.Printf("BISECT RESULT FAILED:%d\n", convert.Code(err))
+				printError(err)
+				resultf("BISECT RESULT FAILED:%d", convert.Code(err))
 				return err
 			}
 			for _, acc := range res.Outputs {
@@ -61,20 +59,20 @@ when one does; "BISECT RESULT FAILED:<code>" (exit 1) when bisect could not run.
 				if !acc.Pass {
 					state = "DIFFERS: " + acc.FirstMismatch
 				}
-				fmt.Printf("Output %s: fused vs unfused max abs error %.3g, %s\n", acc.Name, acc.MaxAbsErr, state)
+				sayf("Output %s: fused vs unfused max abs error %.3g, %s\n", acc.Name, acc.MaxAbsErr, state)
 			}
 			c := res.Culprit
 			if c == nil {
-				fmt.Printf("No fused kernel diverges (%d checked, atol %g, rtol %g).\n", res.Kernels, atol, rtol)
-				fmt.Println("BISECT RESULT SUCCESS:0")
+				sayf("No fused kernel diverges (%d checked, atol %g, rtol %g).\n", res.Kernels, atol, rtol)
+				resultf("BISECT RESULT SUCCESS:0")
 				return nil
 			}
-			fmt.Printf("First diverging kernel (%d of the run): %s (%s)\n", res.Kernels, c.Node, c.KernelName)
-			fmt.Printf("  ops: %s\n  from model nodes: %s\n  output %d: %s\n", strings.Join(c.Ops, ", "), strings.Join(c.SourceNodes, ", "), c.Output, c.Mismatch)
+			sayf("First diverging kernel (%d of the run): %s (%s)\n", res.Kernels, c.Node, c.KernelName)
+			sayf("  ops: %s\n  from model nodes: %s\n  output %d: %s\n", strings.Join(c.Ops, ", "), strings.Join(c.SourceNodes, ", "), c.Output, c.Mismatch)
 			for _, f := range res.Files {
-				fmt.Printf("  repro: %s\n", f)
+				sayf("  repro: %s\n", f)
 			}
-			fmt.Printf("BISECT RESULT DIVERGED: %s\n", c.Node)
+			resultf("BISECT RESULT DIVERGED: %s", c.Node)
 			return &diverged{c.Node}
 		},
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -31,12 +30,12 @@ when a rule is broken or the file cannot be checked (an ERROR: line on stderr na
 			if err != nil {
 				var vf *violationsFound
 				if !errors.As(err, &vf) {
-					fmt.Fprintln(os.Stderr, "ERROR:", err)
+					printError(err)
 				}
-				fmt.Printf("CHECK RESULT FAILED:%d\n", convert.Code(err))
+				resultf("CHECK RESULT FAILED:%d", convert.Code(err))
 				return err
 			}
-			fmt.Println("CHECK RESULT SUCCESS:0")
+			resultf("CHECK RESULT SUCCESS:0")
 			return nil
 		},
 	}
@@ -61,16 +60,16 @@ func runCheck(modelFile string) error {
 		return &convert.Error{Code: convert.CodeError, Err: err}
 	}
 	for _, v := range rep.Violations {
-		fmt.Println(v)
+		sayf("%s\n", v.String())
 	}
 	if rep.Omitted > 0 {
-		fmt.Printf("... %d more violation(s) not listed\n", rep.Omitted)
+		sayf("... %d more violation(s) not listed\n", rep.Omitted)
 	}
 	if len(rep.Unchecked) > 0 {
-		fmt.Printf("note: %d primitive(s) not in the schema table, inputs and attributes not checked against it: %s\n",
+		sayf("note: %d primitive(s) not in the schema table, inputs and attributes not checked against it: %s\n",
 			len(rep.Unchecked), strings.Join(rep.Unchecked, ", "))
 	}
-	fmt.Println("Checked", rep.Summary())
+	sayf("Checked %s\n", rep.Summary())
 	if !rep.OK() {
 		n := len(rep.Violations) + rep.Omitted
 		return &convert.Error{Code: convert.CodeError, Err: &violationsFound{n}}

@@ -35,6 +35,9 @@ gkconv-model) of the whole file:
 The last line printed is "CONVERT RESULT SUCCESS:0" or "CONVERT RESULT FAILED:<code>".`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.reportFile == "-" {
+				stdout = stderr // stdout is the JSON report alone (--reportFile=- | jq .)
+			}
 			opts := f.options()
 			display, err := newProgress(f.progress, os.Stderr)
 			if err != nil {
@@ -45,11 +48,11 @@ The last line printed is "CONVERT RESULT SUCCESS:0" or "CONVERT RESULT FAILED:<c
 			_, err = convert.Convert(cmd.Context(), opts)
 			display.finish()
 			if err != nil {
-				fmt.Fprintln(os.Stderr, "ERROR:", err)
-				fmt.Printf("CONVERT RESULT FAILED:%d\n", convert.Code(err))
+				printError(err)
+				resultf("CONVERT RESULT FAILED:%d", convert.Code(err))
 				return err
 			}
-			fmt.Println("CONVERT RESULT SUCCESS:0")
+			resultf("CONVERT RESULT SUCCESS:0")
 			return nil
 		},
 	}

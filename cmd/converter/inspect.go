@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -22,8 +21,8 @@ func newInspectCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			defer func() {
 				if err != nil {
-					fmt.Fprintln(os.Stderr, "ERROR:", err)
-					fmt.Printf("INSPECT RESULT FAILED:%d\n", convert.Code(err))
+					printError(err)
+					resultf("INSPECT RESULT FAILED:%d", convert.Code(err))
 				}
 			}()
 			if modelFile == "" {
@@ -67,7 +66,7 @@ func kernelPlanner(g *ir.Graph, file string, isMindIR bool, tf *trustFlags) func
 		}
 	}
 	if kt.signer != "" {
-		fmt.Printf("Signature: verified, signed by %s\n", kt.signer)
+		sayf("Signature: verified, signed by %s\n", kt.signer)
 	}
 	var rebuildErr func(*ir.Node) error
 	return func(n *ir.Node) string {
@@ -90,28 +89,28 @@ func kernelPlanner(g *ir.Graph, file string, isMindIR bool, tf *trustFlags) func
 }
 
 func printGraph(g *ir.Graph, file string, plan func(*ir.Node) string) {
-	fmt.Printf("Model: %s\n", file)
+	sayf("Model: %s\n", file)
 	for _, k := range []string{"producer_name", "producer_version", "ir_version", "onnx.opset"} {
 		if v := g.Meta[k]; v != "" {
-			fmt.Printf("  %s: %s\n", k, v)
+			sayf("  %s: %s\n", k, v)
 		}
 	}
-	fmt.Printf("Inputs (%d):\n", len(g.Inputs))
+	sayf("Inputs (%d):\n", len(g.Inputs))
 	for _, v := range g.Inputs {
-		fmt.Printf("  %-32s %-8s %s\n", v.Name, v.DType, shapeString(v))
+		sayf("  %-32s %-8s %s\n", v.Name, v.DType, shapeString(v))
 	}
-	fmt.Printf("Outputs (%d):\n", len(g.Outputs))
+	sayf("Outputs (%d):\n", len(g.Outputs))
 	for _, v := range g.Outputs {
-		fmt.Printf("  %-32s %-8s %s\n", v.Name, v.DType, shapeString(v))
+		sayf("  %-32s %-8s %s\n", v.Name, v.DType, shapeString(v))
 	}
 	var weights int64
 	for _, c := range g.Consts {
 		weights += int64(len(c.Const.Data))
 	}
-	fmt.Printf("Nodes: %d, constants: %d (%d bytes)\n", len(g.Nodes), len(g.Consts), weights)
-	fmt.Println("Ops:")
+	sayf("Nodes: %d, constants: %d (%d bytes)\n", len(g.Nodes), len(g.Consts), weights)
+	sayf("Ops:\n")
 	for _, oc := range g.OpHistogram() {
-		fmt.Printf("  %-24s %d\n", oc.Op, oc.Count)
+		sayf("  %-24s %d\n", oc.Op, oc.Count)
 	}
 	var kernels []*ir.Node
 	for _, n := range g.Nodes {
@@ -119,7 +118,7 @@ func printGraph(g *ir.Graph, file string, plan func(*ir.Node) string) {
 			kernels = append(kernels, n)
 		}
 	}
-	fmt.Printf("Fused kernels (%d):\n", len(kernels))
+	sayf("Fused kernels (%d):\n", len(kernels))
 	for _, n := range kernels {
 		name := n.Attrs.String("kernel_name", n.Name)
 		target := n.Attrs.String("process", "?")
@@ -137,9 +136,9 @@ func printGraph(g *ir.Graph, file string, plan func(*ir.Node) string) {
 			}
 			ops = strings.Join(names, ",")
 		}
-		fmt.Printf("  %-40s target=%-6s binary=%d bytes ops=%s\n", name, target, bin, ops)
+		sayf("  %-40s target=%-6s binary=%d bytes ops=%s\n", name, target, bin, ops)
 		if plan != nil {
-			fmt.Printf("    benchmark runs it: %s\n", plan(n))
+			sayf("    benchmark runs it: %s\n", plan(n))
 		}
 	}
 }

@@ -35,14 +35,15 @@ func run(args []string) int {
 		if findErr != nil {
 			cmd = nil
 		}
-		fmt.Fprintln(os.Stderr, "ERROR:", err)
-		fmt.Println(failureLine(cmd, convert.CodeParamInvalid, err))
+		printError(err)
+		resultf("%s", failureLine(cmd, convert.CodeParamInvalid, err))
 		return 1
 	}
 	root.SetArgs(args)
 	ran := false
 	wrapRunE(root, &ran)
 	cmd, err := root.ExecuteC()
+	flushWarnings()
 	if err == nil {
 		return 0
 	}
@@ -52,8 +53,8 @@ func run(args []string) int {
 		if errors.As(err, &ce) {
 			code = ce.Code
 		}
-		fmt.Fprintln(os.Stderr, "ERROR:", err)
-		fmt.Println(failureLine(cmd, code, err))
+		printError(err)
+		resultf("%s", failureLine(cmd, code, err))
 	}
 	return 1
 }
@@ -107,7 +108,7 @@ func newRootCmd() *cobra.Command {
 		if err := logLevel.UnmarshalText([]byte(lvl)); err != nil {
 			return convert.Errorf(convert.CodeParamInvalid, "--logLevel=%s: want debug, info, warn or error", lvl)
 		}
-		slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: logLevel})))
+		slog.SetDefault(slog.New(newLogHandler(stderr, logLevel)))
 		return nil
 	}
 	root.AddCommand(newBenchmarkCmd(), newInspectCmd())

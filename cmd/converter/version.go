@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	goruntime "runtime"
 	"runtime/debug"
 	"strings"
@@ -52,13 +51,13 @@ func newVersionCmd() *cobra.Command {
 		Short: "Print the version, the Go toolchain, the C compiler found and the CPU features kernels use",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			fmt.Printf("converter %s\n", versionString())
-			fmt.Printf("go: %s %s/%s\n", goruntime.Version(), goruntime.GOOS, goruntime.GOARCH)
+			sayf("converter %s\n", versionString())
+			sayf("go: %s %s/%s\n", goruntime.Version(), goruntime.GOOS, goruntime.GOARCH)
 			if cc, err := convert.DescribeCompiler(); err != nil {
-				fmt.Printf("C compiler: none (%v): fused CPU kernels run interpreted\n", err)
+				sayf("C compiler: none (%v): fused CPU kernels run interpreted\n", err)
 			} else {
-				fmt.Printf("C compiler: %s (%s), -march=%s\n", cc.Path, cc.Version, cc.MArch)
-				fmt.Printf("kernel ISA: %s; needs %s\n", cc.Feature, strings.Join(cc.Features, " "))
+				sayf("C compiler: %s (%s), -march=%s\n", cc.Path, cc.Version, cc.MArch)
+				sayf("kernel ISA: %s; needs %s\n", cc.Feature, strings.Join(cc.Features, " "))
 			}
 			var isa []string
 			host := native.HostFlags()
@@ -67,8 +66,8 @@ func newVersionCmd() *cobra.Command {
 					isa = append(isa, f)
 				}
 			}
-			fmt.Printf("CPU: %s\n", strings.Join(isa, " "))
-			fmt.Printf("runtime ISA level: detected %s, %s\n", cpuisa.Detected(), forcedLevel())
+			sayf("CPU: %s\n", strings.Join(isa, " "))
+			sayf("runtime ISA level: detected %s, %s\n", cpuisa.Detected(), forcedLevel())
 			return nil
 		},
 	}

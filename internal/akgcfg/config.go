@@ -12,6 +12,7 @@ import (
 
 	"gopkg.in/ini.v1"
 
+	"gkconv/internal/textsafe"
 	"gkconv/internal/trust"
 )
 
@@ -43,6 +44,23 @@ type Config struct {
 // MS_DEV_GRAPH_KERNEL_FLAGS alone never turns it on.
 func (c *Config) FusionEnabled() bool {
 	return c != nil && c.gkKeys > 0 && c.Flags != nil && c.Flags.OptLevel > 0
+}
+
+// Source names where the value of the graph-kernel flag key came from, for
+// a message about it: "MS_DEV_GRAPH_KERNEL_FLAGS" when the environment
+// variable set it, "akg.cfg:3" for a line of the config file, the --path
+// JSON file and line; for a key not set explicitly, the config file (or the
+// variable when there is no file).
+func (c *Config) Source(key string) string {
+	if c != nil && c.Flags != nil {
+		if o, ok := c.Flags.Origin(key); ok && o.File != "" {
+			return o.String()
+		}
+	}
+	if c != nil && c.Path != "" {
+		return c.Path
+	}
+	return EnvVar
 }
 
 // SocVersion returns [ascend_context] soc_version ("" when absent).
@@ -152,12 +170,13 @@ func ParseConfig(name string, data []byte) (*Config, error) {
 
 	cfg := &Config{Path: name, Sections: map[string]map[string]string{}}
 	var raws []rawFlag
+	var capped warnCap
 	for _, sec := range file.Sections() {
 		secName := strings.TrimSpace(sec.Name())
 		known := slices.Contains(KnownSections, secName)
 		if !known && secName != ini.DefaultSection {
-			cfg.Warnings = append(cfg.Warnings, Warning{File: name, Line: scan.sectionLine[sec.Name()],
-				Message: fmt.Sprintf("unknown section [%s], ignored%s", secName, suggestion(secName, KnownSections))})
+			capped.add(&cfg.Warnings, "unknown sections, ignored", Warning{File: name, Line: scan.sectionLine[sec.Name()],
+				Message: fmt.Sprintf("unknown section [%s], ignored%s", textsafe.Escape(secName), suggestion(secName, KnownSections))})
 			continue
 		}
 		for _, key := range sec.Keys() {
@@ -167,7 +186,7 @@ func ParseConfig(name string, data []byte) (*Config, error) {
 				org := Origin{File: name, Line: line}
 				switch {
 				case secName == ini.DefaultSection:
-					cfg.Warnings = append(cfg.Warnings, Warning{File: name, Line: line, Key: key.Name(),
+					capped.add(&cfg.Warnings, "keys outside any section, ignored", Warning{File: name, Line: line, Key: key.Name(),
 						Message: "key outside any section, ignored"})
 					continue
 				case secName == GraphKernelSection:
@@ -181,7 +200,7 @@ func ParseConfig(name string, data []byte) (*Config, error) {
 				}
 				if _, dup := m[key.Name()]; dup {
 					if secName != GraphKernelSection { // the flags parser warns for these
-						cfg.Warnings = append(cfg.Warnings, Warning{File: name, Line: line, Key: key.Name(),
+						capped.add(&cfg.Warnings, "repeated keys", Warning{File: name, Line: line, Key: key.Name(),
 							Message: "repeated key; the first value is kept"})
 					}
 					continue
@@ -191,6 +210,7 @@ func ParseConfig(name string, data []byte) (*Config, error) {
 		}
 	}
 
+	capped.finish(&cfg.Warnings)
 	var errs []error
 	raws, pathWarns, pathErrs := expandPath(raws)
 	cfg.Warnings = append(cfg.Warnings, pathWarns...)

@@ -1,6 +1,10 @@
 package akgcfg
 
-import "strconv"
+import (
+	"strconv"
+
+	"gkconv/internal/textsafe"
+)
 
 // Error is a configuration error located at File:Line (Line 0 when unknown)
 // for Key (empty when the whole line or token is bad). Several errors are
@@ -24,9 +28,11 @@ type Warning struct {
 
 func (w Warning) String() string { return location(w.File, w.Line, w.Key) + w.Message }
 
-// location formats "file:line: key: ".
+// location formats "file:line: key: ". File and key are escaped
+// (textsafe.Escape): a key read from a flags JSON file may hold any
+// character, '\n' and ESC included, and must not start a line of its own.
 func location(file string, line int, key string) string {
-	s := file
+	s := textsafe.Escape(file)
 	if s == "" {
 		s = "<flags>"
 	}
@@ -35,7 +41,7 @@ func location(file string, line int, key string) string {
 	}
 	s += ": "
 	if key != "" {
-		s += key + ": "
+		s += textsafe.Escape(key) + ": "
 	}
 	return s
 }

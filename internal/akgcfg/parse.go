@@ -98,21 +98,22 @@ func applyRaw(raws []rawFlag) (*Flags, []Warning, []error) {
 		errs  []error
 	)
 	seen := make(map[string]Origin, len(raws))
+	var capped warnCap
 	for _, r := range raws {
 		w := Warning{File: r.org.File, Line: r.org.Line, Key: r.key}
 		if r.key == "path" {
 			w.Message = "--path is only honoured in a flags string or [graph_kernel_param], not inside a flags JSON file; ignored"
-			warns = append(warns, w)
+			capped.add(&warns, "--path keys, ignored", w)
 			continue
 		}
 		if _, ok := flagIndex[r.key]; !ok {
 			w.Message = "unknown flag, ignored" + suggestion(r.key, flagNames)
-			warns = append(warns, w)
+			capped.add(&warns, "unknown flags, ignored", w)
 			continue
 		}
 		if first, dup := seen[r.key]; dup {
 			w.Message = "repeated flag; the first value (" + first.String() + ") is kept"
-			warns = append(warns, w)
+			capped.add(&warns, "repeated flags", w)
 			continue
 		}
 		seen[r.key] = r.org
@@ -124,6 +125,7 @@ func applyRaw(raws []rawFlag) (*Flags, []Warning, []error) {
 			warns = append(warns, w)
 		}
 	}
+	capped.finish(&warns)
 	// Backend-independent derived defaults follow the (possibly new) opt_level.
 	f.deriveDefaults(Backend{Device: CPU})
 	return f, warns, errs
@@ -326,41 +328,61 @@ func parseFlagsJSON(name string, data []byte) ([]rawFlag, []error) {
 func Suggestion(key string, candidates []string) string { return suggestion(key, candidates) }
 
 // suggestion returns ` (did you mean "x"?)` for the nearest candidate by
-// edit distance, or "" when none is close.
+// edit distance, or "" when none is close. It is called once per unknown
+// name, and a config may name a million: candidates farther than the best
+// so far are given up early (editDistanceWithin), without allocating.
 func suggestion(key string, candidates []string) string {
 	if len(key) > 64 {
 		return ""
 	}
-	best, bestD := "", math.MaxInt
+	limit := max(2, len(key)/3) // farther than this is no suggestion
+	best, bestD := "", limit+1
+	var buf [2 * 65]int
 	for _, c := range candidates {
 		if strings.EqualFold(c, key) {
 			return fmt.Sprintf(" (keys are case-sensitive: did you mean %q?)", c)
 		}
-		if d := editDistance(key, c); d < bestD {
+		// Only a candidate nearer than the best so far can replace it.
+		if d := editDistanceWithin(key, c, bestD-1, buf[:]); d < bestD {
 			best, bestD = c, d
 		}
 	}
-	if best == "" || bestD > max(2, len(key)/3) {
+	if best == "" {
 		return ""
 	}
 	return fmt.Sprintf(" (did you mean %q?)", best)
 }
 
-// editDistance is the Levenshtein distance over bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
+// editDistanceWithin is the Levenshtein distance over bytes of a and b when
+// it is at most bound, else bound+1 (or more). buf holds the two rows of the
+// table when it has room for 2*(len(b)+1) ints; else they are allocated.
+func editDistanceWithin(a, b string, bound int, buf []int) int {
+	if bound < 0 {
+		return bound + 1
+	}
+	if d := len(a) - len(b); d > bound || -d > bound {
+		return bound + 1
+	}
+	if len(buf) < 2*(len(b)+1) {
+		buf = make([]int, 2*(len(b)+1))
+	}
+	prev, cur := buf[:len(b)+1], buf[len(b)+1:2*(len(b)+1)]
 	for j := range prev {
 		prev[j] = j
 	}
 	for i := 1; i <= len(a); i++ {
 		cur[0] = i
+		rowMin := i
 		for j := 1; j <= len(b); j++ {
 			cost := 1
 			if a[i-1] == b[j-1] {
 				cost = 0
 			}
 			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			rowMin = min(rowMin, cur[j])
+		}
+		if rowMin > bound { // every later row is at least rowMin
+			return bound + 1
 		}
 		prev, cur = cur, prev
 	}

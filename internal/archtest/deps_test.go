@@ -26,15 +26,17 @@ const module = "gkconv"
 // fusion reads its flags from akgcfg (its input, a value type); kernels/* and
 // runtime never import fusion; runtime never imports kernels; the device
 // generators use only the shared kernels root; ir imports nothing of ours.
+// textsafe (escaping model and config strings for terminals and logs)
+// imports nothing of ours; cmd, convert, the readers and akgcfg use it.
 var allowed = map[string][]string{
-	"cmd/converter":                    {"internal/convert", "internal/ir", "internal/mindir", "internal/onnx", "internal/runtime", "internal/runtime/cpuisa", "internal/runtime/native", "internal/trust"},
-	"internal/convert":                 {"internal/akgcfg", "internal/fusion", "internal/ir", "internal/kernels", "internal/kernels/ascend", "internal/kernels/cpu", "internal/kernels/cuda", "internal/mindir", "internal/onnx", "internal/runtime", "internal/runtime/cpuisa", "internal/trust"},
-	"internal/onnx":                    {"internal/ir", "internal/onnx/onnxpb", "internal/trust"},
+	"cmd/converter":                    {"internal/convert", "internal/ir", "internal/mindir", "internal/onnx", "internal/runtime", "internal/runtime/cpuisa", "internal/runtime/native", "internal/textsafe", "internal/trust"},
+	"internal/convert":                 {"internal/akgcfg", "internal/fusion", "internal/ir", "internal/kernels", "internal/kernels/ascend", "internal/kernels/cpu", "internal/kernels/cuda", "internal/mindir", "internal/onnx", "internal/runtime", "internal/runtime/cpuisa", "internal/textsafe", "internal/trust"},
+	"internal/onnx":                    {"internal/ir", "internal/onnx/onnxpb", "internal/textsafe", "internal/trust"},
 	"internal/onnx/onnxpb":             {},
-	"internal/mindir":                  {"internal/ir", "internal/mindir/mindirpb", "internal/trust"},
+	"internal/mindir":                  {"internal/ir", "internal/mindir/mindirpb", "internal/textsafe", "internal/trust"},
 	"internal/mindir/mindirpb":         {},
 	"internal/mindir/schemagen":        {},
-	"internal/akgcfg":                  {"internal/trust"},
+	"internal/akgcfg":                  {"internal/textsafe", "internal/trust"},
 	"internal/fusion":                  {"internal/akgcfg", "internal/ir"},
 	"internal/kernels":                 {"internal/ir", "internal/trust"},
 	"internal/kernels/cpu":             {"internal/ir", "internal/kernels", "internal/trust"},
@@ -49,6 +51,7 @@ var allowed = map[string][]string{
 	"internal/runtime/ops/tensorops":   {"internal/ir", "internal/runtime/opkernel"},
 	"internal/ir":                      {},
 	"internal/trust":                   {},
+	"internal/textsafe":                {},
 	"internal/archtest":                {},
 }
 

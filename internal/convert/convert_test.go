@@ -99,13 +99,14 @@ func TestFailureCodes(t *testing.T) {
 
 	expectFailure(t, onnxOptions(t, filepath.Join(tmp, "nope.onnx")), CodeError, "no such file")
 
-	// A missing output folder is found after the passes, before writing.
+	// A missing output folder is found with the options, before any work
+	// (issue 32: output paths are checked first).
 	rep, err := Convert(context.Background(), func() Options {
 		o := onnxOptions(t, good)
 		o.OutputFile = filepath.Join(tmp, "no", "such", "m")
 		return o
 	}())
-	if Code(err) != CodeParamInvalid || !strings.Contains(err.Error(), "does not exist") || rep.Graph.NodesBefore == 0 {
+	if Code(err) != CodeParamInvalid || !strings.Contains(err.Error(), "does not exist") || rep.Graph.NodesBefore != 0 {
 		t.Errorf("missing folder: code %d, %v, report %+v", Code(err), err, rep.Graph)
 	}
 }

@@ -3,6 +3,8 @@ package convert
 import (
 	"errors"
 	"fmt"
+
+	"gkconv/internal/textsafe"
 )
 
 // MindSpore Lite status codes (include/errorcode.h) that a failed conversion
@@ -37,7 +39,11 @@ func Code(err error) int {
 	return CodeError
 }
 
-// Errorf returns an *Error with code and a formatted message.
+// Errorf returns an *Error with code and a formatted message. Its string
+// arguments (names of nodes, bodies, files: text of a model or a config)
+// are escaped (textsafe.Escape), so each stays on its line and cannot carry
+// terminal control sequences; error arguments keep their own lines (a list
+// of problems), escaped where they were made.
 func Errorf(code int, format string, args ...any) error {
-	return &Error{Code: code, Err: fmt.Errorf(format, args...)}
+	return &Error{Code: code, Err: fmt.Errorf(format, textsafe.Args(args)...)}
 }

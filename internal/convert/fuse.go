@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"os"
+	"strings"
 
 	"gkconv/internal/akgcfg"
 	"gkconv/internal/fusion"
@@ -38,12 +39,11 @@ func fuse(g *ir.Graph, cfg *akgcfg.Config, backend akgcfg.Backend, fo fuseOption
 		return nil
 	}
 	flags := cfg.Flags
-	source := cfg.Path
-	if source == "" {
-		source = FlagsEnv
-	}
 	for _, w := range fusion.CheckNames(flags) {
-		rep.warn(source + ": " + w)
+		// "key=name: ...": name where the key's value came from (the
+		// config line, MS_DEV_GRAPH_KERNEL_FLAGS, a --path JSON file).
+		key, _, _ := strings.Cut(w, "=")
+		rep.warn(cfg.Source(key) + ": " + w)
 	}
 	var builder fusion.KernelBuilder
 	switch backend.Device {

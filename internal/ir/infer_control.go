@@ -1,6 +1,7 @@
 package ir
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 )
@@ -56,8 +57,13 @@ func mergeShapes(a, b []int64) []int64 {
 	return out
 }
 
-// inferBody types and infers a body whose inputs were bound.
+// inferBody types and infers a body whose inputs were bound. The body is at
+// least one level deep, so what hangs below it may nest MaxGraphDepth-1
+// more: checked first, it bounds the recursion of inference over bodies.
 func inferBody(n *Node, attr string, g *Graph) error {
+	if err := checkDepthFrom(g, 1); err != nil {
+		return err
+	}
 	if err := inferGraph(g); err != nil {
 		return fmt.Errorf("%s: %w", attr, err)
 	}
@@ -94,6 +100,10 @@ func inferIf(n *Node) error {
 			bindInput(b, n.Inputs[1+i], true)
 		}
 		errs[bi] = inferBody(n, br.Attr, br.Graph)
+		var de *DepthError
+		if errors.As(errs[bi], &de) {
+			return errs[bi] // not a branch that cannot run: the model is refused
+		}
 	}
 	// A branch that cannot run with these shapes (the usual guard of an
 	// expanded function: a Split that only fits the other case) does not

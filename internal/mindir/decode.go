@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
+	"gkconv/internal/ir"
 	pb "gkconv/internal/mindir/mindirpb"
 )
 
@@ -16,7 +17,11 @@ import (
 // raw_data is kept as a sub-slice of the input, and all other fields of a
 // message are gathered into a small buffer that the generated code decodes.
 
-const maxDepth = 64 // nesting limit: graphs inside attributes inside graphs...
+// maxDepth bounds the message nesting the decoder follows (graph > node >
+// attribute > value ... > graph): the one nesting limit, ir.MaxGraphDepth.
+// MindIR bodies are functions, named rather than nested, so a body's graph
+// depth (reader.go, writer.go) is not limited by this.
+const maxDepth = ir.MaxGraphDepth
 
 var unmarshalOpts = proto.UnmarshalOptions{AllowPartial: true}
 

@@ -68,7 +68,7 @@ func (c *conv) callGraph(np *pb.NodeProto, fn string) (any, error) {
 }
 
 // maxInline bounds nested inlined calls (each a Go stack frame chain).
-const maxInline = 64
+const maxInline = ir.MaxGraphDepth
 
 // inline converts function fn's nodes into the current graph with its
 // inputs bound to args and returns its result.

@@ -13,6 +13,7 @@ import (
 
 	"gkconv/internal/ir"
 	pb "gkconv/internal/mindir/mindirpb"
+	"gkconv/internal/textsafe"
 )
 
 // ProducerName marks files written by Write; the reader reads their
@@ -42,9 +43,10 @@ func (e *UnsupportedError) Error() string {
 		file = "mindir"
 	}
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "%s: %d unsupported MindSpore node(s):", file, len(e.Items))
+	fmt.Fprintf(&sb, "%s: %d unsupported MindSpore node(s):", textsafe.Escape(file), len(e.Items))
 	for _, it := range e.Items {
-		fmt.Fprintf(&sb, "\n  %s: %s (%s)", it.Node, it.Op, it.Reason)
+		// Model strings are escaped: a name cannot start a line of its own.
+		fmt.Fprintf(&sb, "\n  %s: %s (%s)", textsafe.Escape(it.Node), textsafe.Escape(it.Op), textsafe.Escape(it.Reason))
 	}
 	return sb.String()
 }
@@ -155,7 +157,16 @@ func parse(data []byte, file string) (g *ir.Graph, err error) {
 	}
 	g, err = c.msGraph(mp.Graph, 0)
 	if err != nil {
+		var de *ir.DepthError
+		if errors.As(err, &de) {
+			return nil, fmt.Errorf("%s: %w", label, de) // one line, not a prefix per level
+		}
 		return nil, err
+	}
+	// The recursion allows a graph kernel's body one level below the
+	// limit; control-flow bodies there are refused here, as the writer does.
+	if err := ir.CheckGraphDepth(g); err != nil {
+		return nil, fmt.Errorf("%s: %w", label, err)
 	}
 	if c.own {
 		for k, v := range mp.UserInfo {
@@ -298,8 +309,8 @@ func (u *unsupportedOp) Error() string { return u.what }
 // ---- MindSpore files ----
 
 func (c *conv) msGraph(gp *pb.GraphProto, depth int) (*ir.Graph, error) {
-	if depth > maxDepth {
-		return nil, fmt.Errorf("%s: graph kernels nested too deeply", c.label)
+	if depth > ir.MaxGraphDepth+1 { // a graph kernel's body may be one below the limit (ir.MaxGraphDepth)
+		return nil, &ir.DepthError{Where: "function " + gp.GetName()}
 	}
 	c.g = ir.NewGraph(gp.GetName())
 	c.syms = map[string]any{}

@@ -1,12 +1,14 @@
 package onnx
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"syscall"
 
 	"gkconv/internal/ir"
+	"gkconv/internal/textsafe"
 )
 
 // Options tune loading.
@@ -56,9 +58,10 @@ type UnsupportedError struct {
 
 func (e *UnsupportedError) Error() string {
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "%s: %d unsupported node(s):", e.File, len(e.Items))
+	fmt.Fprintf(&sb, "%s: %d unsupported node(s):", textsafe.Escape(e.File), len(e.Items))
 	for _, it := range e.Items {
-		fmt.Fprintf(&sb, "\n  %s: %s (%s)", it.Node, it.Op, it.Reason)
+		// Model strings are escaped: a name cannot start a line of its own.
+		fmt.Fprintf(&sb, "\n  %s: %s (%s)", textsafe.Escape(it.Node), textsafe.Escape(it.Op), textsafe.Escape(it.Reason))
 	}
 	return sb.String()
 }
@@ -109,6 +112,10 @@ func (m *Model) load(data []byte, dir, file string, opts Options) error {
 	}
 	rm, err := decodeModel(data)
 	if err != nil {
+		var de *ir.DepthError
+		if errors.As(err, &de) {
+			return fmt.Errorf("%s: %w", file, de)
+		}
 		return fmt.Errorf("%s: not a valid ONNX model (truncated or corrupt): %w", file, err)
 	}
 	if rm.graph == nil {
@@ -126,6 +133,11 @@ func (m *Model) load(data []byte, dir, file string, opts Options) error {
 	g, err := b.build()
 	if err != nil {
 		return err
+	}
+	// The decoder kept the bodies within ir.MaxGraphDepth; this also
+	// covers the level an opset-8 Scan adds (subgraph.go scan8).
+	if err := ir.CheckGraphDepth(g); err != nil {
+		return fmt.Errorf("%s: %w", file, err)
 	}
 	g.Meta["onnx.opset"] = fmt.Sprint(m.Opset)
 	g.Meta["onnx.ir_version"] = fmt.Sprint(m.IRVersion)

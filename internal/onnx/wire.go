@@ -1,11 +1,13 @@
 package onnx
 
 import (
+	"errors"
 	"fmt"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
+	"gkconv/internal/ir"
 	"gkconv/internal/onnx/onnxpb"
 )
 
@@ -122,17 +124,32 @@ func decodeModel(b []byte) (*rawModel, error) {
 		return nil, fmt.Errorf("ModelProto: %w", err)
 	}
 	if len(graphChunks) > 0 {
-		if m.graph, err = decodeGraph(graphChunks); err != nil {
-			return nil, fmt.Errorf("ModelProto.graph: %w", err)
+		if m.graph, err = decodeGraph(graphChunks, 0); err != nil {
+			return nil, wrap(err, "ModelProto.graph")
 		}
 	}
 	return m, nil
 }
 
+// wrap prefixes err with where, except an *ir.DepthError: that one goes up
+// as it is, so a chain nested to the limit gives one short line, not one
+// prefix per level.
+func wrap(err error, where string) error {
+	var de *ir.DepthError
+	if errors.As(err, &de) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", where, err)
+}
+
 // decodeGraph decodes the occurrences of a graph field; protobuf merges
 // repeated occurrences of a message field, which for the walked repeated
 // fields means appending and for the rest decoding their concatenation.
-func decodeGraph(chunks [][]byte) (*rawGraph, error) {
+// depth is the graph's nesting depth (the main graph 0, a body one more
+// than the graph of its node): the nodes' graph attributes are decoded only
+// while they stay within ir.MaxGraphDepth, so the recursion is bounded
+// whatever the file holds, and a chain too deep costs only its first levels.
+func decodeGraph(chunks [][]byte, depth int) (*rawGraph, error) {
 	g := &rawGraph{pb: &onnxpb.GraphProto{}}
 	var rest []byte
 	for _, c := range chunks {
@@ -140,9 +157,9 @@ func decodeGraph(chunks [][]byte) (*rawGraph, error) {
 			return n == graphNode || n == graphInitializer
 		}, func(n protowire.Number, v []byte) error {
 			if n == graphNode {
-				node, err := decodeNode(v)
+				node, err := decodeNode(v, depth, len(g.nodes))
 				if err != nil {
-					return fmt.Errorf("node %d: %w", len(g.nodes), err)
+					return wrap(err, fmt.Sprintf("node %d", len(g.nodes)))
 				}
 				g.nodes = append(g.nodes, node)
 				return nil
@@ -165,15 +182,14 @@ func decodeGraph(chunks [][]byte) (*rawGraph, error) {
 	return g, nil
 }
 
-func decodeNode(b []byte) (*rawNode, error) {
+// decodeNode decodes node idx of a graph at the given depth. Its own fields
+// are decoded first, so that a depth error can name the node.
+func decodeNode(b []byte, depth, idx int) (*rawNode, error) {
 	node := &rawNode{pb: &onnxpb.NodeProto{}}
+	var attrs [][]byte
 	rest, err := splitFields(b, func(n protowire.Number) bool { return n == nodeAttribute },
 		func(_ protowire.Number, v []byte) error {
-			a, err := decodeAttr(v)
-			if err != nil {
-				return fmt.Errorf("attribute %d: %w", len(node.attrs), err)
-			}
-			node.attrs = append(node.attrs, a)
+			attrs = append(attrs, v)
 			return nil
 		})
 	if err != nil {
@@ -182,12 +198,25 @@ func decodeNode(b []byte) (*rawNode, error) {
 	if err := unmarshal.Unmarshal(rest, node.pb); err != nil {
 		return nil, err
 	}
+	name := node.pb.GetName()
+	if name == "" {
+		name = fmt.Sprintf("%s_%d", node.pb.GetOpType(), idx) // as the builder names it
+	}
+	for i, v := range attrs {
+		a, err := decodeAttr(v, depth, name)
+		if err != nil {
+			return nil, wrap(err, fmt.Sprintf("attribute %d", i))
+		}
+		node.attrs = append(node.attrs, a)
+	}
 	return node, nil
 }
 
-func decodeAttr(b []byte) (*rawAttr, error) {
+// decodeAttr decodes an attribute of node (its name, for errors) in a graph
+// at the given depth; the graphs it holds are one deeper.
+func decodeAttr(b []byte, depth int, node string) (*rawAttr, error) {
 	a := &rawAttr{pb: &onnxpb.AttributeProto{}}
-	var gChunks [][]byte
+	var gChunks, graphs [][]byte
 	rest, err := splitFields(b, func(n protowire.Number) bool {
 		return n == attrT || n == attrTensors || n == attrG || n == attrGraphs
 	},
@@ -197,11 +226,7 @@ func decodeAttr(b []byte) (*rawAttr, error) {
 				gChunks = append(gChunks, v)
 				return nil
 			case attrGraphs:
-				g, err := decodeGraph([][]byte{v})
-				if err != nil {
-					return fmt.Errorf("graphs[%d]: %w", len(a.graphs), err)
-				}
-				a.graphs = append(a.graphs, g)
+				graphs = append(graphs, v)
 				return nil
 			}
 			t, err := decodeTensor(v)
@@ -221,9 +246,22 @@ func decodeAttr(b []byte) (*rawAttr, error) {
 	if err := unmarshal.Unmarshal(rest, a.pb); err != nil {
 		return nil, err
 	}
+	if len(gChunks) == 0 && len(graphs) == 0 {
+		return a, nil
+	}
+	if depth+1 > ir.MaxGraphDepth {
+		return nil, ir.NodeDepthError(node, a.pb.GetName())
+	}
+	for _, v := range graphs {
+		g, err := decodeGraph([][]byte{v}, depth+1)
+		if err != nil {
+			return nil, wrap(err, fmt.Sprintf("graphs[%d]", len(a.graphs)))
+		}
+		a.graphs = append(a.graphs, g)
+	}
 	if len(gChunks) > 0 {
-		if a.g, err = decodeGraph(gChunks); err != nil {
-			return nil, fmt.Errorf("graph %s: %w", a.pb.GetName(), err)
+		if a.g, err = decodeGraph(gChunks, depth+1); err != nil {
+			return nil, wrap(err, "graph "+a.pb.GetName())
 		}
 	}
 	return a, nil
