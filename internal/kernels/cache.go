@@ -72,6 +72,9 @@ const (
 	maxSidecarSize = 4 << 10
 )
 
+// unusableShards: the entry folders Fetch could not store into (warned once).
+var unusableShards sync.Map
+
 // keyLocks serialise Fetch of one entry within the process, so concurrent
 // builders wanting the same artifact build it once.
 var keyLocks sync.Map // entry path -> *sync.Mutex
@@ -124,7 +127,13 @@ func (c *Cache) Fetch(key string, build func() ([]byte, error)) (data []byte, hi
 		return nil, false, err
 	}
 	if err := c.store(path, b); err != nil {
-		return nil, false, fmt.Errorf("kernel cache %s: %w", root, err)
+		// An entry folder that cannot be used (group-writable, not a
+		// folder, ...) costs the caching of its kernels, not the run: the
+		// artifact is built and used, one warning per folder.
+		if _, seen := unusableShards.LoadOrStore(filepath.Dir(path), true); !seen {
+			slog.Warn("kernel cache: folder not used, its kernels are compiled but not cached", "folder", filepath.Dir(path), "reason", err.Error())
+		}
+		return b, false, nil
 	}
 	if rem != nil {
 		rem.put(rel, b, c.Counts)
