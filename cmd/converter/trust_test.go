@@ -202,3 +202,30 @@ func sha256Hex(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
+
+// Issue 32 (minor): --signKey refuses a private key others can read, as
+// ssh-keygen does, before any work.
+func TestSignKeyReadableByOthersRefused(t *testing.T) {
+	keygen, err := exec.LookPath("ssh-keygen")
+	if err != nil {
+		t.Skip("ssh-keygen not installed")
+	}
+	dir := t.TempDir()
+	key := filepath.Join(dir, "k")
+	if out, err := exec.Command(keygen, "-q", "-t", "ed25519", "-N", "", "-C", "ci", "-f", key).CombinedOutput(); err != nil {
+		t.Fatalf("ssh-keygen: %v\n%s", err, out)
+	}
+	os.Chmod(key, 0o644)
+	model := filepath.Join(dir, "relu.onnx")
+	if err := dynamicRelu().WriteFile(model); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	r := runCLI(t, nil, "--fmk=ONNX", "--modelFile="+model, "--outputFile="+out, "--signKey="+key, "--inputShape=x:2,3")
+	if r.code == 0 || !strings.Contains(r.stderr, "readable by others") {
+		t.Fatalf("exit %d, stderr %s; want the key refused", r.code, r.stderr)
+	}
+	if _, err := os.Stat(out + ".mindir"); err == nil {
+		t.Errorf("a refused run wrote %s.mindir", out)
+	}
+}

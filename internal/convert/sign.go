@@ -21,6 +21,10 @@ func readSignKey(path string) ([]byte, error) {
 	if !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("not a regular file (%s)", st.Mode().Type())
 	}
+	if perm := st.Mode().Perm(); perm&0o077 != 0 {
+		// As ssh-keygen: a private key others can read is not private.
+		return nil, fmt.Errorf("private key readable by others (mode %04o): chmod 600 it", perm)
+	}
 	if st.Size() > 64<<10 {
 		return nil, fmt.Errorf("%d bytes is too large for a key file", st.Size())
 	}

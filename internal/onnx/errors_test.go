@@ -2,6 +2,7 @@ package onnx
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -155,6 +156,7 @@ func TestExternalData(t *testing.T) {
 		{"w/../../x.bin", 0, 8, "escapes the model's folder"},
 		{"/etc/passwd", 0, 8, "is absolute"},
 		{"w/weights.bin", 12, 8, "past its end"},
+		{"w/weights.bin", math.MaxInt64 - 3, 8, "8 bytes at offset 9223372036854775804 are past its end"},
 		{"w/weights.bin", 0, 4, "length 4, want 8"},
 		{"w/missing.bin", 0, 8, "missing.bin"},
 	} {

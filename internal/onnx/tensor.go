@@ -228,7 +228,8 @@ func (l *loader) external(pb *onnxpb.TensorProto, want int64) ([]byte, error) {
 		return nil, fmt.Errorf("external data %q: length %d, want %d bytes", location, length, want)
 	}
 	if offset > int64(len(data)) || length > int64(len(data))-offset {
-		return nil, fmt.Errorf("external data %q: bytes [%d, %d) are past its end (%d bytes)", location, offset, offset+length, len(data))
+		// offset + length may overflow: say it without adding them.
+		return nil, fmt.Errorf("external data %q: %d bytes at offset %d are past its end (%d bytes)", location, length, offset, len(data))
 	}
 	return data[offset : offset+length : offset+length], nil
 }
