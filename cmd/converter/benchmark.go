@@ -182,6 +182,9 @@ func benchmark(cmd *cobra.Command, f *benchFlags) (err error) {
 		TrustEmbedded: kt.trusted,
 		Warn:          printWarning,
 	}
+	if err := convert.UseRemoteTrust(trustedKeysOr(f.trust.trustedKeys)); err != nil {
+		return err
+	}
 	if !kt.trusted && hasGraphKernels(g) {
 		policy.Rebuild, _ = convert.RebuildKernels(g, f.kernelCacheDir) // an error: the lookup reports it, the runtime interprets
 	}

@@ -18,6 +18,7 @@ type convertFlags struct {
 	inputDataFormat, weightFile, reportFile          string
 	kernelCacheDir, dumpDir                          string
 	signKey, kernelSelfCheck, progress               string
+	trustedKeys                                      string
 }
 
 func newConvertCmd() *cobra.Command {
@@ -72,6 +73,7 @@ The last line printed is "CONVERT RESULT SUCCESS:0" or "CONVERT RESULT FAILED:<c
 	fl.StringVar(&f.weightFile, "weightFile", "", "Caffe weights (not used for ONNX or MINDIR)")
 	fl.StringVar(&f.reportFile, "reportFile", "", "write a JSON report of the conversion to this path")
 	fl.StringVar(&f.kernelCacheDir, "kernelCacheDir", "", "compiled-kernel cache: a folder, or an http(s):// URL of a remote cache with a local one in front (default $GKCONV_KERNEL_CACHE or the user cache dir)")
+	fl.StringVar(&f.trustedKeys, "trustedKeys", "", "allowed_signers file (ssh-keygen(1) format; default $"+TrustedKeysEnv+"): with a remote --kernelCacheDir, only cache objects signed by one of these keys are used (a fleet's uploads are signed with --signKey)")
 	fl.StringVar(&f.signKey, "signKey", "", "sign the output with this unencrypted Ed25519 private `key` (OpenSSH format, ssh-keygen -t ed25519 -N ''): writes <output>.mindir.sig, "+
 		"a detached SSH signature of the whole .mindir file; 'ssh-keygen -Y verify -f allowed_signers -I <principal> -n gkconv-model -s model.mindir.sig < model.mindir' verifies it, "+
 		"and 'converter benchmark --trustedKeys=allowed_signers' then loads the embedded kernels")
@@ -99,6 +101,7 @@ func (f *convertFlags) options() convert.Options {
 		KernelCacheDir:  f.kernelCacheDir,
 		DumpDir:         f.dumpDir,
 		SignKeyFile:     f.signKey,
+		TrustedKeysFile: trustedKeysOr(f.trustedKeys),
 		PrimitiveSet:    f.primitiveSet,
 	}
 	switch f.fp16 {

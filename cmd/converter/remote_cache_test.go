@@ -1,9 +1,13 @@
 package main
 
 import (
+	"crypto/ed25519"
+	crand "crypto/rand"
 	"crypto/sha256"
+	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"net"
 	"os"
@@ -14,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"gkconv/internal/trust"
 )
 
 // The remote kernel cache (--kernelCacheDir=http://...) against a real
@@ -156,8 +162,42 @@ type remoteReport struct {
 	Warnings []string `json:"warnings"`
 }
 
+// fleetKey and fleetSigners: the key this test's converters sign their
+// uploads with (--signKey) and the allowed_signers file that trusts it
+// (--trustedKeys): without them no remote object is used (issue 32 S3).
+var fleetKey, fleetSigners string
+
+// makeFleet writes a fresh Ed25519 key (PKCS#8, mode 0600) and an
+// allowed_signers file trusting it.
+func makeFleet(t *testing.T) {
+	t.Helper()
+	dir := t.TempDir()
+	_, priv, err := ed25519.GenerateKey(crand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pemKey := pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})
+	fleetKey = filepath.Join(dir, "fleet_key")
+	if err := os.WriteFile(fleetKey, pemKey, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pub, err := trust.PublicKeyOf(pemKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fleetSigners = filepath.Join(dir, "allowed_signers")
+	if err := os.WriteFile(fleetSigners, []byte("fleet "+pub+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // convertRemote converts model in a new converter process with an empty
-// local kernel cache in front of the remote cache url.
+// local kernel cache in front of the remote cache url, signing uploads
+// and trusting the fleet's key.
 func convertRemote(t *testing.T, model, cfg, url string) remoteReport {
 	t.Helper()
 	tmp := t.TempDir()
@@ -166,7 +206,7 @@ func convertRemote(t *testing.T, model, cfg, url string) remoteReport {
 	r := runCLI(t, []string{"GKCONV_KERNEL_CACHE_LOCAL=" + local, "GKCONV_KERNEL_CACHE_TIMEOUT=3s"},
 		"--fmk=ONNX", "--modelFile="+filepath.Join(testdataModel(t, model), "model.onnx"),
 		"--outputFile="+filepath.Join(tmp, "out"), "--configFile="+cfg,
-		"--kernelCacheDir="+url, "--reportFile="+repPath)
+		"--kernelCacheDir="+url, "--reportFile="+repPath, "--signKey="+fleetKey, "--trustedKeys="+fleetSigners)
 	if r.code != 0 || lastLine(r.stdout) != "CONVERT RESULT SUCCESS:0" {
 		t.Fatalf("convert %s: exit %d\nstdout: %s\nstderr: %s", model, r.code, r.stdout, r.stderr)
 	}
@@ -200,6 +240,7 @@ func remoteObjects(t *testing.T, s *nginxServer) []string {
 
 func TestRemoteKernelCacheNginx(t *testing.T) {
 	srv := startNginx(t)
+	makeFleet(t)
 	cfg := writeConfig(t, "[graph_kernel_param]\nopt_level=2\n")
 	models := []string{"mlp", "layernorm_gelu"}
 

@@ -62,10 +62,7 @@ func (t *trustFlags) decide(f *os.File, modelPath string) (kernelTrust, error) {
 			optIn = TrustEnv + "=1"
 		}
 	}
-	keys := t.trustedKeys
-	if keys == "" {
-		keys = os.Getenv(TrustedKeysEnv)
-	}
+	keys := trustedKeysOr(t.trustedKeys)
 	sigPath := modelPath + convert.SignatureSuffix
 	sig, sigErr := trust.ReadRegular(sigPath, 16<<10)
 	switch {
@@ -122,4 +119,12 @@ func describeKernel(mode runtime.KernelMode, reason string, kt kernelTrust) stri
 		return "interpreted (" + reason + ")"
 	}
 	return string(mode)
+}
+
+// trustedKeysOr is --trustedKeys, or $GKCONV_TRUSTED_KEYS when it is empty.
+func trustedKeysOr(flag string) string {
+	if flag != "" {
+		return flag
+	}
+	return os.Getenv(TrustedKeysEnv)
 }

@@ -18,6 +18,7 @@ import (
 
 	"gkconv/internal/akgcfg"
 	"gkconv/internal/ir"
+	"gkconv/internal/kernels"
 	"gkconv/internal/mindir"
 	"gkconv/internal/onnx"
 	"gkconv/internal/runtime"
@@ -69,6 +70,11 @@ type Options struct {
 	// -s model.mindir.sig < model.mindir` verifies. Without it a stale
 	// <output>.sig is removed.
 	SignKeyFile string
+	// TrustedKeysFile is an allowed_signers file (ssh-keygen format): with
+	// a remote kernel cache, only objects signed by one of its keys are
+	// used (kernels.RemoteTrust); "" uses none. Uploads are signed with
+	// SignKeyFile's key.
+	TrustedKeysFile string
 
 	// Invalid lists options the caller could not parse from their text
 	// form (a command line's --fp16=maybe). Convert reports them with its
@@ -135,6 +141,7 @@ func Convert(ctx context.Context, opts Options) (rep *Report, err error) {
 	if err != nil {
 		return rep, err
 	}
+	kernels.SetRemoteTrust(kernels.RemoteTrust{AllowedSigners: o.trustedKeys, SignKey: o.signKey})
 	rep.Output = o.output
 
 	// Config.
@@ -279,6 +286,8 @@ type checked struct {
 	output string // with .mindir
 	device akgcfg.Device
 	chip   string
+	// trustedKeys is TrustedKeysFile's content, nil without one.
+	trustedKeys []byte
 	// signKey is the OpenSSH private key of SignKeyFile (parsed), nil
 	// when the output is not signed.
 	signKey []byte
@@ -387,6 +396,13 @@ func (opts *Options) check() (checked, error) {
 			return c, Errorf(CodeParamInvalid, "--signKey=%s: %v", opts.SignKeyFile, err)
 		}
 		c.signKey = key
+	}
+	if opts.TrustedKeysFile != "" {
+		b, err := readTrustedKeys(opts.TrustedKeysFile)
+		if err != nil {
+			return c, Errorf(CodeParamInvalid, "--trustedKeys=%s: %v", opts.TrustedKeysFile, err)
+		}
+		c.trustedKeys = b
 	}
 	return c, nil
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 
+	"gkconv/internal/kernels"
 	"gkconv/internal/trust"
 )
 
@@ -54,4 +55,31 @@ func signFile(path string, key []byte) error {
 		_, err := w.Write(sig)
 		return err
 	})
+}
+
+// readTrustedKeys reads an allowed_signers file and checks that it parses.
+func readTrustedKeys(path string) ([]byte, error) {
+	b, err := trust.ReadRegular(path, 1<<20)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := trust.ParseAllowedSigners(b); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// UseRemoteTrust sets, for the rest of the process, which remote kernel
+// cache objects are used (those signed by a key of the allowed_signers
+// file trustedKeys; "" for none) — what `benchmark` rebuilds through.
+func UseRemoteTrust(trustedKeys string) error {
+	var b []byte
+	if trustedKeys != "" {
+		var err error
+		if b, err = readTrustedKeys(trustedKeys); err != nil {
+			return fmt.Errorf("--trustedKeys=%s: %w", trustedKeys, err)
+		}
+	}
+	kernels.SetRemoteTrust(kernels.RemoteTrust{AllowedSigners: b})
+	return nil
 }

@@ -237,6 +237,15 @@ func (r *remote) fail(err error, counts *CacheCounts) {
 // accepts it. A miss is (nil, nil); a rejected entry is (nil, error) and
 // counted, without turning the remote off.
 func (r *remote) get(rel, name string, valid func([]byte) bool, counts *CacheCounts) ([]byte, error) {
+	if currentRemoteTrust().AllowedSigners == nil {
+		// Nothing a server sends could be used: do not even ask.
+		if !warnedNoTrust.Swap(true) {
+			w := fmt.Sprintf("remote kernel cache %s: no trusted signers (--trustedKeys or GKCONV_TRUSTED_KEYS), so no object from it is used: kernels are compiled locally (and uploaded)", r.shown)
+			slog.Warn(w)
+			counts.warn(w)
+		}
+		return nil, nil
+	}
 	side, err := r.getBody(rel+sumExt, maxSidecarSize, counts)
 	if side == nil || err != nil {
 		return nil, err
@@ -254,6 +263,13 @@ func (r *remote) get(rel, name string, valid func([]byte) bool, counts *CacheCou
 	}
 	if valid != nil && !valid(b) {
 		return nil, r.reject(rel, "not a valid artifact", counts)
+	}
+	sig, err := r.getBody(rel+sigExt, maxSigSize, counts)
+	if err != nil {
+		return nil, err
+	}
+	if why := verifyRemote(b, sig); why != "" {
+		return nil, r.reject(rel, why, counts)
 	}
 	return b, nil
 }
@@ -304,10 +320,17 @@ func (r *remote) put(rel string, b []byte, counts *CacheCounts) {
 	}
 	sum := sha256.Sum256(b)
 	side := []byte(hex.EncodeToString(sum[:]) + "  " + rel[strings.LastIndexByte(rel, '/')+1:] + "\n")
-	for _, p := range []struct {
+	objects := []struct {
 		rel  string
 		body []byte
-	}{{rel, b}, {rel + sumExt, side}} {
+	}{{rel, b}, {rel + sumExt, side}}
+	if sig := signUpload(b); sig != nil {
+		objects = append(objects, struct {
+			rel  string
+			body []byte
+		}{rel + sigExt, sig})
+	}
+	for _, p := range objects {
 		resp, err := r.do(http.MethodPut, p.rel, p.body, counts)
 		if err != nil {
 			return

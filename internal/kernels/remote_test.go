@@ -2,6 +2,12 @@ package kernels
 
 import (
 	"bytes"
+	"crypto/ed25519"
+	crand "crypto/rand"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/hex"
+	"encoding/pem"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +18,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"gkconv/internal/trust"
 )
 
 // store is an in-memory stand-in for a WebDAV server: GET and PUT of
@@ -78,6 +86,7 @@ func remoteCache(t *testing.T, url string) (*Cache, *CacheCounts, string) {
 }
 
 func TestRemoteCacheSharesAcrossLocalCaches(t *testing.T) {
+	trustFleet(t)
 	s, srv := newStore(t)
 	key := testKey("shared kernel")
 	var builds counter
@@ -114,6 +123,7 @@ func TestRemoteCacheSharesAcrossLocalCaches(t *testing.T) {
 }
 
 func TestRemoteCacheRejectsCorruptEntries(t *testing.T) {
+	trustFleet(t)
 	s, srv := newStore(t)
 	key := testKey("corrupt kernel")
 	obj := "/" + key[:2] + "/" + key + ".so"
@@ -150,6 +160,7 @@ func TestRemoteCacheRejectsCorruptEntries(t *testing.T) {
 }
 
 func TestRemoteCacheSlowServerCostsOneTimeout(t *testing.T) {
+	trustFleet(t)
 	s, srv := newStore(t)
 	s.delay = 2 * time.Second
 	t.Setenv(RemoteTimeoutEnv, "200ms")
@@ -179,6 +190,7 @@ func TestRemoteCacheSlowServerCostsOneTimeout(t *testing.T) {
 }
 
 func TestRemoteCacheDeadServer(t *testing.T) {
+	trustFleet(t)
 	_, srv := newStore(t)
 	url := srv.URL
 	srv.Close() // nothing listens there now
@@ -198,6 +210,7 @@ func TestRemoteCacheDeadServer(t *testing.T) {
 }
 
 func TestRemoteCacheReadOnlyServer(t *testing.T) {
+	trustFleet(t)
 	s, srv := newStore(t)
 	s.readOnly = true
 	c, n, _ := remoteCache(t, srv.URL)
@@ -240,6 +253,7 @@ func TestRemoteCacheSetting(t *testing.T) {
 }
 
 func TestRemoteCacheServerDiesMidRun(t *testing.T) {
+	trustFleet(t)
 	s, srv := newStore(t)
 	c, n, _ := remoteCache(t, srv.URL)
 	k1, k2, k3 := testKey("mid 1"), testKey("mid 2"), testKey("mid 3")
@@ -262,4 +276,92 @@ func TestRemoteCacheServerDiesMidRun(t *testing.T) {
 	if builds.n.Load() != 3 || s.requests.Load() != before || n2.RemoteErrors.Load() != 1 || len(n2.Warnings()) != 1 || n.RemotePuts.Load() != 1 {
 		t.Fatalf("builds %d, errors %d, warnings %q", builds.n.Load(), n2.RemoteErrors.Load(), n2.Warnings())
 	}
+}
+
+// trustFleet makes this process sign its uploads with a fresh key and use
+// remote objects signed by it (a fleet's --signKey and --trustedKeys); it
+// returns the allowed_signers content.
+func trustFleet(t *testing.T) []byte {
+	t.Helper()
+	key := newPKCS8Key(t)
+	pub, err := trust.PublicKeyOf(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	allowed := []byte("fleet " + pub + "\n")
+	SetRemoteTrust(RemoteTrust{AllowedSigners: allowed, SignKey: key})
+	t.Cleanup(func() { SetRemoteTrust(RemoteTrust{}) })
+	return allowed
+}
+
+// newPKCS8Key is a fresh Ed25519 private key, PEM-encoded PKCS#8.
+func newPKCS8Key(t *testing.T) []byte {
+	t.Helper()
+	_, priv, err := ed25519.GenerateKey(crand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(priv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})
+}
+
+// Issue 32 S3: a server that answers a key with a self-consistent object
+// (a valid artifact and a matching sidecar) cannot make the process use
+// it: unsigned, signed by a key the user does not trust, or with no
+// trusted keys configured at all, the object is ignored (compiled
+// locally, one warning) and never stored in the local cache.
+func TestRemoteCacheNeedsTrustedSignature(t *testing.T) {
+	st, srv := newStore(t)
+	key := testKey("planted kernel")
+	planted := fakeSO("evil")
+	sum := sha256.Sum256(planted)
+	rel := "/" + key[:2] + "/" + key + ".so"
+	plant := func(sig []byte) {
+		st.mu.Lock()
+		st.objects = map[string][]byte{rel: planted, rel + ".sha256": []byte(hex.EncodeToString(sum[:]) + "  " + key + ".so\n")}
+		if sig != nil {
+			st.objects[rel+".sig"] = sig
+		}
+		st.mu.Unlock()
+	}
+	other := newPKCS8Key(t)
+	otherSig, err := trust.Sign(bytes.NewReader(planted), other, RemoteNamespace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name  string
+		setup func()
+		want  string
+	}{
+		{"no trusted signers", func() { SetRemoteTrust(RemoteTrust{}); plant(nil) }, "no trusted signers"},
+		{"unsigned", func() { trustFleet(t); plant(nil) }, "unsigned"},
+		{"signed by an untrusted key", func() { trustFleet(t); plant(otherSig) }, "signature does not verify"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			warnedNoTrust.Store(false)
+			c.setup()
+			local := t.TempDir()
+			counts := &CacheCounts{}
+			cache := &Cache{Dir: srv.URL, Ext: ".so", Valid: isFakeSO, Counts: counts}
+			t.Setenv(RemoteLocalEnv, local)
+			var builds counter
+			b, hit, err := cache.Fetch(key, builds.build(key))
+			if err != nil || hit || bytes.Equal(b, planted) || builds.n.Load() != 1 {
+				t.Fatalf("the served object was used: hit %v, err %v, builds %d", hit, err, builds.n.Load())
+			}
+			if w := strings.Join(counts.Warnings(), "\n"); !strings.Contains(w, c.want) {
+				t.Errorf("warnings %q, want one saying %q", w, c.want)
+			}
+			got, _ := os.ReadFile(filepath.Join(local, key[:2], key+".so"))
+			if bytes.Equal(got, planted) {
+				t.Errorf("the served object was stored in the local cache")
+			}
+		})
+	}
+	SetRemoteTrust(RemoteTrust{})
 }
