@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -35,6 +36,7 @@ const (
 )
 
 type kernelSelfCheck struct {
+	cacheDir  string // the kernel cache setting, for evicting objects that fail
 	markerDir string // "" when the cache folder is unknown: no memory between runs
 	ran       int    // kernels run (not remembered)
 	skipped   []string
@@ -43,7 +45,7 @@ type kernelSelfCheck struct {
 }
 
 func newKernelSelfCheck(cacheDir string) *kernelSelfCheck {
-	c := &kernelSelfCheck{}
+	c := &kernelSelfCheck{cacheDir: cacheDir}
 	if dir, err := kernels.ResolveCacheDir(cacheDir); err == nil {
 		c.markerDir = filepath.Join(dir, "selfcheck")
 	}
@@ -104,8 +106,15 @@ func (c *kernelSelfCheck) CheckKernel(k *ir.Node) error {
 	return nil
 }
 
+// fail records k's failure and evicts its object from the kernel cache, so
+// no later build reuses it (a remote-served or damaged object included).
 func (c *kernelSelfCheck) fail(k *ir.Node, err error) error {
 	c.failed = append(c.failed, fmt.Sprintf("%s (%s): %v", k.Name, k.Attrs.String(ir.GKKernelName, ""), err))
+	if hash := k.Attrs.String(ir.GKKernelSOHash, ""); hash != "" {
+		if _, eerr := kernels.Evict(c.cacheDir, hash); eerr != nil {
+			slog.Debug("kernel self-check: evicting the failed object", "kernel", k.Name, "err", eerr)
+		}
+	}
 	return err
 }
 

@@ -80,6 +80,11 @@ func TestKernelSelfCheck(t *testing.T) {
 	if !warned {
 		t.Errorf("no warning names the un-fused kernel: %v", rep.Warnings)
 	}
+	// Issue 32 S3: the object that failed is evicted from the cache (only
+	// the clean kernel's object is left), so no later build reuses it.
+	if objs, _ := filepath.Glob(filepath.Join(cache, "??", "*.so")); len(objs) != 1 {
+		t.Errorf("cache holds %d objects after the broken one was caught, want the clean one only: %v", len(objs), objs)
+	}
 
 	path, rep = convertWith(func(o *Options) { o.NoKernelSelfCheck = true })
 	if rep.KernelBuild.SelfCheck != nil || kernelsIn(path) != 1 || matches(path) {

@@ -461,3 +461,35 @@ func WriteAtomic(path string, data []byte) error {
 	}
 	return trust.WriteBytesAtomic(path, data, 0o644)
 }
+
+// Evict removes from the local cache folder of setting dir every entry
+// whose recorded sha256 is sum (with its sidecar), so an object that failed
+// the kernel self-check is compiled again instead of being reused, in this
+// run and later ones. It returns how many entries it removed. Rare (a
+// self-check failure), so a walk of the folder is fine.
+func Evict(dir, sum string) (int, error) {
+	if len(sum) != 64 || !isHexKey(sum) {
+		return 0, fmt.Errorf("kernel cache: bad sha256 %q", sum)
+	}
+	root, err := ResolveCacheDir(dir)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	err = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, sumExt) || d.Type()&os.ModeSymlink != 0 {
+			return nil
+		}
+		b, err := readTrusted(p, maxSidecarSize)
+		if err != nil || !strings.HasPrefix(string(b), sum+" ") {
+			return nil
+		}
+		entry := strings.TrimSuffix(p, sumExt)
+		if err := os.Remove(entry); err == nil || errors.Is(err, os.ErrNotExist) {
+			os.Remove(p)
+			n++
+		}
+		return nil
+	})
+	return n, err
+}
