@@ -2,6 +2,7 @@ package onnx
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -279,5 +280,22 @@ func TestNegativeDimValue(t *testing.T) {
 	}
 	if _, err := parseModel(t, build(), Options{Name: "m.onnx"}); err != nil {
 		t.Errorf("valid model: %v", err)
+	}
+}
+
+// Issue 32 (minor): an opset outside 1..MaxOpset is refused with its
+// number, not read as if it were a known one.
+func TestOpsetRange(t *testing.T) {
+	for _, v := range []int64{-5, 0, MaxOpset + 1, 999} {
+		m := ob.New("g", v).Input("x", ob.Float, 2).Output("y", ob.Float, 2)
+		m.Node("r", "Relu", strs("x"), strs("y"))
+		if _, err := parseModel(t, m, Options{Name: "m.onnx"}); err == nil || !contains(err.Error(), "m.onnx", fmt.Sprintf("opset %d", v)) {
+			t.Errorf("opset %d: err = %v", v, err)
+		}
+	}
+	m := ob.New("g", MaxOpset).Input("x", ob.Float, 2).Output("y", ob.Float, 2)
+	m.Node("r", "Relu", strs("x"), strs("y"))
+	if _, err := parseModel(t, m, Options{Name: "m.onnx"}); err != nil {
+		t.Errorf("opset %d: %v", MaxOpset, err)
 	}
 }

@@ -20,6 +20,11 @@ type Options struct {
 	Name string
 }
 
+// MaxOpset is the newest ai.onnx opset this converter knows (the ONNX
+// backend suite's newest tests): a later one may change what an op means,
+// so it is refused rather than read as an older one (as onnxruntime does).
+const MaxOpset = 28
+
 // Model is a loaded ONNX model. Graph's weight tensors alias the mapped file:
 // they stay valid until Close.
 type Model struct {
@@ -128,6 +133,9 @@ func (m *Model) load(data []byte, dir, file string, opts Options) error {
 		if d := o.GetDomain(); d == "" || d == "ai.onnx" {
 			m.Opset = o.GetVersion()
 		}
+	}
+	if m.Opset < 1 || m.Opset > MaxOpset {
+		return fmt.Errorf("%s: ai.onnx opset %d: this converter reads opsets 1 to %d", file, m.Opset, MaxOpset)
 	}
 	b := newBuilder(l, rm, m.Opset, opts)
 	g, err := b.build()
