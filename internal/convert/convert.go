@@ -240,8 +240,12 @@ func Convert(ctx context.Context, opts Options) (rep *Report, err error) {
 		}
 	}
 	// A signature of an earlier output must never stand next to this one.
-	if err := os.Remove(o.output + SignatureSuffix); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return rep, Errorf(CodeError, "removing the stale signature %s: %v", o.output+SignatureSuffix, err)
+	// (Looked for first: on a read-only filesystem unlink fails even for a
+	// file that is not there, and the error would name a phantom.)
+	if _, err := os.Lstat(o.output + SignatureSuffix); err == nil {
+		if err := os.Remove(o.output + SignatureSuffix); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return rep, Errorf(CodeError, "removing the stale signature %s: %v", o.output+SignatureSuffix, err)
+		}
 	}
 	prog.written(0)
 	target, stream, err := trust.OutputTarget(o.output)
