@@ -109,13 +109,19 @@ func (c *kernelSelfCheck) CheckKernel(k *ir.Node) error {
 // fail records k's failure and evicts its object from the kernel cache, so
 // no later build reuses it (a remote-served or damaged object included).
 func (c *kernelSelfCheck) fail(k *ir.Node, err error) error {
-	c.failed = append(c.failed, fmt.Sprintf("%s (%s): %v", k.Name, k.Attrs.String(ir.GKKernelName, ""), err))
 	if hash := k.Attrs.String(ir.GKKernelSOHash, ""); hash != "" {
 		if _, eerr := kernels.Evict(c.cacheDir, hash); eerr != nil {
 			slog.Debug("kernel self-check: evicting the failed object", "kernel", k.Name, "err", eerr)
 		}
 	}
 	return err
+}
+
+// KernelUnfused implements fusion.KernelChecker: the report lists every
+// un-fused kernel node (seven nodes sharing one failed object are seven
+// entries, not one).
+func (c *kernelSelfCheck) KernelUnfused(k *ir.Node, reason string) {
+	c.failed = append(c.failed, fmt.Sprintf("%s (%s): %s", k.Name, k.Attrs.String(ir.GKKernelName, ""), reason))
 }
 
 // selfCheckInputs are seeded random inputs for kernel k: floats in [-2, 2],

@@ -9,6 +9,7 @@ import (
 	"gkconv/internal/kernels/cpu"
 	"gkconv/internal/mindir"
 	"gkconv/internal/onnx"
+	"gkconv/internal/onnx/onnxbuild"
 )
 
 // TestKernelSelfCheck: a kernel the test hook breaks (its first output
@@ -101,4 +102,32 @@ func modelNodes(t *testing.T, path string) []*ir.Node {
 	}
 	defer m.Close()
 	return m.Graph.Nodes
+}
+
+// Issue 32 (minor): kernels sharing one object share its verdict, and the
+// report lists every un-fused kernel node (it listed one when seven were
+// un-fused).
+func TestSelfCheckReportsEveryUnfusedKernel(t *testing.T) {
+	b := onnxbuild.New("twins", 13)
+	b.Input("x", onnxbuild.Float, 4, 8)
+	b.Input("z", onnxbuild.Float, 4, 8)
+	b.Init(onnxbuild.Scalar("two", 2), onnxbuild.Scalar("one", 1))
+	for _, v := range []string{"x", "z"} {
+		b.Node("mul_"+v, "Mul", []string{v, "two"}, []string{"m_" + v})
+		b.Node("add_"+v, "Add", []string{"m_" + v, "one"}, []string{"e_" + v})
+		b.Node("exp_"+v, "Exp", []string{"e_" + v}, []string{"y_" + v})
+		b.Output("y_"+v, onnxbuild.Float, 4, 8)
+	}
+	model := filepath.Join(t.TempDir(), "twins.onnx")
+	if err := b.WriteFile(model); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(cpu.PerturbEnv, "Fused_")
+	o := onnxOptions(t, model)
+	o.ConfigFile, o.KernelCacheDir = writeConfig(t, "[graph_kernel_param]\nopt_level=2\n"), t.TempDir()
+	_, rep := convertOK(t, o)
+	sc := rep.KernelBuild.SelfCheck
+	if sc == nil || sc.Ran != 1 || len(sc.Unfused) != 2 {
+		t.Fatalf("self-check %+v: want one object run and both kernels listed as un-fused", sc)
+	}
 }

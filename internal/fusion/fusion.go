@@ -32,6 +32,10 @@ type KernelBuilder interface {
 // the kernel is un-fused.
 type KernelChecker interface {
 	CheckKernel(k *ir.Node) error
+	// KernelUnfused is told of every kernel node un-fused for a failed
+	// check (nodes sharing one object share its verdict, so there can be
+	// more of them than failed checks).
+	KernelUnfused(k *ir.Node, reason string)
 }
 
 // Options are the engine's output side channels.

@@ -37,6 +37,7 @@ func runSelfCheck(st *state) (bool, string, error) {
 			continue
 		}
 		unfused = append(unfused, fmt.Sprintf("%s (%s): %s", k.Name, k.Attrs.String(ir.GKKernelName, ""), reason))
+		st.check.KernelUnfused(k, reason)
 		st.inlineKernel(k)
 	}
 	note := fmt.Sprintf("%d compiled kernels checked", len(verdict))
