@@ -1,6 +1,7 @@
 package mindir
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -735,5 +736,22 @@ func TestCheckExternalDataStaysInFolder(t *testing.T) {
 				t.Errorf("%s: the check read the outside file: %s", c.location, v)
 			}
 		}
+	}
+}
+
+// Issue 32 (minor): a MindIR parameter whose data is external is refused
+// by name (it silently became a graph input).
+func TestReadExternalParameterRefused(t *testing.T) {
+	m := minimalModel()
+	m.Graph.Parameter[0].RawData = nil
+	m.Graph.Parameter[0].ExternalData = &pb.TensorProto_ExternalDataProto{Location: s("model_variables/data_0"), Offset: proto.Int64(1), Length: proto.Int64(16)}
+	b, err := proto.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Parse(b)
+	var ue *UnsupportedError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "g:w") || !strings.Contains(err.Error(), "external") {
+		t.Fatalf("want an UnsupportedError naming g:w's external data, got %v", err)
 	}
 }

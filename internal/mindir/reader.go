@@ -334,6 +334,13 @@ func (c *conv) msGraph(gp *pb.GraphProto, depth int) (*ir.Graph, error) {
 	}
 	var weightless []string
 	for _, p := range gp.Parameter {
+		if !hasData(p) && p.ExternalData != nil {
+			// MindSpore's external weights (model_variables/data_N, beside
+			// the file): not read yet. Refused by name rather than turned
+			// into a graph input the user would have to feed.
+			return nil, &UnsupportedError{File: c.file, Items: []Unsupported{{Node: p.GetName(), Op: "Parameter",
+				Reason: fmt.Sprintf("its data is external (%q); reading MindIR external data is not supported yet", p.ExternalData.GetLocation())}}}
+		}
 		if !hasData(p) {
 			// The weights live in a checkpoint, not in the file: keep the
 			// parameter as a graph input so the structure is still usable.
