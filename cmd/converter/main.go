@@ -20,6 +20,17 @@ var logLevel = new(slog.LevelVar)
 
 func main() {
 	ensureBLASCoreType()
+	if len(os.Args) == 3 && os.Args[1] == convert.RunKernelCommand {
+		// A kernel self-check child (convert.runCompiledIsolated).
+		if err := convert.RunKernelChild(os.Args[2]); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	if exe, err := os.Executable(); err == nil {
+		convert.SelfCheckExecutable = exe
+	}
 	os.Exit(run(os.Args[1:]))
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -227,5 +228,47 @@ func TestSignKeyReadableByOthersRefused(t *testing.T) {
 	}
 	if _, err := os.Stat(out + ".mindir"); err == nil {
 		t.Errorf("a refused run wrote %s.mindir", out)
+	}
+}
+
+// Issue 32 S3: the kernel self-check runs each compiled kernel in a child
+// process, so a kernel that crashes costs that kernel (un-fused, evicted
+// from the cache), not the conversion.
+func TestSelfCheckChildContainsCrash(t *testing.T) {
+	dir := t.TempDir()
+	cache := filepath.Join(dir, "cache")
+	rep := filepath.Join(dir, "report.json")
+	cfg := writeConfig(t, "[graph_kernel_param]\nopt_level=2\n")
+	r := runCLI(t, []string{"GKCONV_TEST_PERTURB_KERNEL=crash:Fused_"},
+		"--fmk=ONNX", "--modelFile="+filepath.Join(testdataModel(t, "layernorm_gelu"), "model.onnx"),
+		"--outputFile="+filepath.Join(dir, "out"), "--configFile="+cfg, "--kernelCacheDir="+cache, "--reportFile="+rep)
+	if r.code != 0 || lastLine(r.stdout) != "CONVERT RESULT SUCCESS:0" {
+		t.Fatalf("a crashing kernel took the conversion down: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	b, err := os.ReadFile(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		KernelBuild struct {
+			SelfCheck struct {
+				Unfused []string `json:"unfused"`
+			} `json:"self_check"`
+		} `json:"kernel_build"`
+	}
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	if u := got.KernelBuild.SelfCheck.Unfused; len(u) != 1 || !strings.Contains(u[0], "crashed") {
+		t.Fatalf("self-check un-fused %q, want the crashed kernel", u)
+	}
+	if objs, _ := filepath.Glob(filepath.Join(cache, "??", "*.so")); len(objs) != 0 {
+		t.Errorf("the crashing object stays in the cache: %v", objs)
+	}
+	set := filepath.Join(testdataModel(t, "layernorm_gelu"), "test_data_set_0")
+	r = runCLI(t, nil, "benchmark", "--modelFile="+filepath.Join(dir, "out.mindir"),
+		"--inDataFile="+filepath.Join(set, "input_0.pb"), "--benchmarkDataFile="+filepath.Join(set, "output_0.pb"), "--loopCount=1")
+	if r.code != 0 {
+		t.Fatalf("the un-fused model does not run: %s %s", r.stdout, r.stderr)
 	}
 }

@@ -23,14 +23,27 @@ func CheckKernelNode(n *ir.Node, inputs []*ir.Tensor) (compiled, reference []*ir
 	if compiled, err = sess.Run(inputs); err != nil {
 		return nil, nil, err
 	}
-	body, err := NewSession(n.Body, Options{Threads: 1})
-	if err != nil {
-		return nil, nil, &ReferenceError{err}
-	}
-	if reference, err = body.Run(inputs); err != nil {
-		return nil, nil, &ReferenceError{err}
+	if reference, err = ReferenceOutputs(n, inputs); err != nil {
+		return nil, nil, err
 	}
 	return compiled, reference, nil
+}
+
+// ReferenceOutputs runs GraphKernel n's body on the op library; the error
+// is a *ReferenceError.
+func ReferenceOutputs(n *ir.Node, inputs []*ir.Tensor) ([]*ir.Tensor, error) {
+	if n.Op != ir.OpGraphKernel || n.Body == nil {
+		return nil, fmt.Errorf("node %s is not a GraphKernel with a body", n.Name)
+	}
+	body, err := NewSession(n.Body, Options{Threads: 1})
+	if err != nil {
+		return nil, &ReferenceError{err}
+	}
+	reference, err := body.Run(inputs)
+	if err != nil {
+		return nil, &ReferenceError{err}
+	}
+	return reference, nil
 }
 
 // ReferenceError: the body could not run on the op library, so there is

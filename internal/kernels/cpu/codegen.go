@@ -194,12 +194,20 @@ func (g *gen) generate(rowMode bool) (string, error) {
 
 // PerturbEnv names a test hook: a kernel whose symbol contains its value
 // gets a wrong first output element, so tests can show that the kernel
-// self-check and `converter bisect` catch a broken kernel. Never set it
-// outside tests.
+// self-check and `converter bisect` catch a broken kernel; with the prefix
+// "crash:" (crash:Fused_) the kernel instead dies of SIGSEGV, so tests can
+// show the self-check's child process contains it. Never set it outside
+// tests.
 const PerturbEnv = "GKCONV_TEST_PERTURB_KERNEL"
 
 func perturbation(sym string, body *ir.Graph) string {
 	want := os.Getenv(PerturbEnv)
+	if rest, crash := strings.CutPrefix(want, "crash:"); crash {
+		if rest == "" || !strings.Contains(sym, rest) {
+			return ""
+		}
+		return "  *(volatile int *)0 = 1; /* " + PerturbEnv + " */\n"
+	}
 	if want == "" || !strings.Contains(sym, want) || len(body.Outputs) == 0 {
 		return ""
 	}
