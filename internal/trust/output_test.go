@@ -1,7 +1,9 @@
 package trust
 
 import (
+	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -53,7 +55,11 @@ func TestWriteOutputNeverReplacesNonRegular(t *testing.T) {
 		}
 	}
 	if err := WriteOutputBytes(null, []byte("x"), 0o644); err != nil {
-		t.Fatal(err)
+		if errors.Is(err, fs.ErrPermission) {
+			t.Logf("%s: %v (a nodev mount): the device case is not checked here", null, err)
+		} else {
+			t.Fatal(err)
+		}
 	}
 	if st, err := os.Lstat(null); err != nil || st.Mode()&os.ModeCharDevice == 0 {
 		t.Fatalf("%s is no longer a character device: %v %v", null, st.Mode(), err)
