@@ -350,3 +350,27 @@ func convertWithoutFusion(t *testing.T, m *onnxbuild.Model, out string) string {
 	}
 	return out
 }
+
+// TestReadOnlyOutputFolder (issue 32 minor): on a read-only filesystem
+// unlink fails with EROFS even for a file that is not there; the error
+// used to be about removing a stale signature that did not exist. Now it
+// names the write of the output. Needs root to mount a read-only tmpfs.
+func TestReadOnlyOutputFolder(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root to mount a read-only tmpfs")
+	}
+	ro := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "ro,size=1m", "none", ro).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a read-only tmpfs here: %v %s", err, out)
+	}
+	defer exec.Command("umount", ro).Run()
+	r := runCLI(t, nil, "--fmk=ONNX", "--modelFile="+filepath.Join(testdataModel(t, "mlp"), "model.onnx"),
+		"--outputFile="+filepath.Join(ro, "model"))
+	if r.code == 0 || !strings.Contains(lastLine(r.stdout), "CONVERT RESULT FAILED") {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	all := r.stdout + r.stderr
+	if strings.Contains(all, "stale signature") || !strings.Contains(all, "read-only file system") {
+		t.Errorf("the error does not say the output could not be written:\n%s", all)
+	}
+}

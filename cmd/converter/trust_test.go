@@ -51,30 +51,44 @@ func wantSuccess(t *testing.T, what string, r cliResult, contains ...string) {
 	}
 }
 
-// TestEmbeddedKernelAttack is the malicious-model reproduction: a fused
-// model whose kernel_so is replaced by a shared object with an ELF
-// constructor (and whose kernel_so_sha256 is updated to match).
-func TestEmbeddedKernelAttack(t *testing.T) {
+// evilMark is a string inside buildEvilSO's object, to find it in outputs.
+const evilMark = "foreign code ran"
+
+// buildEvilSO compiles, in dir, a shared object whose ELF constructor
+// writes the file $GKCONV_EVIL_MARKER names when it is loaded.
+func buildEvilSO(t *testing.T, dir string) []byte {
+	t.Helper()
 	gcc, err := exec.LookPath("gcc")
 	if err != nil {
 		t.Skip("no gcc to build the hostile shared object")
 	}
-	dir := t.TempDir()
-	model := fusedMLP(t, dir, "good")
 	src := filepath.Join(dir, "evil.c")
 	os.WriteFile(src, []byte(`#include <stdio.h>
 #include <stdlib.h>
 __attribute__((constructor)) static void evil(void) {
 	const char *p = getenv("GKCONV_EVIL_MARKER");
 	FILE *f = p ? fopen(p, "w") : NULL;
-	if (f) { fputs("foreign code ran\n", f); fclose(f); }
+	if (f) { fputs("`+evilMark+`\\n", f); fclose(f); }
 }
 `), 0o644)
 	so := filepath.Join(dir, "evil.so")
 	if out, err := exec.Command(gcc, "-shared", "-fPIC", "-o", so, src).CombinedOutput(); err != nil {
 		t.Fatalf("gcc: %v\n%s", err, out)
 	}
-	evilSO, _ := os.ReadFile(so)
+	b, err := os.ReadFile(so)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestEmbeddedKernelAttack is the malicious-model reproduction: a fused
+// model whose kernel_so is replaced by a shared object with an ELF
+// constructor (and whose kernel_so_sha256 is updated to match).
+func TestEmbeddedKernelAttack(t *testing.T) {
+	dir := t.TempDir()
+	model := fusedMLP(t, dir, "good")
+	evilSO := buildEvilSO(t, dir)
 	m, err := mindir.Open(model)
 	if err != nil {
 		t.Fatal(err)

@@ -46,8 +46,9 @@ type Stats struct {
 //
 // A hit is returned only when the entry and its sidecar are regular files
 // that only the current user (or root) can change, in folders that only
-// they can change, and the entry's sha256 equals the sidecar's and Valid
-// accepts it; anything else (a missing, corrupt, truncated, planted or
+// they can change, the entry's sha256 equals the sidecar's, Valid accepts
+// it and its provenance record (<key><Ext>.prov, provenance.go) says this
+// user's converter stored it; anything else (a missing, corrupt, truncated, planted or
 // replaced entry, a missing or wrong sidecar) is rebuilt and overwritten.
 // Dir itself is checked once per process (CheckCacheDir): a folder others
 // can write is replaced by a private cache, with a warning.
@@ -108,15 +109,15 @@ func (c *Cache) Fetch(key string, build func() ([]byte, error)) (data []byte, hi
 	mu, _ := keyLocks.LoadOrStore(path, new(sync.Mutex))
 	mu.(*sync.Mutex).Lock()
 	defer mu.(*sync.Mutex).Unlock()
-	if b, err := c.load(path); err == nil {
+	if b, err := c.load(root, path); err == nil {
 		return b, true, nil
 	}
 	if rem != nil {
-		if b, err := rem.get(rel, name, c.Valid, c.Counts); b != nil && err == nil {
+		if b, sig, err := rem.get(rel, name, c.Valid, c.Counts); b != nil && err == nil {
 			if c.Counts != nil {
 				c.Counts.RemoteHits.Add(1)
 			}
-			if err := c.store(path, b); err != nil {
+			if err := c.store(root, path, b, sig); err != nil {
 				slog.Debug("kernel cache: remote hit not stored locally", "entry", path, "err", err)
 			}
 			return b, true, nil
@@ -126,7 +127,7 @@ func (c *Cache) Fetch(key string, build func() ([]byte, error)) (data []byte, hi
 	if err != nil {
 		return nil, false, err
 	}
-	if err := c.store(path, b); err != nil {
+	if err := c.store(root, path, b, nil); err != nil {
 		// An entry folder that cannot be used (group-writable, not a
 		// folder, ...) costs the caching of its kernels, not the run: the
 		// artifact is built and used, one warning per folder.
@@ -153,8 +154,9 @@ func isHexKey(k string) bool {
 	return true
 }
 
-// load returns the entry at path if it passes every check (see Cache).
-func (c *Cache) load(path string) ([]byte, error) {
+// load returns the entry at path if it passes every check (see Cache and
+// provenance.go).
+func (c *Cache) load(root, path string) ([]byte, error) {
 	if err := trust.CheckSafeDir(filepath.Dir(path)); err != nil {
 		return nil, err
 	}
@@ -171,6 +173,9 @@ func (c *Cache) load(path string) ([]byte, error) {
 	}
 	if c.Valid != nil && !c.Valid(b) {
 		return nil, errors.New("not a valid artifact")
+	}
+	if err := checkProvenance(root, path, want, b); err != nil {
+		return nil, err
 	}
 	return b, nil
 }
@@ -220,9 +225,10 @@ func readSidecar(path string) (string, error) {
 	return f[0], nil
 }
 
-// store writes the entry, then its sidecar; a reader between the two sees
-// a mismatch and rebuilds.
-func (c *Cache) store(path string, b []byte) error {
+// store writes the entry, then its sidecar, the remote signature sig (nil
+// for an entry compiled here) and last its provenance record; a reader in
+// between sees a mismatch and rebuilds.
+func (c *Cache) store(root, path string, b []byte, sig []byte) error {
 	dir := filepath.Dir(path)
 	if err := mkdirAll(dir); err != nil {
 		return err
@@ -231,10 +237,24 @@ func (c *Cache) store(path string, b []byte) error {
 		return err
 	}
 	sum := sha256.Sum256(b)
+	hexSum := hex.EncodeToString(sum[:])
+	os.Remove(path + provExt) // the old record must not vouch for the new bytes meanwhile
 	if err := WriteAtomic(path, b); err != nil {
 		return err
 	}
-	return WriteAtomic(path+sumExt, []byte(hex.EncodeToString(sum[:])+"  "+filepath.Base(path)+"\n"))
+	if err := WriteAtomic(path+sumExt, []byte(hexSum+"  "+filepath.Base(path)+"\n")); err != nil {
+		return err
+	}
+	origin := originHere
+	if sig != nil {
+		origin = originFar
+		if err := WriteAtomic(path+sigExt, sig); err != nil {
+			return err
+		}
+	} else {
+		os.Remove(path + sigExt)
+	}
+	return WriteAtomic(path+provExt, provenanceRecord(root, origin, filepath.Base(path), hexSum))
 }
 
 // mkdirAll creates dir and its missing parents with mode 0755 whatever the
@@ -487,6 +507,8 @@ func Evict(dir, sum string) (int, error) {
 		entry := strings.TrimSuffix(p, sumExt)
 		if err := os.Remove(entry); err == nil || errors.Is(err, os.ErrNotExist) {
 			os.Remove(p)
+			os.Remove(entry + provExt)
+			os.Remove(entry + sigExt)
 			n++
 		}
 		return nil

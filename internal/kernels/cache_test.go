@@ -166,8 +166,8 @@ func TestCacheConcurrentFetch(t *testing.T) {
 		t.Errorf("%d builds for one key, want 1", got)
 	}
 	es, _ := os.ReadDir(filepath.Join(dir, key[:2]))
-	if len(es) != 2 {
-		t.Errorf("entry folder holds %d files, want the entry and its sidecar", len(es))
+	if len(es) != 3 {
+		t.Errorf("entry folder holds %d files, want the entry, its sidecar and its provenance record", len(es))
 	}
 }
 

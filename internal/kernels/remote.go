@@ -234,9 +234,10 @@ func (r *remote) fail(err error, counts *CacheCounts) {
 
 // get fetches the entry rel (and its sidecar) and verifies it: the sidecar
 // names the entry, the entry's sha256 equals the sidecar's and valid
-// accepts it. A miss is (nil, nil); a rejected entry is (nil, error) and
+// accepts it, and its signature (returned with it) verifies. A miss is
+// (nil, nil, nil); a rejected entry is (nil, nil, error) and
 // counted, without turning the remote off.
-func (r *remote) get(rel, name string, valid func([]byte) bool, counts *CacheCounts) ([]byte, error) {
+func (r *remote) get(rel, name string, valid func([]byte) bool, counts *CacheCounts) (obj, sig []byte, err error) {
 	if currentRemoteTrust().AllowedSigners == nil {
 		// Nothing a server sends could be used: do not even ask.
 		if !warnedNoTrust.Swap(true) {
@@ -244,34 +245,34 @@ func (r *remote) get(rel, name string, valid func([]byte) bool, counts *CacheCou
 			slog.Warn(w)
 			counts.warn(w)
 		}
-		return nil, nil
+		return nil, nil, nil
 	}
 	side, err := r.getBody(rel+sumExt, maxSidecarSize, counts)
 	if side == nil || err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	f := strings.Fields(string(side))
 	if len(f) != 2 || len(f[0]) != 64 || !isHexKey(f[0]) || f[1] != name {
-		return nil, r.reject(rel, "malformed sha256 sidecar", counts)
+		return nil, nil, r.reject(rel, "malformed sha256 sidecar", counts)
 	}
 	b, err := r.getBody(rel, maxCacheEntry, counts)
 	if b == nil || err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != f[0] {
-		return nil, r.reject(rel, "sha256 differs from its sidecar", counts)
+		return nil, nil, r.reject(rel, "sha256 differs from its sidecar", counts)
 	}
 	if valid != nil && !valid(b) {
-		return nil, r.reject(rel, "not a valid artifact", counts)
+		return nil, nil, r.reject(rel, "not a valid artifact", counts)
 	}
-	sig, err := r.getBody(rel+sigExt, maxSigSize, counts)
+	sig, err = r.getBody(rel+sigExt, maxSigSize, counts)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if why := verifyRemote(b, sig); why != "" {
-		return nil, r.reject(rel, why, counts)
+		return nil, nil, r.reject(rel, why, counts)
 	}
-	return b, nil
+	return b, sig, nil
 }
 
 // reject counts and logs a corrupt remote entry (it is compiled locally,
