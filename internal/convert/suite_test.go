@@ -72,7 +72,7 @@ func readManifest(t *testing.T, path string) map[string]manifestRow {
 // the driver's constant folding (with shape inference), MindIR write,
 // `converter check`'s validator on the bytes, and read back.
 func roundTrip(g *ir.Graph) (*ir.Graph, error) {
-	if _, err := fold(g); err != nil {
+	if _, err := fold(g, &Report{}); err != nil {
 		return nil, err
 	}
 	var buf bytes.Buffer

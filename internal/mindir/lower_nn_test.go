@@ -807,7 +807,7 @@ func TestNNLoweringCoverage(t *testing.T) {
 			continue
 		}
 		g := m.Graph
-		if _, err := runtime.FoldConstants(g); err != nil {
+		if _, _, err := runtime.FoldConstants(g); err != nil {
 			m.Close()
 			continue
 		}

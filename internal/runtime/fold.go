@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"errors"
 	"fmt"
 
 	"gkconv/internal/ir"
@@ -16,9 +17,23 @@ const foldLimit = 1 << 20
 // input. It runs shape inference along the way so that shape-only subgraphs
 // (Shape -> Gather -> Concat -> Reshape) collapse when shapes are static. The
 // same CPU kernels as at run time compute the values, so results are exact.
-func FoldConstants(g *ir.Graph) (int, error) {
+//
+// notes are the If branches left unfolded because the shapes given cannot
+// flow through them (a branch the run can then not take; it fails at run
+// time naming its node if it is taken), one line each.
+func FoldConstants(g *ir.Graph) (folded int, notes []string, err error) {
+	return foldConstants(g, false)
+}
+
+// foldConstants is FoldConstants; with tolerant (an If branch whose
+// condition is not known), a node whose shapes do not infer is kept as it
+// is, its outputs untyped, and the errors are returned joined in
+// inferErr after the whole body was folded consistently.
+func foldConstants(g *ir.Graph, tolerant bool) (int, []string, error) {
 	ctx := &opkernel.Ctx{Threads: 1}
 	folded := 0
+	var notes []string
+	var inferErrs []error
 	kept := g.Nodes[:0:0]
 	readers := g.Consumers()
 	nodes := g.Nodes
@@ -26,7 +41,17 @@ func FoldConstants(g *ir.Graph) (int, error) {
 	for i := 0; i < len(nodes); i++ {
 		n := nodes[i]
 		if err := ir.InferNode(n); err != nil {
-			return folded, err
+			if !tolerant {
+				return folded, notes, err
+			}
+			inferErrs = append(inferErrs, err)
+			for _, o := range n.Outputs {
+				if o != nil {
+					o.Shape, o.DimNames = nil, nil
+				}
+			}
+			kept = append(kept, n)
+			continue
 		}
 		if ir.QDQWeightKept(n, readers) { // fusion's QDQFusion reads the quantized weight
 			kept = append(kept, n)
@@ -38,10 +63,11 @@ func FoldConstants(g *ir.Graph) (int, error) {
 			if names == nil {
 				names = ir.GraphNames(g)
 			}
-			inl, f, err := foldControl(g, n, names)
+			inl, f, nn, err := foldControl(g, n, names)
 			folded += f
+			notes = append(notes, nn...)
 			if err != nil {
-				return folded, err
+				return folded, notes, err
 			}
 			if inl != nil {
 				nodes = append(append(append([]*ir.Node{}, nodes[:i+1]...), inl...), nodes[i+1:]...)
@@ -51,7 +77,7 @@ func FoldConstants(g *ir.Graph) (int, error) {
 		}
 		vals, ok, err := tryFold(ctx, n)
 		if err != nil {
-			return folded, err
+			return folded, notes, err
 		}
 		if !ok {
 			kept = append(kept, n)
@@ -70,8 +96,17 @@ func FoldConstants(g *ir.Graph) (int, error) {
 		folded++
 	}
 	g.Nodes = kept
-	return folded, nil
+	if len(inferErrs) > 0 {
+		return folded, notes, &branchShapeError{errors.Join(inferErrs...)}
+	}
+	return folded, notes, nil
 }
+
+// branchShapeError: a body (folded tolerantly) whose shapes do not infer.
+type branchShapeError struct{ err error }
+
+func (e *branchShapeError) Error() string { return e.err.Error() }
+func (e *branchShapeError) Unwrap() error { return e.err }
 
 func tryFold(ctx *opkernel.Ctx, n *ir.Node) ([]*ir.Tensor, bool, error) {
 	if n.Op == ir.OpGraphKernel || len(n.Outputs) == 0 {

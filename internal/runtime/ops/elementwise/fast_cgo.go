@@ -110,15 +110,62 @@ static inline float gk_erfc_pos(float a) {
 	return t * gk_exp(-a * a - 1.26551223f + p);
 }
 
-static inline float gk_erf(float x) {
-	float ax = x < 0 ? -x : x;
-	// Small |x|: Taylor series (no cancellation); else 1 - erfc.
-	float z = x * x;
-	float small = x * (1.1283791670955126f + z * (-0.37612638903183754f + z * (0.11283791670955126f +
-		z * (-0.026866170645131252f + z * (0.005223977625442188f + z * -0.0008548327023450852f)))));
-	float big = 1.0f - gk_erfc_pos(ax);
-	big = x < 0 ? -big : big;
-	return ax < 0.5f ? small : big;
+// gk_ort_erf: onnxruntime's float32 erf (MLAS MlasErfKernelFma3, the
+// kernel it runs on x86-64 with FMA): the same polynomials, fused
+// multiply-adds and exp reconstruction, element for element, so a model
+// that quantizes after an Erf (GeLU blocks) sees the same levels (ort_erf.go).
+#if defined(__x86_64__)
+#define GK_NOFUSE(v) __asm__("" : "+x"(v))
+#elif defined(__aarch64__)
+#define GK_NOFUSE(v) __asm__("" : "+w"(v))
+#else
+#define GK_NOFUSE(v) do { volatile float gk_t_ = (v); (v) = gk_t_; } while (0)
+#endif
+static inline float gk_ort_erf(float x) {
+	union { float f; unsigned u; int i; } bx = { x }, sign, ab;
+	sign.u = bx.u & 0x80000000u;
+	ab.u = bx.u & 0x7fffffffu;
+	float a = ab.f < 3.925f ? ab.f : 3.925f; // vminps: NaN gives the bound
+	float sq = a * a;
+	float r = -5.99104969e-4f;
+	r = fmaf(r, sq, 4.99339588e-3f);
+	r = fmaf(r, sq, -2.67667342e-2f);
+	r = fmaf(r, sq, 1.12818025e-1f);
+	r = fmaf(r, sq, -3.76124859e-1f);
+	r = fmaf(r, sq, 1.28379151e-1f);
+	r = fmaf(r, a, a);
+	int big = 0.921875f <= a;
+	float small = big ? 0.0f : r;
+	float b = big ? a : 0.0f;
+	float q = 1.72948930e-5f;
+	q = fmaf(q, b, -3.83208680e-4f);
+	q = fmaf(q, b, 3.88393435e-3f);
+	q = fmaf(q, b, -2.42545605e-2f);
+	q = fmaf(q, b, 1.06777847e-1f);
+	q = fmaf(q, b, 6.34846687e-1f);
+	q = fmaf(q, b, 1.28717512e-1f);
+	q = fmaf(q, b, b);
+	q = -q;
+	q = q > -88.3762626647949f ? q : -88.3762626647949f;
+	float t = fmaf(1.44269504088896341f, q, 1.25829120e+7f);
+	t = t - 1.25829120e+7f;
+	float f = fmaf(-6.93145752e-1f, t, q);
+	f = fmaf(t, -1.42860677e-6f, f);
+	float y = 1.38319808e-3f;
+	y = fmaf(y, f, 8.37550033e-3f);
+	y = fmaf(y, f, 4.16689515e-2f);
+	y = fmaf(y, f, 1.66664466e-1f);
+	y = fmaf(y, f, 4.99999851e-1f);
+	y = fmaf(y, f, 1.0f);
+	y = fmaf(y, f, 1.0f);
+	union { float f; int i; } p2;
+	p2.i = ((int)t + 127) << 23;
+	y = y * p2.f;
+	GK_NOFUSE(y);
+	y = 1.0f - y;
+	union { float f; unsigned u; } out = { y }, sm = { small };
+	out.u = (out.u | sm.u) | sign.u;
+	return out.f;
 }
 
 // gk_gelu: 0.5 x (1 + erf(x/sqrt2)) written with erfc so 1 + erf(u) for
@@ -137,7 +184,7 @@ GK_ISA_BODY void gk_unary_f32_body(int op, float *d, const float *s, long n) {
 	case U_SIGMOID: for (long i = 0; i < n; i++) d[i] = 1.0f / (1.0f + gk_exp(-s[i])); break;
 	case U_TANH: for (long i = 0; i < n; i++) d[i] = gk_tanh(s[i]); break;
 	case U_EXP: for (long i = 0; i < n; i++) d[i] = gk_exp(s[i]); break;
-	case U_ERF: for (long i = 0; i < n; i++) d[i] = gk_erf(s[i]); break;
+	case U_ERF: for (long i = 0; i < n; i++) d[i] = gk_ort_erf(s[i]); break;
 	case U_GELU: for (long i = 0; i < n; i++) d[i] = gk_gelu(s[i]); break;
 	case U_GELU_TANH: for (long i = 0; i < n; i++) { float x = s[i];
 		d[i] = 0.5f * x * (1.0f + gk_tanh(0.79788456080286536f * (x + 0.044715f * x * x * x))); } break;
@@ -148,41 +195,59 @@ GK_ISA_VARIANTS(gk_ew_isa(), gk_unary_f32, (int op, float *d, const float *s, lo
 
 // Row sums with 16 float lanes per block of 1024 and a double total per row,
 // so long rows stay accurate.
-GK_ISA_BODY void gk_sum_rows_f32_body(float *d, const float *s, long rows, long n, float scale) {
+// Float32 sums in onnxruntime's order (see ort_sum.go): each row of n
+// elements starting at element offset off0 + r*n of its tensor is summed
+// as Eigen's redux does with 4-float packets, two accumulators; mean
+// divides by n.
+GK_ISA_BODY void gk_sum_rows_f32_body(float *d, const float *s, long rows, long n, long off0, int mean) {
 	for (long r = 0; r < rows; r++) {
 		const float *x = s + r * n;
-		double total = 0;
-		long i = 0;
-		while (i < n) {
-			long end = i + 1024 < n ? i + 1024 : n;
-			float acc[16] = {0};
-			for (; i + 16 <= end; i += 16)
-				for (int j = 0; j < 16; j++) acc[j] += x[i + j];
-			for (; i < end; i++) acc[0] += x[i];
-			float b = 0;
-			for (int j = 0; j < 16; j++) b += acc[j];
-			total += b;
+		long off = off0 + r * n;
+		long start = (4 - (off & 3)) & 3;
+		if (start > n) start = n;
+		long m = n - start, a1 = m / 4 * 4, a2 = m / 8 * 8;
+		float res;
+		if (a1 == 0) {
+			res = x[0];
+			for (long i = 1; i < n; i++) res += x[i];
+		} else {
+			const float *y = x + start;
+			float p0[4], p1[4];
+			for (int j = 0; j < 4; j++) p0[j] = y[j];
+			if (a1 > 4) {
+				for (int j = 0; j < 4; j++) p1[j] = y[4 + j];
+				for (long i = 8; i < a2; i += 8)
+					for (int j = 0; j < 4; j++) { p0[j] += y[i + j]; p1[j] += y[i + 4 + j]; }
+				for (int j = 0; j < 4; j++) p0[j] += p1[j];
+				if (a1 > a2)
+					for (int j = 0; j < 4; j++) p0[j] += y[a2 + j];
+			}
+			res = (p0[0] + p0[2]) + (p0[1] + p0[3]);
+			for (long i = 0; i < start; i++) res += x[i];
+			for (long i = start + a1; i < n; i++) res += x[i];
 		}
-		d[r] = (float)(total * scale);
+		d[r] = mean ? res / (float)n : res;
 	}
 }
 GK_ISA_VARIANTS(gk_ew_isa(), gk_sum_rows_f32, (float *d, const float *s, long rows, long n,
-	float scale),
-	(d, s, rows, n, scale))
+	long off0, int mean),
+	(d, s, rows, n, off0, mean))
 
-// Sums over the middle dim of [outer, k, inner], accumulating in double.
-GK_ISA_BODY void gk_sum_mid_f32_body(float *d, const float *s, long outer, long k, long inner, double *acc, float scale) {
+// Sums over the middle dim of [outer, k, inner], accumulating in double
+// (onnxruntime's order here is not matched yet: see ort_sum.go); mean
+// divides by k.
+GK_ISA_BODY void gk_sum_mid_f32_body(float *d, const float *s, long outer, long k, long inner, double *acc, int mean) {
 	for (long o = 0; o < outer; o++) {
 		for (long j = 0; j < inner; j++) acc[j] = 0;
 		const float *x = s + o * k * inner;
 		for (long r = 0; r < k; r++, x += inner)
 			for (long j = 0; j < inner; j++) acc[j] += x[j];
-		for (long j = 0; j < inner; j++) d[o * inner + j] = (float)(acc[j] * scale);
+		for (long j = 0; j < inner; j++) d[o * inner + j] = (float)(mean ? acc[j] / (double)k : acc[j]);
 	}
 }
 GK_ISA_VARIANTS(gk_ew_isa(), gk_sum_mid_f32, (float *d, const float *s, long outer, long k,
-	long inner, double *acc, float scale),
-	(d, s, outer, k, inner, acc, scale))
+	long inner, double *acc, int mean),
+	(d, s, outer, k, inner, acc, mean))
 
 GK_ISA_BODY void gk_softmax_rows_f32_body(float *d, const float *s, long rows, long n, int logsm) {
 	for (long r = 0; r < rows; r++) {
@@ -271,18 +336,25 @@ func f32Unary(op int, d, s []float32) {
 	C.gk_unary_f32(C.int(op), fp(d), fp(s), C.long(len(d)))
 }
 
-func f32SumRows(d, s []float32, rows, n int, scale float32) {
+func f32SumRows(d, s []float32, rows, n, off0 int, mean bool) {
 	if rows*n < cMin {
-		goSumRowsF32(d, s, rows, n, scale)
+		goSumRowsF32(d, s, rows, n, off0, mean)
 		return
 	}
-	C.gk_sum_rows_f32(fp(d), fp(s), C.long(rows), C.long(n), C.float(scale))
+	C.gk_sum_rows_f32(fp(d), fp(s), C.long(rows), C.long(n), C.long(off0), cBool(mean))
 }
 
-func f32SumMid(d, s []float32, outer, k, inner int, scale float32) {
+func f32SumMid(d, s []float32, outer, k, inner int, mean bool) {
 	acc := make([]float64, inner)
 	C.gk_sum_mid_f32(fp(d), fp(s), C.long(outer), C.long(k), C.long(inner),
-		(*C.double)(unsafe.Pointer(unsafe.SliceData(acc))), C.float(scale))
+		(*C.double)(unsafe.Pointer(unsafe.SliceData(acc))), cBool(mean))
+}
+
+func cBool(b bool) C.int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func f32SoftmaxRows(d, s []float32, rows, n int, logsm bool) {

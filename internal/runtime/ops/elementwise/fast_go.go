@@ -96,7 +96,7 @@ func goUnaryF32(op int, d, s []float32) {
 		}
 	case uErf:
 		for i, x := range s {
-			d[i] = float32(math.Erf(float64(x)))
+			d[i] = ortErf(x)
 		}
 	case uGeLU:
 		for i, x := range s {
@@ -121,32 +121,6 @@ func gelu64(x float64) float64 { return 0.5 * x * (1 + math.Erf(x/math.Sqrt2)) }
 
 func geluTanh64(x float64) float64 {
 	return 0.5 * x * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(x+0.044715*x*x*x)))
-}
-
-func goSumRowsF32(d, s []float32, rows, n int, scale float32) {
-	for r := 0; r < rows; r++ {
-		var acc float64
-		for _, x := range s[r*n : r*n+n] {
-			acc += float64(x)
-		}
-		d[r] = float32(acc * float64(scale))
-	}
-}
-
-func goSumMidF32(d, s []float32, outer, k, inner int, scale float32) {
-	acc := make([]float64, inner)
-	for o := 0; o < outer; o++ {
-		clear(acc)
-		for r := 0; r < k; r++ {
-			row := s[(o*k+r)*inner : (o*k+r+1)*inner]
-			for j, x := range row {
-				acc[j] += float64(x)
-			}
-		}
-		for j, v := range acc {
-			d[o*inner+j] = float32(v * float64(scale))
-		}
-	}
 }
 
 func goSoftmaxRowsF32(d, s []float32, rows, n int, logsm bool) {

