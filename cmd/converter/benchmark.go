@@ -72,7 +72,7 @@ The last line is "Run Benchmark <model> Success." or "Run Benchmark <model> Fail
 	fl := cmd.Flags()
 	fl.StringVar(&f.modelFile, "modelFile", "", "offline model (.mindir) to run")
 	fl.StringVar(&f.inDataFile, "inDataFile", "", "comma-separated input files (.pb TensorProto or raw .bin)")
-	fl.StringVar(&f.benchmarkDataFile, "benchmarkDataFile", "", "comma-separated reference output files (.pb or .bin)")
+	fl.StringVar(&f.benchmarkDataFile, "benchmarkDataFile", "", "comma-separated reference output files (.pb or .bin), one per output; or fewer .pb files, each a TensorProto named after the output it checks (the others are not checked)")
 	fl.Float64Var(&f.accuracyThreshold, "accuracyThreshold", 0.5, "max mean bias in percent (MindSpore Lite's check)")
 	fl.Float64Var(&f.atol, "atol", 1e-4, "absolute tolerance of the element-wise check")
 	fl.Float64Var(&f.rtol, "rtol", 1e-3, "relative tolerance of the element-wise check")
@@ -269,6 +269,10 @@ func benchmark(cmd *cobra.Command, f *benchFlags) (err error) {
 	}
 	var failed []string
 	for i, out := range outs {
+		if refs[i] == nil {
+			sayf("Output %s: no reference given, not checked\n", g.Outputs[i].Name)
+			continue
+		}
 		acc, err := runtime.Compare(g.Outputs[i].Name, out, refs[i], f.atol, f.rtol, f.accuracyThreshold)
 		if err != nil {
 			return err
@@ -373,12 +377,43 @@ func loadInputs(g *ir.Graph, f *benchFlags) ([]*ir.Tensor, error) {
 	return loadTensors(g.Inputs, files, "input")
 }
 
+// loadRefs reads the reference outputs: one file per output (matched by
+// the TensorProtos' names when they all name outputs, else in order), or
+// fewer .pb files, each naming the output it is the reference of; outputs
+// without one are nil (not checked).
 func loadRefs(g *ir.Graph, list string) ([]*ir.Tensor, error) {
 	files := splitList(list)
-	if len(files) != len(g.Outputs) {
+	if len(files) > len(g.Outputs) {
 		return nil, fmt.Errorf("--benchmarkDataFile gives %d file(s), the model has %d output(s) (%s)", len(files), len(g.Outputs), valueNames(g.Outputs))
 	}
-	return loadTensors(g.Outputs, files, "reference")
+	if len(files) == len(g.Outputs) {
+		return loadTensors(g.Outputs, files, "reference")
+	}
+	index := map[string]int{}
+	for i, v := range g.Outputs {
+		index[v.Name] = i
+	}
+	out := make([]*ir.Tensor, len(g.Outputs))
+	for _, file := range files {
+		if !strings.HasSuffix(file, ".pb") {
+			return nil, fmt.Errorf("--benchmarkDataFile gives %d file(s) for %d outputs: each must be a TensorProto .pb naming its output, %s is not", len(files), len(g.Outputs), file)
+		}
+		t, name, err := onnx.ReadTensorFile(file)
+		if err != nil {
+			return nil, err
+		}
+		i, ok := index[name]
+		switch {
+		case name == "":
+			return nil, fmt.Errorf("%s: the tensor has no name; with %d reference file(s) for %d outputs each must name its output (%s)", file, len(files), len(g.Outputs), valueNames(g.Outputs))
+		case !ok:
+			return nil, fmt.Errorf("%s: names %q, which is not an output of the model (%s)", file, name, valueNames(g.Outputs))
+		case out[i] != nil:
+			return nil, fmt.Errorf("%s: a second reference for output %q", file, name)
+		}
+		out[i] = t
+	}
+	return out, nil
 }
 
 func valueNames(vs []*ir.Value) string {

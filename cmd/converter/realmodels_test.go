@@ -176,3 +176,40 @@ func mustJSON(t *testing.T, path string, v any) {
 		t.Fatalf("%s: %v", path, err)
 	}
 }
+
+// Issue 33 item 5: benchmark writes every output with --outputDataDir as a
+// TensorProto carrying its name; those files read back as references,
+// all of them or any subset (matched by name); an unnamed or unknown one
+// is an error naming the outputs.
+func TestBenchmarkOutputsAndSubsetReferences(t *testing.T) {
+	dir := testdataModel(t, "detection_head")
+	tmp := t.TempDir()
+	out := filepath.Join(tmp, "m")
+	if r := runCLI(t, nil, "--fmk=ONNX", "--modelFile="+filepath.Join(dir, "model.onnx"), "--outputFile="+out); r.code != 0 {
+		t.Fatalf("convert: %s%s", r.stdout, r.stderr)
+	}
+	ins := pbFiles(t, filepath.Join(dir, "test_data_set_0"), "input")
+	bench := func(extra ...string) cliResult {
+		return runCLI(t, nil, append([]string{"benchmark", "--modelFile=" + out + ".mindir", "--inDataFile=" + ins,
+			"--loopCount=1", "--warmUpLoopCount=0"}, extra...)...)
+	}
+	saved := filepath.Join(tmp, "saved")
+	wantSuccess(t, "--outputDataDir", bench("--outputDataDir="+saved))
+	all := pbFiles(t, saved, "output")
+	n := strings.Count(all, ",") + 1
+	if n < 2 {
+		t.Fatalf("want a model with several outputs, have %d", n)
+	}
+	wantSuccess(t, "all written outputs as references", bench("--benchmarkDataFile="+all, "--atol=0", "--rtol=0"))
+	last := filepath.Join(saved, fmt.Sprintf("output_%d.pb", n-1))
+	r := bench("--benchmarkDataFile=" + last)
+	wantSuccess(t, "one output by name", r, "no reference given, not checked")
+	if strings.Count(r.stdout, "max abs error") != 1 {
+		t.Errorf("one reference, %d outputs compared:\n%s", strings.Count(r.stdout, "max abs error"), r.stdout)
+	}
+	// an input file is a TensorProto naming something that is not an output
+	r = bench("--benchmarkDataFile=" + strings.Split(ins, ",")[0])
+	if r.code == 0 || !strings.Contains(r.stdout, "which is not an output of the model") {
+		t.Errorf("unknown name: exit %d\n%s", r.code, r.stdout)
+	}
+}

@@ -7,7 +7,9 @@ func f32Unary(op int, d, s []float32)                               { goUnaryF32
 func f32BinaryRows(op int, d, a, b []float32, aFull bool, rows, n int) {
 	goBinaryRowsF32(op, d, a, b, aFull, rows, n)
 }
-func f32SumRows(d, s []float32, rows, n, off0 int, mean bool) { goSumRowsF32(d, s, rows, n, off0, mean) }
+func f32SumRows(d, s []float32, rows, n, off0 int, mean bool) {
+	goSumRowsF32(d, s, rows, n, off0, mean)
+}
 func f32SumMid(d, s []float32, outer, k, inner int, mean bool) {
 	goSumMidF32(d, s, outer, k, inner, mean)
 }
