@@ -60,6 +60,9 @@ The last line is "Run Benchmark <model> Success." or "Run Benchmark <model> Fail
 				stdout = stderr // stdout is the JSON result alone
 			}
 			name := filepath.Base(f.modelFile)
+			if f.modelFile == "" {
+				name = "(no --modelFile)" // filepath.Base("") is "."
+			}
 			if err := benchmark(cmd, f); err != nil {
 				printError(err)
 				resultf("Run Benchmark %s Failed. %s", name, oneLine(err))

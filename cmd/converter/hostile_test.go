@@ -374,3 +374,11 @@ func TestReadOnlyOutputFolder(t *testing.T) {
 		t.Errorf("the error does not say the output could not be written:\n%s", all)
 	}
 }
+
+// Issue 36: benchmark without flags names what is missing, not "Run Benchmark ." .
+func TestBenchmarkWithoutModelFile(t *testing.T) {
+	r := runCLI(t, nil, "benchmark")
+	if r.code == 0 || lastLine(r.stdout) != "Run Benchmark (no --modelFile) Failed. --modelFile is required" {
+		t.Errorf("exit %d, last line %q", r.code, lastLine(r.stdout))
+	}
+}
