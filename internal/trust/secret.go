@@ -33,20 +33,30 @@ func LoadOrCreateSecret(path string) ([]byte, error) {
 	if _, err := io.ReadFull(rand.Reader, raw); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
-	if errors.Is(err, fs.ErrExist) {
-		return readSecret(path) // made by a concurrent run
-	}
+	// Written whole under a temporary name, then linked into place: a
+	// concurrent run sees no file or the whole secret, never a part, and
+	// of two runs creating it at once one link wins and both use it.
+	f, err := os.CreateTemp(filepath.Dir(path), ".kernel-cache-key-*")
 	if err != nil {
 		return nil, err
 	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
 	_, werr := f.WriteString(hex.EncodeToString(raw) + "\n")
+	if err := f.Chmod(0o600); werr == nil {
+		werr = err
+	}
 	if cerr := f.Close(); werr == nil {
 		werr = cerr
 	}
 	if werr != nil {
-		os.Remove(path)
 		return nil, werr
+	}
+	if err := os.Link(tmp, path); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return readSecret(path) // made by a concurrent run
+		}
+		return nil, err
 	}
 	return raw, nil
 }

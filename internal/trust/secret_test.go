@@ -51,3 +51,28 @@ func TestLoadOrCreateSecret(t *testing.T) {
 		t.Error("a damaged secret was replaced")
 	}
 }
+
+// Runs creating the secret at once all get the same one, never a partial file.
+func TestLoadOrCreateSecretConcurrent(t *testing.T) {
+	for round := 0; round < 20; round++ {
+		path := filepath.Join(t.TempDir(), "gkconv", "kernel-cache.key")
+		const n = 8
+		got := make([][]byte, n)
+		errs := make([]error, n)
+		done := make(chan int)
+		for i := 0; i < n; i++ {
+			go func(i int) { got[i], errs[i] = LoadOrCreateSecret(path); done <- i }(i)
+		}
+		for i := 0; i < n; i++ {
+			<-done
+		}
+		for i := range got {
+			if errs[i] != nil || !bytes.Equal(got[i], got[0]) {
+				t.Fatalf("round %d, caller %d: %x, %v (caller 0: %x)", round, i, got[i], errs[i], got[0])
+			}
+		}
+		if es, _ := os.ReadDir(filepath.Dir(path)); len(es) != 1 {
+			t.Fatalf("round %d: %d files left in the key folder", round, len(es))
+		}
+	}
+}
