@@ -59,7 +59,11 @@ func quantOutDType(n *Node) (DType, error) {
 // ceil(D/block_size) when blocked.
 func checkQuantParams(n *Node) error {
 	x, s, zp := n.Input(0), n.Input(1), n.Input(2)
-	if zp != nil && s.Shape != nil && zp.Shape != nil && !shapesMayMatch(s.Shape, zp.Shape) {
+	// a scalar and a one-element 1-D tensor are both per-tensor parameters
+	// (onnxruntime's quantize_static writes a [1] scale beside a scalar zero point)
+	perTensor := func(sh []int64) bool { return len(sh) == 0 || (len(sh) == 1 && sh[0] == 1) }
+	if zp != nil && s.Shape != nil && zp.Shape != nil && !shapesMayMatch(s.Shape, zp.Shape) &&
+		!(perTensor(s.Shape) && perTensor(zp.Shape)) {
 		return fmt.Errorf("%s %v and %s %v must have the same shape", inputDesc(n, 1), s.Shape, inputDesc(n, 2), zp.Shape)
 	}
 	if x.Shape == nil || s.Shape == nil {

@@ -165,7 +165,10 @@ GK_DEV float gk_powf(float x, float y) {
   }
   return gk_expf(y * gk_logf(x));
 }
+/* logistic as the expander writes it: 1 / (1 + exp(-x)) */
+GK_DEV float gk_sigmoidf(float x) { return 1.0f / (1.0f + gk_expf(-x)); }
 #define GK_EXPF gk_expf
+#define GK_SIGMOIDF gk_sigmoidf
 #define expf gk_expf
 #define logf gk_logf
 #define tanhf gk_tanhf

@@ -134,6 +134,9 @@ func unaryExpr(n *ir.Node, a string, inDT, outDT ir.DType) (string, error) {
 	case "Reciprocal":
 		return fmt.Sprintf("(%s / %s)", lit(1), a), nil
 	case "Sigmoid":
+		if ct == "float" {
+			return "GK_SIGMOIDF(" + a + ")", nil
+		}
 		return fmt.Sprintf("(%s / (%s + %s(-%s)))", lit(1), lit(1), exp, a), nil
 	case "Softplus":
 		// log(1+e^x) without overflow: x + log1p(e^-x) for x > 0.

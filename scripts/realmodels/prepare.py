@@ -13,7 +13,7 @@ model folder holds:
                                    spread between its optimisation levels),
                                    expect_fail, ort_ms (onnxruntime's 1-thread time)
   test_data_set_<k>/input_<i>.pb   seeded inputs
-  test_data_set_<k>/output_<i>.pb  onnxruntime's outputs (ORT_DISABLE_ALL and
+  test_data_set_<k>/output_<i>.pb  onnxruntime's outputs (case.json's reference level, ORT_DISABLE_ALL unless said; it and
                                    ORT_ENABLE_ALL agree to ort_spread, recorded in case.json)
 
 Usage: prepare.py OUTDIR (downloads go to OUTDIR/.pkgs, kept between runs).
@@ -33,6 +33,8 @@ import onnx
 from onnx import numpy_helper
 import onnxruntime as ort
 
+ort.set_default_logger_severity(3)
+
 # One entry per model. inputs: {name: recipe} in the model's input order;
 # a recipe is ("uniform", shape, lo, hi) | ("zeros", shape) | ("value", dtype, v)
 # | ("image", shape) (0..1 smooth image-like data). datasets: list of input
@@ -49,6 +51,60 @@ MODELS = [
         # bit-exact at opt_level 0; at 2 the fused kernels round their own way
         exact=True,
         atol=1e-6,
+    ),
+    dict(
+        name="ort_resize",
+        pkg=("synthetic", "ort_resize", "1"), license="-",
+        file="-",
+        why="Resize in every mode, coordinate transform, nearest mode, layout and dtype onnxruntime's CPU kernel has (bit-exact)",
+        inputs={"x4": ("uniform", [2, 3, 7, 9], -4.0, 4.0), "xh": ("uniform", [1, 7, 9, 3], -4.0, 4.0),
+                "x5": ("uniform", [1, 2, 3, 4, 5], -4.0, 4.0), "x2": ("uniform", [5, 6], -4.0, 4.0),
+                "xu": ("randint", "uint8", [1, 6, 5, 3], 0, 256), "xs": ("randint", "int8", [1, 6, 5, 3], -128, 128),
+                "xi": ("randint", "int32", [1, 2, 5, 6], -100000, 100000)},
+        datasets=[{}],
+        exact=True, exact_o2=True,
+    ),
+    dict(
+        name="unet_synth",
+        pkg=("synthetic", "unet_synth", "1"), license="-",
+        file="-",
+        why="a small U-Net of our own (seeded weights): strided Conv encoder, bilinear/nearest Resize decoder with skip Concats, Sigmoid mask",
+        inputs={"x": ("image", [1, 3, 64, 80])},
+        datasets=[{}, {"x": ("image", [1, 3, 64, 80])}],
+        # float convolutions sum in their own order (MLAS's is not followed)
+        atol=1e-5,
+    ),
+    dict(
+        name="unet_synth_dynq",
+        pkg=("synthetic", "unet_synth", "1"), license="-",
+        file="-", variant="dynamic_uint8",
+        why="the U-Net quantized by onnxruntime's quantize_dynamic: DynamicQuantizeLinear/ConvInteger chains after each bilinear Resize",
+        inputs={"x": ("image", [1, 3, 64, 80])},
+        datasets=[{}, {"x": ("image", [1, 3, 64, 80])}],
+        exact=True, exact_o2=True,
+    ),
+    dict(
+        name="unet_synth_qdq",
+        pkg=("synthetic", "unet_synth", "1"), license="-",
+        file="-", variant="static_qdq",
+        why="the U-Net quantized by onnxruntime's quantize_static (QDQ, 8 calibration images): QuantizeLinear after each Resize and Concat",
+        inputs={"x": ("image", [1, 3, 64, 80])},
+        # onnxruntime's levels differ on QDQ models (float Conv between
+        # DequantizeLinear and QuantizeLinear at ORT_DISABLE_ALL, QLinearConv
+        # at ORT_ENABLE_ALL); deployments run the latter, and so does this
+        # converter's int8 path
+        reference="ORT_ENABLE_ALL",
+        datasets=[{}, {"x": ("image", [1, 3, 64, 80])}],
+        exact=True, exact_o2=True,
+    ),
+    dict(
+        name="unet_synth_qop",
+        pkg=("synthetic", "unet_synth", "1"), license="-",
+        file="-", variant="static_qoperator",
+        why="the U-Net quantized by quantize_static in QOperator form: QLinearConv, and Resize/Concat on uint8 tensors",
+        inputs={"x": ("image", [1, 3, 64, 80])},
+        datasets=[{}, {"x": ("image", [1, 3, 64, 80])}],
+        exact=True, exact_o2=True,
     ),
     dict(
         name="silero_vad",
@@ -165,6 +221,142 @@ def synthetic_exact_ops():
     return m.SerializeToString()
 
 
+def synthetic_resize():
+    """One Resize node per configuration onnxruntime's CPU kernel computes
+    (core/providers/cpu/tensor/upsample.cc): nearest in each nearest_mode,
+    bilinear NCHW and NHWC, trilinear, bicubic (exclude_outside, other
+    cubic_coeff_a), every coordinate transform, up, down and uneven scales,
+    sizes with aspect policies, tf_crop_and_resize with extrapolation, and
+    uint8/int8/int32 inputs."""
+    from onnx import helper, TensorProto
+    F, I64 = TensorProto.FLOAT, TensorProto.INT64
+    inputs = [helper.make_tensor_value_info("x4", F, [2, 3, 7, 9]),
+              helper.make_tensor_value_info("xh", F, [1, 7, 9, 3]),
+              helper.make_tensor_value_info("x5", F, [1, 2, 3, 4, 5]),
+              helper.make_tensor_value_info("x2", F, [5, 6]),
+              helper.make_tensor_value_info("xu", TensorProto.UINT8, [1, 6, 5, 3]),
+              helper.make_tensor_value_info("xs", TensorProto.INT8, [1, 6, 5, 3]),
+              helper.make_tensor_value_info("xi", TensorProto.INT32, [1, 2, 5, 6])]
+    nodes, inits, outs = [], [], []
+    dtypes = {i.name: i.type.tensor_type.elem_type for i in inputs}
+
+    def add(x, attrs, scales=None, sizes=None, roi=None):
+        k = len(nodes)
+        ins = [x, "", "", ""]
+        if roi is not None:
+            inits.append(helper.make_tensor(f"roi{k}", F, [len(roi)], roi))
+            ins[1] = f"roi{k}"
+        if scales is not None:
+            inits.append(helper.make_tensor(f"scales{k}", F, [len(scales)], scales))
+            ins[2] = f"scales{k}"
+        else:
+            inits.append(helper.make_tensor(f"sizes{k}", I64, [len(sizes)], sizes))
+            ins[3] = f"sizes{k}"
+        while ins[-1] == "":
+            ins.pop()
+        name = f"r{k}_" + "_".join(f"{a}" for a in [attrs.get("mode", "nearest"),
+                                                     attrs.get("coordinate_transformation_mode", "")] if a)
+        nodes.append(helper.make_node("Resize", ins, [name], name=f"resize{k}", **attrs))
+        outs.append(helper.make_tensor_value_info(name, dtypes[x], None))
+
+    coords = ["half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel", "tf_half_pixel_for_nn",
+              "half_pixel_symmetric"]
+    scale_sets = [[1, 1, 2, 2], [1, 1, 0.5, 0.7], [1, 1, 1.7, 2.3], [1, 1, 3, 1]]
+    for mode in ["linear", "cubic"]:
+        for c in coords:
+            for sc in scale_sets:
+                add("x4", dict(mode=mode, coordinate_transformation_mode=c), scales=sc)
+    for nm in ["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"]:
+        for c in coords:
+            for sc in scale_sets[:3]:
+                add("x4", dict(mode="nearest", coordinate_transformation_mode=c, nearest_mode=nm), scales=sc)
+    for mode in ["nearest", "linear", "cubic"]:
+        add("x4", dict(mode=mode), sizes=[2, 3, 14, 18])
+        add("x4", dict(mode=mode), sizes=[2, 3, 4, 5])
+        add("x4", dict(mode=mode), sizes=[2, 3, 11, 3])
+        add("x4", dict(mode=mode, axes=[2, 3], keep_aspect_ratio_policy="not_larger"), sizes=[10, 20])
+        add("x4", dict(mode=mode, axes=[3, 2], keep_aspect_ratio_policy="not_smaller"), sizes=[20, 10])
+        add("x4", dict(mode=mode, coordinate_transformation_mode="tf_crop_and_resize", extrapolation_value=-9.5),
+            sizes=[2, 3, 6, 10], roi=[0, 0, -0.2, 0.1, 1, 1, 0.9, 1.3])
+        add("x4", dict(mode=mode), scales=[1, 1, 1.1, 1.05])  # same dims: a copy in onnxruntime
+    add("x4", dict(mode="cubic", exclude_outside=1), scales=[1, 1, 2, 0.6])
+    add("x4", dict(mode="cubic", cubic_coeff_a=-0.5, exclude_outside=1), scales=[1, 1, 0.6, 1.5])
+    add("x4", dict(mode="cubic", cubic_coeff_a=-0.5), scales=[1, 1, 3, 3])
+    for c in ["half_pixel", "align_corners", "asymmetric"]:
+        add("xh", dict(mode="linear", coordinate_transformation_mode=c), scales=[1, 2, 1.5, 1])
+        add("x5", dict(mode="linear", coordinate_transformation_mode=c), scales=[1, 1, 2, 1.5, 0.6])
+        add("x2", dict(mode="linear", coordinate_transformation_mode=c), scales=[2, 1.5])
+        add("x2", dict(mode="cubic", coordinate_transformation_mode=c), scales=[0.6, 2.5])
+        add("xu", dict(mode="linear", coordinate_transformation_mode=c), scales=[1, 2, 1.5, 1])
+        add("xs", dict(mode="linear", coordinate_transformation_mode=c), scales=[1, 2, 1.5, 1])
+        add("xu", dict(mode="linear", coordinate_transformation_mode=c), scales=[1, 1, 2, 1.5])
+        add("xi", dict(mode="linear", coordinate_transformation_mode=c), scales=[1, 1, 2, 1.5])
+        add("xu", dict(mode="nearest", coordinate_transformation_mode=c), scales=[1, 2, 1.5, 1])
+    add("xu", dict(mode="linear", coordinate_transformation_mode="tf_crop_and_resize", extrapolation_value=7.0),
+        sizes=[1, 8, 4, 3], roi=[0, -0.2, 0.1, 0, 1, 0.9, 1.3, 1])
+    add("xh", dict(mode="linear", coordinate_transformation_mode="tf_crop_and_resize", extrapolation_value=-3.0),
+        sizes=[1, 8, 4, 3], roi=[0, -0.2, 0.1, 0, 1, 0.9, 1.3, 1])
+    g = helper.make_graph(nodes, "ort_resize", inputs, outs, inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)], producer_name="gkconv-realmodels")
+    m.ir_version = 9
+    return m.SerializeToString()
+
+
+def synthetic_unet():
+    """A small U-Net with seeded weights: two strided conv stages, a
+    bottleneck, a bilinear (half_pixel) and a nearest Resize decoder with
+    skip Concats, a 1x1 head and Sigmoid (the shape of segmentation and
+    background-removal nets)."""
+    from onnx import helper, TensorProto
+    rng = np.random.RandomState(33)
+    nodes, inits = [], []
+
+    def conv(x, cin, cout, k=3, stride=1, act="Relu"):
+        i = len(nodes)
+        w = (rng.randn(cout, cin, k, k) * np.sqrt(2.0 / (cin * k * k))).astype(np.float32)
+        b = (rng.randn(cout) * 0.1).astype(np.float32)
+        inits.extend([numpy_helper.from_array(w, f"w{i}"), numpy_helper.from_array(b, f"b{i}")])
+        y = f"conv{i}"
+        nodes.append(helper.make_node("Conv", [x, f"w{i}", f"b{i}"], [y], name=f"Conv_{i}",
+                                      kernel_shape=[k, k], pads=[k // 2] * 4, strides=[stride, stride]))
+        if act:
+            nodes.append(helper.make_node(act, [y], [y + "_a"], name=f"{act}_{i}"))
+            y += "_a"
+        return y
+
+    def up(x, mode, name):
+        inits.append(helper.make_tensor(f"sc_{name}", TensorProto.FLOAT, [4], [1, 1, 2, 2]))
+        attrs = dict(mode=mode)
+        if mode == "linear":
+            attrs["coordinate_transformation_mode"] = "half_pixel"
+        else:
+            attrs.update(coordinate_transformation_mode="asymmetric", nearest_mode="floor")
+        nodes.append(helper.make_node("Resize", [x, "", f"sc_{name}"], [name], name=name, **attrs))
+        return name
+
+    def cat(a, b, name):
+        nodes.append(helper.make_node("Concat", [a, b], [name], name=name, axis=1))
+        return name
+
+    e1 = conv("x", 3, 16)
+    e2 = conv(conv(e1, 16, 24, stride=2), 24, 24)
+    e3 = conv(conv(e2, 24, 32, stride=2), 32, 32)
+    d2 = conv(cat(up(e3, "linear", "up2"), e2, "cat2"), 56, 24)
+    d1 = conv(cat(up(d2, "linear", "up1"), e1, "cat1"), 40, 16)
+    side = up(conv(e2, 24, 8, k=1), "nearest", "up_side")
+    head = conv(cat(d1, side, "cat0"), 24, 1, k=1, act=None)
+    nodes.append(helper.make_node("Sigmoid", [head], ["mask"], name="Sigmoid_mask"))
+    g = helper.make_graph(nodes, "unet_synth",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 64, 80])],
+                          [helper.make_tensor_value_info("mask", TensorProto.FLOAT, [1, 1, 64, 80])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], producer_name="gkconv-realmodels")
+    m.ir_version = 9
+    return m.SerializeToString()
+
+
+SYNTHETIC = {"ort_exact_ops": synthetic_exact_ops, "ort_resize": synthetic_resize, "unet_synth": synthetic_unet}
+
+
 def run(cmd, **kw):
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, **kw)
 
@@ -202,6 +394,8 @@ def make_input(recipe, rng):
     kind = recipe[0]
     if kind == "uniform":
         return rng.uniform(recipe[2], recipe[3], recipe[1]).astype(np.float32)
+    if kind == "randint":
+        return rng.randint(recipe[3], recipe[4], recipe[2]).astype(recipe[1])
     if kind == "zeros":
         return np.zeros(recipe[1], np.float32)
     if kind == "value":
@@ -243,6 +437,30 @@ def build_variant(raw, variant, workdir):
             b = f.read()
         os.remove(src), os.remove(dst)
         return b
+    if variant in ("static_qdq", "static_qoperator"):
+        from onnxruntime.quantization import quantize_static, QuantFormat, QuantType, CalibrationDataReader
+        m = onnx.load_from_string(raw)
+        inp = m.graph.input[0]
+        shape = [d.dim_value for d in inp.type.tensor_type.shape.dim]
+
+        class Calib(CalibrationDataReader):
+            def __init__(self):
+                rng = np.random.RandomState(1234)
+                self.feeds = iter([{inp.name: make_input(("image", shape), rng)} for _ in range(8)])
+
+            def get_next(self):
+                return next(self.feeds, None)
+
+        src, dst = os.path.join(workdir, "float.onnx"), os.path.join(workdir, "static.onnx")
+        with open(src, "wb") as f:
+            f.write(raw)
+        fmt = QuantFormat.QDQ if variant == "static_qdq" else QuantFormat.QOperator
+        quantize_static(src, dst, Calib(), quant_format=fmt, activation_type=QuantType.QUInt8,
+                        weight_type=QuantType.QInt8 if fmt == QuantFormat.QDQ else QuantType.QUInt8)
+        with open(dst, "rb") as f:
+            b = f.read()
+        os.remove(src), os.remove(dst)
+        return b
     if variant == "float16":
         from onnxconverter_common import float16
         m = onnx.load_from_string(raw)
@@ -261,7 +479,7 @@ def main():
             continue
         kind, pname, ver = m["pkg"]
         if kind == "synthetic":
-            raw = synthetic_exact_ops()
+            raw = SYNTHETIC[pname]()
         else:
             archive = fetch(pkgdir, kind, pname, ver)
             raw = member(archive, m["file"])
@@ -282,9 +500,11 @@ def main():
         for old in os.listdir(d):
             if old.startswith(("test_data_set_", "fail_data_set_")):
                 shutil.rmtree(os.path.join(d, old))
-        case = dict(why=m["why"], input_shape=m.get("input_shape", ""), atol=m.get("atol", 1e-4),
+        case = dict(why=m["why"], input_shape=m.get("input_shape", ""),
+                    reference=m.get("reference", "ORT_DISABLE_ALL"), atol=m.get("atol", 1e-4),
                     atol_o2=m.get("atol_o2", m.get("atol", 1e-4)), rtol=m.get("rtol", 1e-3),
-                    exact=m.get("exact", False), datasets=[], expect_fail=[], outputs=onames)
+                    exact=m.get("exact", False), exact_o2=m.get("exact_o2", False),
+                    datasets=[], expect_fail=[], outputs=onames)
         for k, over in enumerate(m["datasets"]):
             rng = np.random.RandomState(k)
             recipes = dict(m["inputs"], **over)
@@ -295,6 +515,8 @@ def main():
                 write_pb(os.path.join(ds, f"input_{i}.pb"), feeds[n], n)
             ref = s0.run(None, feeds)
             alt = s2.run(None, feeds)
+            if m.get("reference") == "ORT_ENABLE_ALL":
+                ref, alt = alt, ref
             spread = max(float(np.max(np.abs(a.astype(np.float64) - b.astype(np.float64)))) if a.size else 0.0
                          for a, b in zip(ref, alt))
             for i, (n, a) in enumerate(zip(onames, ref)):

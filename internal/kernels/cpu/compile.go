@@ -129,7 +129,10 @@ func resolveCompiler(cc, march, cacheDir string) (*compiler, error) {
 		march = "native"
 	}
 	c := &compiler{argv: argv, march: march}
-	c.flags = []string{"-O3", "-fPIC", "-shared", "-fopenmp-simd", "-fno-math-errno", "-fno-trapping-math", "-march=" + march}
+	c.flags = []string{"-O3", "-fPIC", "-shared", "-fopenmp-simd", "-fno-math-errno", "-fno-trapping-math",
+		// each IR op rounds on its own, as unfused: no a*b+c contracted into
+		// an FMA the graph did not ask for (fmaf where a kernel wants one)
+		"-ffp-contract=off", "-march=" + march}
 	idKey := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%d\x00%d\x00%s", strings.Join(argv, " "), st.Size(), st.ModTime().UnixNano(), march)))
 	idPath := filepath.Join(cacheDir, "cc-"+hex.EncodeToString(idKey[:12])+".json")
 	var id ccIdentity

@@ -319,7 +319,14 @@ func TestFastUnaryAccuracy(t *testing.T) {
 				}
 				continue
 			}
-			if math.IsNaN(got) || math.Abs(got-want) > 2e-6*math.Abs(want)+1e-7 {
+			abs := 1e-7
+			if op == "Sigmoid" {
+				// onnxruntime's MLAS rational approximation, followed bit for bit
+				// (TestSigmoidBitsOfOnnxruntime): p/q + 0.5 carries the absolute
+				// rounding of numbers near 0.5 down to the tail
+				abs = 2e-7
+			}
+			if math.IsNaN(got) || math.Abs(got-want) > 2e-6*math.Abs(want)+abs {
 				t.Fatalf("%s(%v) = %v, want %v", op, v, got, want)
 			}
 		}

@@ -5,9 +5,14 @@ package elementwise
 /*
 #cgo CFLAGS: -O3 -I${SRCDIR}/../../cpuisa
 #cgo LDFLAGS: -lm
+// fp-contract off (cgo refuses the flag): a product is rounded before the
+// sum it feeds, as in the Go fallbacks and onnxruntime's kernels; fmaf
+// where a kernel wants one.
+#pragma GCC optimize("fp-contract=off")
 #include <math.h>
 #include <stdint.h>
 #include "gk_isa.h"
+#include "gk_ort_logistic.h"
 
 // The kernels are compiled three times (GK_ISA_VARIANTS) and run at the
 // package's level, gk_ew_isa: the CPU's best unless GKCONV_CPU_ISA forces a
@@ -114,13 +119,6 @@ static inline float gk_erfc_pos(float a) {
 // kernel it runs on x86-64 with FMA): the same polynomials, fused
 // multiply-adds and exp reconstruction, element for element, so a model
 // that quantizes after an Erf (GeLU blocks) sees the same levels (ort_erf.go).
-#if defined(__x86_64__)
-#define GK_NOFUSE(v) __asm__("" : "+x"(v))
-#elif defined(__aarch64__)
-#define GK_NOFUSE(v) __asm__("" : "+w"(v))
-#else
-#define GK_NOFUSE(v) do { volatile float gk_t_ = (v); (v) = gk_t_; } while (0)
-#endif
 static inline float gk_ort_erf(float x) {
 	union { float f; unsigned u; int i; } bx = { x }, sign, ab;
 	sign.u = bx.u & 0x80000000u;
@@ -161,7 +159,6 @@ static inline float gk_ort_erf(float x) {
 	union { float f; int i; } p2;
 	p2.i = ((int)t + 127) << 23;
 	y = y * p2.f;
-	GK_NOFUSE(y);
 	y = 1.0f - y;
 	union { float f; unsigned u; } out = { y }, sm = { small };
 	out.u = (out.u | sm.u) | sign.u;
@@ -181,7 +178,7 @@ enum { U_RELU, U_SIGMOID, U_TANH, U_EXP, U_ERF, U_GELU, U_GELU_TANH };
 GK_ISA_BODY void gk_unary_f32_body(int op, float *d, const float *s, long n) {
 	switch (op) {
 	case U_RELU: for (long i = 0; i < n; i++) { float x = s[i]; d[i] = x > 0 ? x : (x != x ? x : 0.0f); } break;
-	case U_SIGMOID: for (long i = 0; i < n; i++) d[i] = 1.0f / (1.0f + gk_exp(-s[i])); break;
+	case U_SIGMOID: for (long i = 0; i < n; i++) d[i] = gk_ort_logistic(s[i]); break;
 	case U_TANH: for (long i = 0; i < n; i++) d[i] = gk_tanh(s[i]); break;
 	case U_EXP: for (long i = 0; i < n; i++) d[i] = gk_exp(s[i]); break;
 	case U_ERF: for (long i = 0; i < n; i++) d[i] = gk_ort_erf(s[i]); break;

@@ -84,7 +84,7 @@ func goUnaryF32(op int, d, s []float32) {
 		}
 	case uSigmoid:
 		for i, x := range s {
-			d[i] = float32(sigmoid64(float64(x)))
+			d[i] = ortLogistic(x)
 		}
 	case uTanh:
 		for i, x := range s {

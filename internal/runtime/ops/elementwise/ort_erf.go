@@ -2,13 +2,15 @@ package elementwise
 
 import "math"
 
-// Float32 Erf and HardSigmoid as onnxruntime's CPU kernels compute them, so
+// Float32 Erf, Sigmoid and HardSigmoid as onnxruntime's CPU kernels compute them, so
 // that a quantizer after them (DynamicQuantizeLinear after a GeLU or a
 // squeeze-excite gate) picks the same levels. Erf is MLAS's
 // MlasErfKernelFma3 (the x86-64 kernel where FMA exists; its element
 // results do not depend on the lane): a polynomial in a² below 0.921875,
 // else 1 − exp(−poly(a)) with MLAS's exp reconstruction; gk_ort_erf in
-// fast_cgo.go is the same in C. HardSigmoid is Eigen's alpha·x + beta
+// fast_cgo.go is the same in C. Sigmoid is MLAS's MlasLogisticKernelFma3:
+// Eigen's rational polynomial on x clamped to ±18, p/q + 0.5 with fused
+// multiply-adds, clamped below at 0 (gk_ort_logistic). HardSigmoid is Eigen's alpha·x + beta
 // rounded after the product and after the sum (no fused multiply-add),
 // clamped to [0, 1].
 
@@ -94,4 +96,28 @@ func ortHardSigmoid(alpha, beta float32) func(float32) float32 {
 		v := float32(alpha*x) + beta
 		return max(0, min(1, v))
 	}
+}
+
+// ortLogistic is gk_ort_logistic in Go.
+func ortLogistic(x float32) float32 {
+	v := x
+	if !(v != v) { // vmaxps/vminps keep a NaN input
+		v = max(-18, min(18, v))
+	}
+	x2 := v * v
+	p := fma32(x2, 4.37031012579801e-11, 1.15627324459942e-07)
+	p = fma32(x2, p, 6.08574864600143e-05)
+	p = fma32(x2, p, 8.51377133304701e-03)
+	p = fma32(x2, p, 2.48287947061529e-01)
+	q := fma32(x2, 6.10247389755681e-13, 5.76102136993427e-09)
+	q = fma32(x2, q, 6.29106785017040e-06)
+	q = fma32(x2, q, 1.70198817374094e-03)
+	q = fma32(x2, q, 1.16817656904453e-01)
+	q = fma32(x2, q, 9.93151921023180e-01)
+	p = v * p
+	r := p/q + 0.5
+	if r < 0 { // vmaxps 0: a NaN stays
+		r = 0
+	}
+	return r
 }

@@ -328,9 +328,18 @@ func dynamicQuantizeLinear(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) 
 		return opkernel.Unsupportedf(n, "x dtype %s", x.DType)
 	}
 	xs := data[float32](x)
+	// the range of the chunks, combined (min and max are exact in any order)
+	const chunk = 1 << 16
+	nc := (len(xs) + chunk - 1) / chunk
+	los, his := make([]float32, nc), make([]float32, nc)
+	opkernel.ParallelFor(ctx, nc, 1, func(s, e int) {
+		for c := s; c < e; c++ {
+			los[c], his[c] = minMaxRun(xs[c*chunk : min(len(xs), (c+1)*chunk)])
+		}
+	})
 	lo, hi := float32(0), float32(0)
-	for _, v := range xs {
-		lo, hi = min(lo, v), max(hi, v)
+	for c := range los {
+		lo, hi = min(lo, los[c]), max(hi, his[c])
 	}
 	scale := float32(1)
 	if hi != lo {
@@ -345,14 +354,17 @@ func dynamicQuantizeLinear(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) 
 		t.Data[0] = uint8(zp)
 	}
 	if y := opkernelOut(out, 0); y != nil {
-		yd := y.Data
-		opkernel.ParallelFor(ctx, len(xs), grain, func(s, e int) {
-			for i := s; i < e; i++ {
-				yd[i] = uint8(QuantizeF32(xs[i], scale, zp, 0, 255))
-			}
-		})
+		quantize8(ctx, xs, scale, zp, 0, 255, y.Data)
 	}
 	return nil
+}
+
+// goMinMax is gk_minmax_f32 in Go.
+func goMinMax(xs []float32) (lo, hi float32) {
+	for _, v := range xs {
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	return lo, hi
 }
 
 func opkernelOut(out []*ir.Tensor, i int) *ir.Tensor {

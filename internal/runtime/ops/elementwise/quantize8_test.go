@@ -81,3 +81,28 @@ func TestDequantize8RunMatchesGo(t *testing.T) {
 		}
 	}
 }
+
+// TestMinMaxRunMatchesGo: the vectorised range of DynamicQuantizeLinear is
+// the Go loop's, tails, all-positive data (0 stays in the range) and NaN
+// included.
+func TestMinMaxRunMatchesGo(t *testing.T) {
+	x := make([]float32, 1000)
+	for i := range x {
+		x[i] = float32((i*7919)%2001-1000) / 37
+	}
+	for _, n := range []int{0, 1, 15, 16, 17, 333, 1000} {
+		lo, hi := minMaxRun(x[:n])
+		glo, ghi := goMinMax(x[:n])
+		if lo != glo || hi != ghi {
+			t.Fatalf("n=%d: C [%g, %g], Go [%g, %g]", n, lo, hi, glo, ghi)
+		}
+	}
+	pos := []float32{3, 1, 2}
+	if lo, hi := minMaxRun(pos); lo != 0 || hi != 3 {
+		t.Fatalf("positive data: [%g, %g], want [0, 3]", lo, hi)
+	}
+	x[500] = float32(math.NaN())
+	if lo, hi := minMaxRun(x); lo == lo || hi == hi {
+		t.Fatalf("NaN input: [%g, %g], want NaN", lo, hi)
+	}
+}

@@ -41,6 +41,38 @@ GK_ISA_BODY void gk_dequantize8_f32_body(float *y, const uint8_t *x, long n, int
 }
 GK_ISA_VARIANTS(gk_ew_isa(), gk_dequantize8_f32, (float *y, const uint8_t *x, long n, int sg, int zp, float scale),
 	(y, x, n, sg, zp, scale))
+
+// gk_minmax_f32: the smallest and largest of x[0..n) and 0 (the range
+// DynamicQuantizeLinear quantizes), in 16 lanes each; any NaN makes both
+// NaN, as the Go loop's min/max builtins do.
+GK_ISA_BODY void gk_minmax_f32_body(const float *x, long n, float *lo_out, float *hi_out) {
+	float lo[16] = {0}, hi[16] = {0};
+	int nan = 0;
+	long i = 0;
+	for (; i + 16 <= n; i += 16)
+		for (int j = 0; j < 16; j++) {
+			float v = x[i + j];
+			lo[j] = v < lo[j] ? v : lo[j];
+			hi[j] = v > hi[j] ? v : hi[j];
+			nan |= v != v;
+		}
+	for (; i < n; i++) {
+		float v = x[i];
+		lo[0] = v < lo[0] ? v : lo[0];
+		hi[0] = v > hi[0] ? v : hi[0];
+		nan |= v != v;
+	}
+	float l = 0, h = 0;
+	for (int j = 0; j < 16; j++) {
+		l = lo[j] < l ? lo[j] : l;
+		h = hi[j] > h ? hi[j] : h;
+	}
+	if (nan) l = h = __builtin_nanf("");
+	*lo_out = l;
+	*hi_out = h;
+}
+GK_ISA_VARIANTS(gk_ew_isa(), gk_minmax_f32, (const float *x, long n, float *lo_out, float *hi_out),
+	(x, n, lo_out, hi_out))
 */
 import "C"
 
@@ -66,4 +98,14 @@ func dequantize8Run(y []float32, x []byte, signed bool, zp int, scale float32) {
 		sg = 1
 	}
 	C.gk_dequantize8_f32(fp(y), (*C.uint8_t)(unsafe.Pointer(&x[0])), C.long(len(x)), C.int(sg), C.int(zp), C.float(scale))
+}
+
+// minMaxRun returns min(0, xs...) and max(0, xs...) (NaN if any is NaN).
+func minMaxRun(xs []float32) (lo, hi float32) {
+	if len(xs) == 0 {
+		return 0, 0
+	}
+	var l, h C.float
+	C.gk_minmax_f32(fp(xs), C.long(len(xs)), &l, &h)
+	return float32(l), float32(h)
 }

@@ -41,16 +41,33 @@ GK_ACT512 __m512 exp_512(__m512 t) {
     return _mm512_scalef_ps(e, n);
 }
 
-// logistic_512 is sigmoid(x) (swish 0) or x*sigmoid(x) (swish 1) as a
-// quotient, num / (1 + exp(-x)) with num 1 or x: x is clamped to [-100, 100]
-// for the exponential only (exp(100) is +inf, exp(-100) is 0 after the add),
-// with NaN kept (vmaxps/vminps return their second operand when either is
-// NaN). Maximum relative error against double precision 2.6e-7.
+// logistic_512 is sigmoid(x) (swish 0) or x*sigmoid(x) (swish 1) as
+// onnxruntime computes them (MLAS MlasLogisticKernelFma3, then a Mul for
+// swish): Eigen's rational polynomial p(t)/q(t) + 0.5 on t = x clamped to
+// [-18, 18] with fused multiply-adds, clamped below at 0; NaN is kept
+// (vmaxps/vminps return their second operand when either is NaN). The same
+// bits as the runtime's Sigmoid and epi_sigmoid.
+#define GK_LOGISTIC_CONSTS(set1) \
+    const __typeof__(set1(0.0f)) a9 = set1(4.37031012579801e-11f), a7 = set1(1.15627324459942e-07f), \
+        a5 = set1(6.08574864600143e-05f), a3 = set1(8.51377133304701e-03f), a1 = set1(2.48287947061529e-01f), \
+        b10 = set1(6.10247389755681e-13f), b8 = set1(5.76102136993427e-09f), b6 = set1(6.29106785017040e-06f), \
+        b4 = set1(1.70198817374094e-03f), b2 = set1(1.16817656904453e-01f), b0 = set1(9.93151921023180e-01f)
 GK_ACT512 __m512 logistic_512(__m512 x, int swish) {
-    const __m512 one = _mm512_set1_ps(1.0f);
-    __m512 t = _mm512_max_ps(_mm512_set1_ps(-100.0f), _mm512_min_ps(_mm512_set1_ps(100.0f), x));
-    __m512 d = _mm512_add_ps(one, exp_512(_mm512_sub_ps(_mm512_setzero_ps(), t)));
-    return _mm512_div_ps(swish ? x : one, d);
+    GK_LOGISTIC_CONSTS(_mm512_set1_ps);
+    __m512 t = _mm512_max_ps(_mm512_set1_ps(-18.0f), _mm512_min_ps(_mm512_set1_ps(18.0f), x));
+    __m512 t2 = _mm512_mul_ps(t, t);
+    __m512 p = _mm512_fmadd_ps(t2, a9, a7);
+    p = _mm512_fmadd_ps(t2, p, a5);
+    p = _mm512_fmadd_ps(t2, p, a3);
+    p = _mm512_fmadd_ps(t2, p, a1);
+    __m512 q = _mm512_fmadd_ps(t2, b10, b8);
+    q = _mm512_fmadd_ps(t2, q, b6);
+    q = _mm512_fmadd_ps(t2, q, b4);
+    q = _mm512_fmadd_ps(t2, q, b2);
+    q = _mm512_fmadd_ps(t2, q, b0);
+    __m512 r = _mm512_add_ps(_mm512_div_ps(_mm512_mul_ps(t, p), q), _mm512_set1_ps(0.5f));
+    r = _mm512_max_ps(_mm512_setzero_ps(), r);
+    return swish ? _mm512_mul_ps(x, r) : r;
 }
 
 // act512_ok says whether act512 (and act256) apply activation act: none (0), RELU (1),
@@ -93,10 +110,21 @@ GK_ACT256 __m256 exp_256(__m256 t) {
 
 // logistic_256 is logistic_512 at the AVX2 level.
 GK_ACT256 __m256 logistic_256(__m256 x, int swish) {
-    const __m256 one = _mm256_set1_ps(1.0f);
-    __m256 t = _mm256_max_ps(_mm256_set1_ps(-100.0f), _mm256_min_ps(_mm256_set1_ps(100.0f), x));
-    __m256 d = _mm256_add_ps(one, exp_256(_mm256_sub_ps(_mm256_setzero_ps(), t)));
-    return _mm256_div_ps(swish ? x : one, d);
+    GK_LOGISTIC_CONSTS(_mm256_set1_ps);
+    __m256 t = _mm256_max_ps(_mm256_set1_ps(-18.0f), _mm256_min_ps(_mm256_set1_ps(18.0f), x));
+    __m256 t2 = _mm256_mul_ps(t, t);
+    __m256 p = _mm256_fmadd_ps(t2, a9, a7);
+    p = _mm256_fmadd_ps(t2, p, a5);
+    p = _mm256_fmadd_ps(t2, p, a3);
+    p = _mm256_fmadd_ps(t2, p, a1);
+    __m256 q = _mm256_fmadd_ps(t2, b10, b8);
+    q = _mm256_fmadd_ps(t2, q, b6);
+    q = _mm256_fmadd_ps(t2, q, b4);
+    q = _mm256_fmadd_ps(t2, q, b2);
+    q = _mm256_fmadd_ps(t2, q, b0);
+    __m256 r = _mm256_add_ps(_mm256_div_ps(_mm256_mul_ps(t, p), q), _mm256_set1_ps(0.5f));
+    r = _mm256_max_ps(_mm256_setzero_ps(), r);
+    return swish ? _mm256_mul_ps(x, r) : r;
 }
 
 // act256 is act512 at the AVX2 level.

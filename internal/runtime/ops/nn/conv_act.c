@@ -4,11 +4,13 @@
 // selects below into blends, so the activation loops vectorise.
 #pragma GCC optimize("no-trapping-math")
 #include <immintrin.h>
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 #include "actvec.h"
 #include "conv_act.h"
 #include "isa.h"
+#include "gk_ort_logistic.h"
 
 // epi_exp is expf without a libm call, branch-free so the row loops below
 // vectorise: x = n*ln2 + r, |r| <= ln2/2 (ln2 in two parts, so r is exact
@@ -44,10 +46,10 @@ static inline float epi_exp(float x) {
     return x < lo ? 0.0f : e;
 }
 
-// sigmoid and x*sigmoid(x) as a quotient: exp(-x) overflowing to +inf for
-// x < -88.7 gives 1/inf = 0 and x/inf = -0 (the limits), never inf/inf.
-static inline float epi_sigmoid(float x) { return 1.0f / (1.0f + epi_exp(-x)); }
-static inline float epi_swish(float x) { return x / (1.0f + epi_exp(-x)); }
+// sigmoid and x*sigmoid(x) as onnxruntime computes them (logistic_512 in
+// actvec.h, one element); fmaf is one instruction in the FMA variants.
+static inline float epi_sigmoid(float x) { return gk_ort_logistic(x); }
+static inline float epi_swish(float x) { return x * epi_sigmoid(x); }
 
 // tanh: Cephes' odd polynomial below |x| = 0.625 (where 1 - 2/(e^2x+1)
 // would cancel), else 1 - 2/(e^2|x|+1) with x's sign (e^2|x| = inf: 1).

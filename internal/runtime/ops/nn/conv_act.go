@@ -6,7 +6,7 @@ package nn
 // tile is written.
 
 /*
-#cgo CFLAGS: -O3 -std=gnu11
+#cgo CFLAGS: -O3 -std=gnu11 -I${SRCDIR}/../../cpuisa
 #include "conv_act.h"
 */
 import "C"

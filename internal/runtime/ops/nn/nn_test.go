@@ -369,3 +369,23 @@ func TestFloat16(t *testing.T) {
 		t.Fatalf("float16 dot: %v", got)
 	}
 }
+
+// TestResizeFollowsORTAlignCorners: onnxruntime 1.30's values for the two
+// backend tests whose reference it disagrees with (align_corners divides by
+// the output length there, by scale*input length in the ONNX reference).
+func TestResizeFollowsORTAlignCorners(t *testing.T) {
+	ac := func(mode string) ir.Attrs {
+		return ir.Attrs{"mode": ir.StringAttr(mode), "coordinate_transformation_mode": ir.StringAttr("align_corners")}
+	}
+	y := ir.NewTensor(ir.Float32, []int64{1, 1, 1, 2})
+	run(t, "Resize", ac("linear"), []*ir.Tensor{f32([]int64{1, 1, 2, 4}, 1, 2, 3, 4, 5, 6, 7, 8), nil,
+		f32([]int64{4}, 1, 1, 0.6, 0.6)}, y)
+	expect(t, y, 1, 4)
+	x := ir.NewTensor(ir.Float32, []int64{1, 1, 4, 4})
+	for i := range x.F32() {
+		x.F32()[i] = float32(i + 1)
+	}
+	y = ir.NewTensor(ir.Float32, []int64{1, 1, 3, 3})
+	run(t, "Resize", ac("cubic"), []*ir.Tensor{x, nil, f32([]int64{4}, 1, 1, 0.8, 0.8)}, y)
+	expect(t, y, 1, 2.5, 4, 7, 8.5, 10, 13, 14.5, 16)
+}

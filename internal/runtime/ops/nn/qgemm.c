@@ -394,3 +394,49 @@ void gk_qconv_pack(const uint8_t *x, int xsigned, int cg, const int *geo, uint8_
     free(rows);
     free(cs);
 }
+
+void gk_qdw_conv(const uint8_t *x, int xsigned, const uint8_t *w, int wsigned, const int32_t *wz, int xz,
+                 const int *geo, int c0, int c1, int32_t *y) {
+    const int *in = geo, *k = geo + 3, *s = geo + 6, *pb = geo + 9, *d = geo + 12, *out = geo + 15;
+    const long iv = (long)in[0] * in[1] * in[2], ov = (long)out[0] * out[1] * out[2];
+    const int kv = k[0] * k[1] * k[2];
+    int32_t wt[kv > 0 ? kv : 1];
+    for (int c = c0; c < c1; c++) {
+        const uint8_t *xc = x + c * iv, *wc = w + (long)c * kv;
+        for (int t = 0; t < kv; t++) wt[t] = (wsigned ? (int32_t)(int8_t)wc[t] : (int32_t)wc[t]) - wz[c];
+        int32_t *yc = y + c * ov;
+        for (int o0 = 0; o0 < out[0]; o0++)
+            for (int o1 = 0; o1 < out[1]; o1++) {
+                int32_t *yr = yc + ((long)o0 * out[1] + o1) * out[2];
+                memset(yr, 0, sizeof(int32_t) * out[2]);
+                for (int a = 0; a < k[0]; a++) {
+                    const int i0 = o0 * s[0] - pb[0] + a * d[0];
+                    if (i0 < 0 || i0 >= in[0]) continue;
+                    for (int b = 0; b < k[1]; b++) {
+                        const int i1 = o1 * s[1] - pb[1] + b * d[1];
+                        if (i1 < 0 || i1 >= in[1]) continue;
+                        const uint8_t *xr = xc + ((long)i0 * in[1] + i1) * in[2];
+                        for (int e = 0; e < k[2]; e++) {
+                            const int32_t wv = wt[(a * k[1] + b) * k[2] + e];
+                            const int off = e * d[2] - pb[2]; // ix = ox*s + off
+                            int lo = off >= 0 ? 0 : (-off + s[2] - 1) / s[2];
+                            int hi = in[2] - off <= 0 ? 0 : (in[2] - off + s[2] - 1) / s[2];
+                            if (hi > out[2]) hi = out[2];
+                            if (s[2] == 1) {
+                                const uint8_t *xo = xr + off;
+                                if (xsigned)
+                                    for (int ox = lo; ox < hi; ox++) yr[ox] += ((int32_t)(int8_t)xo[ox] - xz) * wv;
+                                else
+                                    for (int ox = lo; ox < hi; ox++) yr[ox] += ((int32_t)xo[ox] - xz) * wv;
+                            } else {
+                                for (int ox = lo; ox < hi; ox++) {
+                                    const uint8_t v = xr[ox * s[2] + off];
+                                    yr[ox] += ((xsigned ? (int32_t)(int8_t)v : (int32_t)v) - xz) * wv;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+    }
+}

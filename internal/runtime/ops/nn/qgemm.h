@@ -34,7 +34,6 @@ const char *gk_qgemm_kernel_name(void);
 // gk_requant: y[j] = clamp(round_half_even(float(acc[j]) * mult[j or 0]) + zp, lo, hi) for n values.
 void gk_requant(const int32_t *acc, int n, const float *mult, int per_col, int32_t zp, int lo, int hi, uint8_t *y,
                 int ysigned);
-#endif
 // gk_qconv_pack unfolds (im2col) the cg channels of an 8-bit x of one image
 // and group straight into gk_qgemm's packed-B layout for the output
 // positions [p0, p1) (p0 a multiple of QG_NR; out zeroed beforehand): B is
@@ -43,3 +42,13 @@ void gk_requant(const int32_t *acc, int n, const float *mult, int per_col, int32
 // spatial dim (D, H, W).
 void gk_qconv_pack(const uint8_t *x, int xsigned, int cg, const int *geo, uint8_t pad, int p0, int p1, int8_t *out,
                    int32_t *colsum);
+
+// gk_qdw_conv is a depthwise ConvInteger (one input and one output channel
+// per group) for channels [c0, c1) of one image, computed directly:
+// y[c] = sum over the window of (x - xz) * (w[c] - wz[c]) in int32, padded
+// taps skipped (they contribute (xz - xz) * w = 0), the same integers as the
+// unfold-and-GEMM path. geo is gk_qconv_pack's.
+void gk_qdw_conv(const uint8_t *x, int xsigned, const uint8_t *w, int wsigned, const int32_t *wz, int xz,
+                 const int *geo, int c0, int c1, int32_t *y);
+
+#endif

@@ -500,12 +500,6 @@ func qconv(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor, qlinear bool, pa
 		defer putF32(sp)
 		acc = unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(*sp))), len(*sp))
 	}
-	zbs := make([]int32, ov)
-	for i := range zbs {
-		zbs[i] = xz
-	}
-	pb := &qpackedB{k: kk, n: ov, signed: xSigned, colsum: make([]int32, max(ov, 1))}
-	pb.data = make([]int8, max(int(C.gk_qgemm_packed_size(C.int(kk), C.int(ov))), 1))
 	var geo [18]C.int
 	for i := 0; i < 3; i++ {
 		geo[i], geo[3+i], geo[6+i], geo[9+i], geo[12+i], geo[15+i] = C.int(g.in[i]), C.int(g.k[i]), C.int(g.s[i]), C.int(g.pb[i]), C.int(g.d[i]), C.int(g.out[i])
@@ -514,6 +508,36 @@ func qconv(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor, qlinear bool, pa
 	if xSigned {
 		xsg = 1
 	}
+	if cg == 1 && mg == 1 && kk > 0 && ov > 0 {
+		// depthwise: a GEMM of one row per channel is mostly packing; the
+		// window sums directly give the same integers
+		wsg := 0
+		if wSigned {
+			wsg = 1
+		}
+		for bi := 0; bi < nb; bi++ {
+			xb, yb := x.Data[bi*c*iv:], acc[bi*m*ov:]
+			opkernel.ParallelFor(ctx, m, 1, func(s, e int) {
+				C.gk_qdw_conv((*C.uint8_t)(unsafe.Pointer(&xb[0])), C.int(xsg), (*C.uint8_t)(unsafe.Pointer(&w.Data[0])), C.int(wsg),
+					(*C.int32_t)(unsafe.Pointer(&wzp[0])), C.int(xz), &geo[0], C.int(s), C.int(e), (*C.int32_t)(unsafe.Pointer(&yb[0])))
+			})
+		}
+		return qconvEpilogue(ctx, n, in, y, acc, qlinear, nb, m, ov)
+	}
+	zbs := make([]int32, ov)
+	for i := range zbs {
+		zbs[i] = xz
+	}
+	// the unfolded input and its column sums from the scratch pool: a fresh
+	// megabyte per call was a quarter of a small conv's time in the GC
+	psize := max(int(C.gk_qgemm_packed_size(C.int(kk), C.int(ov))), 1)
+	scratch := getF32((psize+3)/4 + max(ov, 1))
+	defer putF32(scratch)
+	raw := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(*scratch))), 4*len(*scratch))
+	clear(raw)
+	pb := &qpackedB{k: kk, n: ov, signed: xSigned,
+		data:   unsafe.Slice((*int8)(unsafe.Pointer(&raw[0])), psize),
+		colsum: unsafe.Slice((*int32)(unsafe.Pointer(&raw[4*((psize+3)/4)])), max(ov, 1))}
 	strips := (ov + C.QG_NR - 1) / C.QG_NR
 	threads := ctx.NumThreads()
 	for bi := 0; bi < nb; bi++ {
@@ -535,6 +559,12 @@ func qconv(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor, qlinear bool, pa
 			qgemm(ctx, mg, w.Data[gi*mg*kk:], wSigned, kk, wzp[gi*mg:], pag, pb, zbs, acc[(bi*m+gi*mg)*ov:], ov)
 		}
 	}
+	return qconvEpilogue(ctx, n, in, y, acc, qlinear, nb, m, ov)
+}
+
+// qconvEpilogue finishes a QLinearConv from its int32 accumulators (bias,
+// requantization); ConvInteger's accumulators are its output.
+func qconvEpilogue(ctx *opkernel.Ctx, n *ir.Node, in []*ir.Tensor, y *ir.Tensor, acc []int32, qlinear bool, nb, m, ov int) error {
 	if !qlinear {
 		return nil
 	}

@@ -188,3 +188,104 @@ func BenchmarkQLinearConv(b *testing.B) {
 		}
 	}
 }
+
+// TestDepthwiseConvIntegerExact: the direct depthwise path of ConvInteger
+// (one channel per group) against plain sums, for strides, dilations,
+// asymmetric pads, signed and unsigned x and w, per-channel w zero points,
+// 1-D and 2-D windows.
+func TestDepthwiseConvIntegerExact(t *testing.T) {
+	r := rand.New(rand.NewSource(9))
+	type cfg struct {
+		h, w, k, s, d      int64
+		pt, pl, pbot, pr   int64
+		xdt, wdt           ir.DType
+		perChannel, oneDim bool
+	}
+	for _, c := range []cfg{
+		{9, 11, 3, 1, 1, 1, 1, 1, 1, ir.Uint8, ir.Uint8, false, false},
+		{9, 11, 5, 2, 1, 2, 2, 2, 2, ir.Uint8, ir.Int8, true, false},
+		{8, 7, 3, 2, 2, 0, 1, 2, 0, ir.Int8, ir.Int8, true, false},
+		{1, 20, 3, 1, 1, 0, 1, 0, 1, ir.Int8, ir.Uint8, false, true},
+	} {
+		const ch = 5
+		var x, w *ir.Tensor
+		var attrs ir.Attrs
+		if c.oneDim {
+			x, w = randQ(r, c.xdt, 2, ch, c.w), randQ(r, c.wdt, ch, 1, c.k)
+			attrs = ir.Attrs{"group": ir.IntAttr(ch), "strides": ir.IntsAttr(c.s), "dilations": ir.IntsAttr(c.d), "pads": ir.IntsAttr(c.pl, c.pr)}
+		} else {
+			x, w = randQ(r, c.xdt, 2, ch, c.h, c.w), randQ(r, c.wdt, ch, 1, c.k, c.k)
+			attrs = ir.Attrs{"group": ir.IntAttr(ch), "strides": ir.IntsAttr(c.s, c.s), "dilations": ir.IntsAttr(c.d, c.d),
+				"pads": ir.IntsAttr(c.pt, c.pl, c.pbot, c.pr)}
+		}
+		kh := c.k
+		if c.oneDim {
+			kh = 1
+		}
+		oh := (c.h+c.pt+c.pbot-c.d*(kh-1)-1)/c.s + 1
+		if c.oneDim {
+			oh = 1
+		}
+		ow := (c.w+c.pl+c.pr-c.d*(c.k-1)-1)/c.s + 1
+		xz := scalarQ(c.xdt, 7)
+		wz := scalarQ(c.wdt, 3)
+		if c.perChannel {
+			wz = randQ(r, c.wdt, ch)
+		}
+		shape := []int64{2, ch, oh, ow}
+		if c.oneDim {
+			shape = []int64{2, ch, ow}
+		}
+		y := ir.NewTensor(ir.Int32, shape)
+		n := &ir.Node{Name: "ci", Op: "ConvInteger", Attrs: attrs}
+		if err := convInteger(opkernel.DefaultCtx(), n, []*ir.Tensor{x, w, xz, wz}, []*ir.Tensor{y}); err != nil {
+			t.Fatal(err)
+		}
+		pt := c.pt
+		if c.oneDim {
+			pt = 0
+		}
+		for b := int64(0); b < 2; b++ {
+			for o := int64(0); o < ch; o++ {
+				wzo := qval(wz, 0)
+				if c.perChannel {
+					wzo = qval(wz, int(o))
+				}
+				for i := int64(0); i < oh; i++ {
+					for j := int64(0); j < ow; j++ {
+						var acc int64
+						for a := int64(0); a < kh; a++ {
+							for e := int64(0); e < c.k; e++ {
+								ih, iw := i*c.s-pt+a*c.d, j*c.s-c.pl+e*c.d
+								if ih < 0 || ih >= c.h || iw < 0 || iw >= c.w {
+									continue
+								}
+								acc += (qval(x, int(((b*ch+o)*c.h+ih)*c.w+iw)) - 7) * (qval(w, int((o*kh+a)*c.k+e)) - wzo)
+							}
+						}
+						if got := y.I32()[((b*ch+o)*oh+i)*ow+j]; int64(got) != acc {
+							t.Fatalf("%+v: y[%d][%d][%d][%d] = %d, want %d", c, b, o, i, j, got, acc)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkConvIntegerSmall: a decoder convolution of a small dynamically
+// quantized U-Net (40 -> 16 channels, 3x3, 64x80, uint8 x and w), one thread.
+func BenchmarkConvIntegerSmall(b *testing.B) {
+	r := rand.New(rand.NewSource(1))
+	x, w := randQ(r, ir.Uint8, 1, 40, 64, 80), randQ(r, ir.Uint8, 16, 40, 3, 3)
+	xz, wz := scalarQ(ir.Uint8, 3), scalarQ(ir.Uint8, 128)
+	y := ir.NewTensor(ir.Int32, []int64{1, 16, 64, 80})
+	n := &ir.Node{Name: "ci", Op: "ConvInteger", Attrs: ir.Attrs{"pads": ir.IntsAttr(1, 1, 1, 1)}}
+	ctx := &opkernel.Ctx{Threads: 1}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := convInteger(ctx, n, []*ir.Tensor{x, w, xz, wz}, []*ir.Tensor{y}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -65,8 +65,10 @@ func resize(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 			axes = append(axes, i)
 		}
 	}
-	scales := make([]float64, r)
-	roiS, roiE := make([]float64, r), make([]float64, r)
+	// Scales and roi in float32, as onnxruntime reads them; the separable
+	// reference path widens them.
+	scales := make([]float32, r)
+	roiS, roiE := make([]float32, r), make([]float32, r)
 	for i := range scales {
 		scales[i], roiE[i] = 1, 1
 	}
@@ -76,7 +78,7 @@ func resize(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 			return errf(n, "roi must hold %d numbers", 2*len(axes))
 		}
 		for j, a := range axes {
-			roiS[a], roiE[a] = roi[j], roi[j+len(axes)]
+			roiS[a], roiE[a] = float32(roi[j]), float32(roi[j+len(axes)])
 		}
 	}
 	if t := input(in, 2); t != nil && t.NumElements() > 0 {
@@ -85,7 +87,7 @@ func resize(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 			return errf(n, "scales must hold %d numbers", len(axes))
 		}
 		for j, a := range axes {
-			scales[a] = s[j]
+			scales[a] = float32(s[j])
 		}
 	} else if t := input(in, 3); t != nil && t.NumElements() > 0 {
 		sz, err := t.Int64s()
@@ -93,18 +95,21 @@ func resize(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 			return errf(n, "sizes must hold %d integers", len(axes))
 		}
 		policy := n.Attrs.String("keep_aspect_ratio_policy", "stretch")
-		var uni float64
+		var uni float32
 		for j, a := range axes {
-			s := float64(sz[j]) / float64(x.Shape[a])
+			s := float32(1)
+			if x.Shape[a] != 0 {
+				s = float32(sz[j]) / float32(x.Shape[a])
+			}
 			switch {
 			case policy == "stretch":
 				scales[a] = s
 			case j == 0:
 				uni = s
 			case policy == "not_larger":
-				uni = math.Min(uni, s)
+				uni = min(uni, s)
 			case policy == "not_smaller":
-				uni = math.Max(uni, s)
+				uni = max(uni, s)
 			default:
 				return errf(n, "unknown keep_aspect_ratio_policy %q", policy)
 			}
@@ -117,21 +122,45 @@ func resize(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	} else {
 		return errf(n, "one of scales and sizes is required")
 	}
-	plan := make([]*resizeAxis, r)
 	for a := 0; a < r; a++ {
-		if scales[a] <= 0 {
+		if !(scales[a] > 0) {
 			return errf(n, "scale %g on axis %d must be positive", scales[a], a)
 		}
-		plan[a] = resizePlanAxis(&p, int(x.Shape[a]), int(y.Shape[a]), scales[a], roiS[a], roiE[a])
+	}
+	if y.NumElements() == 0 {
+		return nil
+	}
+	// Output dims equal to the input's: onnxruntime copies the input,
+	// whatever the scales and mode say.
+	same := true
+	for a := 0; a < r; a++ {
+		same = same && x.Shape[a] == y.Shape[a]
+	}
+	if same {
+		copy(y.Data, x.Data)
+		return nil
 	}
 	if p.mode == "nearest" {
+		plan := make([]*resizeAxis, r)
+		for a := 0; a < r; a++ {
+			plan[a] = ortNearestAxis(&p, int(x.Shape[a]), int(y.Shape[a]), scales[a], roiS[a], roiE[a])
+		}
 		return resizeNearest(n, plan, x, y, p.extrap)
+	}
+	if done, err := resizeORT(ctx, &p, x, y, scales, roiS, roiE); done || err != nil {
+		return err
+	}
+	plan := make([]*resizeAxis, r)
+	for a := 0; a < r; a++ {
+		plan[a] = resizePlanAxis(&p, int(x.Shape[a]), int(y.Shape[a]), float64(scales[a]), float64(roiS[a]), float64(roiE[a]))
 	}
 	return resizeInterp(ctx, n, plan, x, y, p.extrap)
 }
 
-// resizePlanAxis builds the taps of one axis, following the ONNX reference
-// implementation (op_resize.py) coordinate by coordinate.
+// resizePlanAxis builds the linear/cubic taps of one axis, following the ONNX
+// reference implementation (op_resize.py) coordinate by coordinate in
+// float64: the path for what onnxruntime's kernel does not cover (antialias,
+// other ranks and layouts).
 func resizePlanAxis(p *resizeParams, in, out int, scale, roiS, roiE float64) *resizeAxis {
 	ax := &resizeAxis{in: in, out: out}
 	outW := scale * float64(in) // the reference uses the unrounded output length
@@ -144,8 +173,6 @@ func resizePlanAxis(p *resizeParams, in, out int, scale, roiS, roiE float64) *re
 		aaScale = scale
 	}
 	switch {
-	case p.mode == "nearest":
-		ax.taps = 1
 	case p.mode == "linear":
 		start := int(math.Floor(-1/aaScale)) + 1
 		ax.taps = 2 - 2*start
@@ -197,25 +224,6 @@ func resizePlanAxis(p *resizeParams, in, out int, scale, roiS, roiE float64) *re
 		ratio := xo - base
 		row := ax.idx[o*ax.taps : (o+1)*ax.taps]
 		wr := ax.w[o*ax.taps : (o+1)*ax.taps]
-		if p.mode == "nearest" {
-			up := false // take base+1 instead of base
-			switch p.nearest {
-			case "round_prefer_ceil":
-				up = ratio >= 0.5
-			case "floor":
-				up = ratio == 1
-			case "ceil":
-				up = true
-			default: // round_prefer_floor
-				up = ratio > 0.5
-			}
-			i := int(base)
-			if up {
-				i++
-			}
-			row[0], wr[0] = clampInt(i, 0, in-1), 1
-			continue
-		}
 		first := int(base) - ax.taps/2 + 1
 		switch {
 		case p.mode == "linear" && ax.taps == 2:

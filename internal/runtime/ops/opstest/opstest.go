@@ -25,6 +25,7 @@ type Entry struct {
 	Suite, Test string
 	Ops         []string // ONNX op types the model uses
 	Dir         string   // the test folder: model.onnx, test_data_set_0/
+	ORT         string   // onnxruntime 1.30's result on it: "pass", "fail", ...
 }
 
 // Name is "suite/test", the subtest name.
@@ -50,6 +51,9 @@ func Manifest(t testing.TB) []Entry {
 			Suite: cols[0], Test: cols[1], Ops: strings.Split(cols[4], ","),
 			Dir: filepath.Join(root, cols[0], cols[1]),
 		})
+		if len(cols) > 7 {
+			out[len(out)-1].ORT = cols[7]
+		}
 	}
 	if len(out) == 0 {
 		t.Fatalf("%s lists no tests", path)
