@@ -169,6 +169,7 @@ GK_DEV float gk_powf(float x, float y) {
 GK_DEV float gk_sigmoidf(float x) { return 1.0f / (1.0f + gk_expf(-x)); }
 #define GK_EXPF gk_expf
 #define GK_SIGMOIDF gk_sigmoidf
+#define GK_ERFF gk_erff
 #define expf gk_expf
 #define logf gk_logf
 #define tanhf gk_tanhf

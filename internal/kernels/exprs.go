@@ -121,7 +121,12 @@ func unaryExpr(n *ir.Node, a string, inDT, outDT ir.DType) (string, error) {
 	switch n.Op {
 	case "Exp":
 		return exp + "(" + a + ")", nil
-	case "Log", "Sqrt", "Tanh", "Erf", "Sin", "Cos", "Tan", "Sinh", "Cosh", "Floor", "Ceil":
+	case "Erf":
+		if ct == "float" {
+			return "GK_ERFF(" + a + ")", nil
+		}
+		return f("erf"), nil
+	case "Log", "Sqrt", "Tanh", "Sin", "Cos", "Tan", "Sinh", "Cosh", "Floor", "Ceil":
 		return f(map[string]string{"Log": "log", "Sqrt": "sqrt", "Tanh": "tanh", "Erf": "erf",
 			"Sin": "sin", "Cos": "cos", "Tan": "tan", "Sinh": "sinh", "Cosh": "cosh", "Floor": "floor", "Ceil": "ceil"}[n.Op]), nil
 	case "ACos", "Asin", "Atan", "Acosh", "Asinh", "Atanh":
@@ -153,7 +158,11 @@ func unaryExpr(n *ir.Node, a string, inDT, outDT ir.DType) (string, error) {
 			return fmt.Sprintf("(%s * %s * (%s + %s(%s * (%s + %s * %s * %s * %s))))", lit(0.5), a, lit(1), mathFn("tanh", ct),
 				lit(math.Sqrt(2/math.Pi)), a, lit(0.044715), a, a, a), nil
 		}
-		return fmt.Sprintf("(%s * %s * (%s + %s(%s * %s)))", lit(0.5), a, lit(1), mathFn("erf", ct), a, lit(1/math.Sqrt2)), nil
+		erf := mathFn("erf", ct)
+		if ct == "float" {
+			erf = "GK_ERFF"
+		}
+		return fmt.Sprintf("(%s * %s * (%s + %s(%s * %s)))", lit(0.5), a, lit(1), erf, a, lit(1/math.Sqrt2)), nil
 	case "LeakyReLU":
 		return fmt.Sprintf("(%s >= 0 ? %s : %s * %s)", a, a, alpha(0.01), a), nil
 	case "Elu":

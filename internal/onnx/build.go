@@ -461,18 +461,20 @@ func (b *builder) convertNode(idx int, rn *rawNode) error {
 		}
 		c.in = append(c.in, v)
 	}
-	if d := pb.GetDomain(); d != "" && d != "ai.onnx" {
+	contrib := pb.GetDomain() == "com.microsoft" && msContrib[op] != nil
+	if d := pb.GetDomain(); d != "" && d != "ai.onnx" && !contrib {
 		if b.funcs[d+":"+op] {
 			fail("model-local function; functions are not inlined")
 		} else {
-			fail(fmt.Sprintf("domain %q is not supported", d))
+			fail(fmt.Sprintf("domain %q is not supported%s", d, contribNote(d)))
 		}
 		return nil
 	}
 	var info *ir.OpInfo
-	switch op {
-	case "Constant", "Gemm", "Upsample", "CastLike", "GlobalAveragePool", "GlobalMaxPool",
-		"OptionalHasElement", "OptionalGetElement":
+	switch {
+	case contrib:
+	case op == "Constant", op == "Gemm", op == "Upsample", op == "CastLike", op == "GlobalAveragePool",
+		op == "GlobalMaxPool", op == "OptionalHasElement", op == "OptionalGetElement":
 	default:
 		var ok bool
 		if info, ok = ir.OpFromOnnx(op); !ok {
@@ -502,7 +504,9 @@ func (b *builder) convertNode(idx int, rn *rawNode) error {
 	}
 	delete(c.attrs, "consumed_inputs") // opset <= 5 memory hint, meaningless here
 	convert := c.convert
-	if info != nil && ir.IsControlFlow(info.Name) {
+	if contrib {
+		convert = func(*ir.OpInfo) error { return msContrib[op](c) }
+	} else if info != nil && ir.IsControlFlow(info.Name) {
 		convert = c.controlFlow
 	} else if op == "OptionalHasElement" || op == "OptionalGetElement" {
 		convert = c.optional

@@ -84,7 +84,7 @@ func TestUnsupportedListsAll(t *testing.T) {
 	}
 	want := []Unsupported{
 		{"n1", "FancyOp", "op is not in the converter's op table"},
-		{"FusedGemm_2", "com.microsoft::FusedGemm", `domain "com.microsoft" is not supported`},
+		{"FusedGemm_2", "com.microsoft::FusedGemm", `domain "com.microsoft" is not supported (of its operators only QLinearConcat, QLinearLeakyRelu, QLinearSigmoid)`},
 		{"loop/then_branch/lstm", "FancyOp", "op is not in the converter's op table"},
 	}
 	for i, w := range want {

@@ -469,3 +469,22 @@ func TestGlobalPoolAndCastLike(t *testing.T) {
 		t.Errorf("castlike %v %v", n.Inputs, n.Attrs)
 	}
 }
+
+// TestMicrosoftQLinearLookupOps: the QOperator contrib ops onnxruntime
+// computes as 256-entry tables become DequantizeLinear -> op ->
+// QuantizeLinear (QLinearConcat: one DequantizeLinear per input).
+func TestMicrosoftQLinearLookupOps(t *testing.T) {
+	m := ob.New("g", 13).Input("x", ob.Uint8, 1, 2, 2).Output("y", ob.Uint8, 1, 4, 2).Import("com.microsoft", 1)
+	m.Init(ob.Scalar("s", 0.05), ob.Scalar("s2", 0.004), ob.Raw("z", ob.Uint8, nil, []byte{128}), ob.Raw("z0", ob.Uint8, nil, []byte{0}))
+	m.Node("sig", "QLinearSigmoid", strs("x", "s", "z", "s2", "z0"), strs("a")).Domain = proto.String("com.microsoft")
+	m.Node("lrelu", "QLinearLeakyRelu", strs("x", "s", "z", "s", "z"), strs("b"), ob.Float32Attr("alpha", 0.1)).Domain = proto.String("com.microsoft")
+	m.Node("cat", "QLinearConcat", strs("s2", "z0", "a", "s2", "z0", "b", "s", "z"), strs("y"), ob.Int("axis", 1)).Domain = proto.String("com.microsoft")
+	g := mustGraph(t, m)
+	wantOps(t, g, "DequantizeLinear", "Sigmoid", "QuantizeLinear", "DequantizeLinear", "LeakyReLU", "QuantizeLinear",
+		"DequantizeLinear", "DequantizeLinear", "Concat", "QuantizeLinear")
+	for _, n := range g.Nodes {
+		if n.Op == "LeakyReLU" && n.Attrs.Float("alpha", 0) != float64(float32(0.1)) {
+			t.Errorf("alpha %v", n.Attrs)
+		}
+	}
+}

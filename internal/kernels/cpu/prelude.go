@@ -84,26 +84,10 @@ static inline float gk_expf(float x) {
 /* gk_expf even where libmvec links: inlined, it keeps the lane accumulators
    of row loops in registers, where a vector call spills them. */
 #define GK_EXPF gk_expf
-/* Sigmoid as onnxruntime's CPU kernel computes it (MLAS
-   MlasLogisticKernelFma3): Eigen's rational polynomial on x clamped to
-   [-18, 18] with fused multiply-adds, p/q + 0.5, clamped below at 0; so a
-   fused kernel gives the bits of the runtime's Sigmoid and of onnxruntime. */
-static inline float gk_ort_logistic(float x) {
-  float v = x == x ? (x < -18.0f ? -18.0f : (x > 18.0f ? 18.0f : x)) : x;
-  const float x2 = v * v;
-  float p = fmaf(x2, 4.37031012579801e-11f, 1.15627324459942e-07f);
-  p = fmaf(x2, p, 6.08574864600143e-05f);
-  p = fmaf(x2, p, 8.51377133304701e-03f);
-  p = fmaf(x2, p, 2.48287947061529e-01f);
-  float q = fmaf(x2, 6.10247389755681e-13f, 5.76102136993427e-09f);
-  q = fmaf(x2, q, 6.29106785017040e-06f);
-  q = fmaf(x2, q, 1.70198817374094e-03f);
-  q = fmaf(x2, q, 1.16817656904453e-01f);
-  q = fmaf(x2, q, 9.93151921023180e-01f);
-  const float r = (v * p) / q + 0.5f;
-  return r < 0.0f ? 0.0f : r;
-}
+` + ortMath + `/* Sigmoid and Erf as onnxruntime's CPU kernels compute them (ortmath.go),
+   so a fused kernel gives the bits of the runtime's ops and of onnxruntime. */
 #define GK_SIGMOIDF gk_ort_logistic
+#define GK_ERFF gk_ort_erf
 static inline void *gk_alloc(size_t n) {
   void *p = malloc(n ? n : 1);
   if (!p) { fputs("gkconv kernel: out of memory\n", stderr); abort(); }

@@ -22,6 +22,7 @@ const (
 	Int32   = int32(onnxpb.TensorProto_INT32)
 	Float16 = int32(onnxpb.TensorProto_FLOAT16)
 	Bool    = int32(onnxpb.TensorProto_BOOL)
+	Uint8   = int32(onnxpb.TensorProto_UINT8)
 )
 
 // Model is a ModelProto under construction.

@@ -257,11 +257,13 @@ func arith(ctx *opkernel.Ctx, n *ir.Node, op binOp, out, a, b *ir.Tensor) error 
 	case ir.Float64:
 		ok = arithTyped(ctx, out, a, b, floatArith[float64](op, fmod))
 	case ir.Float16, ir.BFloat16:
-		w, flush := halfOut(out)
-		if err := arith(ctx, n, op, w, opkernel.HalfToF32(a), opkernel.HalfToF32(b)); err != nil {
+		var held []*[]float32
+		defer func() { release(held) }()
+		w := pooledF32(out.Shape, int(out.NumElements()), &held)
+		if err := arith(ctx, n, op, w, widenPooled(a, &held), widenPooled(b, &held)); err != nil {
 			return err
 		}
-		flush()
+		opkernel.F32ToHalf(out, w.F32())
 		return nil
 	case ir.Int8:
 		ok = arithTyped(ctx, out, a, b, intArith[int8](op, fmod))

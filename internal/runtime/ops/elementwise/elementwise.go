@@ -10,6 +10,7 @@ package elementwise
 
 import (
 	"fmt"
+	"sync"
 	"unsafe"
 
 	"gkconv/internal/ir"
@@ -44,6 +45,41 @@ func widen(t *ir.Tensor) *ir.Tensor {
 		return opkernel.HalfToF32(t)
 	}
 	return t
+}
+
+// halfScratch lends float32 buffers for the float16 paths, so a float16
+// model's element-wise ops do not allocate (and zero) three tensors each.
+var halfScratch sync.Pool
+
+// widenPooled is widen on a lent buffer; release gives the buffers back.
+func widenPooled(t *ir.Tensor, held *[]*[]float32) *ir.Tensor {
+	if t == nil || !opkernel.IsHalf(t.DType) {
+		return t
+	}
+	w := pooledF32(t.Shape, int(t.NumElements()), held)
+	opkernel.HalfToF32Into(w.F32(), t)
+	return w
+}
+
+func pooledF32(shape []int64, n int, held *[]*[]float32) *ir.Tensor {
+	p, _ := halfScratch.Get().(*[]float32)
+	if p == nil || cap(*p) < n {
+		s := make([]float32, n)
+		p = &s
+	}
+	*p = (*p)[:n]
+	*held = append(*held, p)
+	var raw []byte
+	if n > 0 {
+		raw = unsafe.Slice((*byte)(unsafe.Pointer(&(*p)[0])), 4*n)
+	}
+	return &ir.Tensor{DType: ir.Float32, Shape: shape, Data: raw}
+}
+
+func release(held []*[]float32) {
+	for _, p := range held {
+		halfScratch.Put(p)
+	}
 }
 
 // halfOut returns a float32 scratch tensor standing in for a half output, and

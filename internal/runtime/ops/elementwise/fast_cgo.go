@@ -12,7 +12,7 @@ package elementwise
 #include <math.h>
 #include <stdint.h>
 #include "gk_isa.h"
-#include "gk_ort_logistic.h"
+#include "gk_ort_math.h"
 
 // The kernels are compiled three times (GK_ISA_VARIANTS) and run at the
 // package's level, gk_ew_isa: the CPU's best unless GKCONV_CPU_ISA forces a
@@ -115,55 +115,6 @@ static inline float gk_erfc_pos(float a) {
 	return t * gk_exp(-a * a - 1.26551223f + p);
 }
 
-// gk_ort_erf: onnxruntime's float32 erf (MLAS MlasErfKernelFma3, the
-// kernel it runs on x86-64 with FMA): the same polynomials, fused
-// multiply-adds and exp reconstruction, element for element, so a model
-// that quantizes after an Erf (GeLU blocks) sees the same levels (ort_erf.go).
-static inline float gk_ort_erf(float x) {
-	union { float f; unsigned u; int i; } bx = { x }, sign, ab;
-	sign.u = bx.u & 0x80000000u;
-	ab.u = bx.u & 0x7fffffffu;
-	float a = ab.f < 3.925f ? ab.f : 3.925f; // vminps: NaN gives the bound
-	float sq = a * a;
-	float r = -5.99104969e-4f;
-	r = fmaf(r, sq, 4.99339588e-3f);
-	r = fmaf(r, sq, -2.67667342e-2f);
-	r = fmaf(r, sq, 1.12818025e-1f);
-	r = fmaf(r, sq, -3.76124859e-1f);
-	r = fmaf(r, sq, 1.28379151e-1f);
-	r = fmaf(r, a, a);
-	int big = 0.921875f <= a;
-	float small = big ? 0.0f : r;
-	float b = big ? a : 0.0f;
-	float q = 1.72948930e-5f;
-	q = fmaf(q, b, -3.83208680e-4f);
-	q = fmaf(q, b, 3.88393435e-3f);
-	q = fmaf(q, b, -2.42545605e-2f);
-	q = fmaf(q, b, 1.06777847e-1f);
-	q = fmaf(q, b, 6.34846687e-1f);
-	q = fmaf(q, b, 1.28717512e-1f);
-	q = fmaf(q, b, b);
-	q = -q;
-	q = q > -88.3762626647949f ? q : -88.3762626647949f;
-	float t = fmaf(1.44269504088896341f, q, 1.25829120e+7f);
-	t = t - 1.25829120e+7f;
-	float f = fmaf(-6.93145752e-1f, t, q);
-	f = fmaf(t, -1.42860677e-6f, f);
-	float y = 1.38319808e-3f;
-	y = fmaf(y, f, 8.37550033e-3f);
-	y = fmaf(y, f, 4.16689515e-2f);
-	y = fmaf(y, f, 1.66664466e-1f);
-	y = fmaf(y, f, 4.99999851e-1f);
-	y = fmaf(y, f, 1.0f);
-	y = fmaf(y, f, 1.0f);
-	union { float f; int i; } p2;
-	p2.i = ((int)t + 127) << 23;
-	y = y * p2.f;
-	y = 1.0f - y;
-	union { float f; unsigned u; } out = { y }, sm = { small };
-	out.u = (out.u | sm.u) | sign.u;
-	return out.f;
-}
 
 // gk_gelu: 0.5 x (1 + erf(x/sqrt2)) written with erfc so 1 + erf(u) for
 // negative u does not cancel.
@@ -187,7 +138,8 @@ GK_ISA_BODY void gk_unary_f32_body(int op, float *d, const float *s, long n) {
 		d[i] = 0.5f * x * (1.0f + gk_tanh(0.79788456080286536f * (x + 0.044715f * x * x * x))); } break;
 	}
 }
-GK_ISA_VARIANTS(gk_ew_isa(), gk_unary_f32, (int op, float *d, const float *s, long n),
+// FMA in the AVX2 variant too: erf and the logistic are fmaf chains
+GK_ISA_VARIANTS_FMA(gk_ew_isa(), gk_unary_f32, (int op, float *d, const float *s, long n),
 	(op, d, s, n))
 
 // Row sums with 16 float lanes per block of 1024 and a double total per row,

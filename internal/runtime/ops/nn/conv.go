@@ -37,8 +37,12 @@ func conv(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 // instead of at every call (efficientnet_b0 at 1 thread: convGeometry and
 // the weight cache's lookup were ~2% of its samples).
 func prepareConv(_ *opkernel.Prep, _ *ir.Node) (opkernel.Func, error) {
-	p := new(convPlan)
+	p, h := new(convPlan), new(halfConsts)
 	return func(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+		if len(in) > 0 && hasHalf(in[0]) {
+			// float16 weights widened once: the float32 plan keeps its packing
+			return h.viaF32(ctx, n, in, out, func(n *ir.Node, in, out []*ir.Tensor) error { return convPlanned(p, ctx, n, in, out) })
+		}
 		return convPlanned(p, ctx, n, in, out)
 	}, nil
 }

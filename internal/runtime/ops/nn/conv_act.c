@@ -10,7 +10,8 @@
 #include "actvec.h"
 #include "conv_act.h"
 #include "isa.h"
-#include "gk_ort_logistic.h"
+#include <math.h>
+#include "gk_ort_math.h"
 
 // epi_exp is expf without a libm call, branch-free so the row loops below
 // vectorise: x = n*ln2 + r, |r| <= ln2/2 (ln2 in two parts, so r is exact

@@ -6,6 +6,9 @@
 package nn
 
 import (
+	"slices"
+	"unsafe"
+
 	"fmt"
 	"sync"
 
@@ -62,6 +65,91 @@ func viaF32(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor, f opkernel.Func
 		}
 	}
 	return nil
+}
+
+// halfConsts keeps the float32 copies of a node's constant float16/bfloat16
+// inputs (weights, bias) between runs, so a float16 model's convolution
+// widens them once and its float32 plan (packed weights) stays valid.
+type halfConsts struct {
+	src     []*ir.Tensor
+	wide    []*ir.Tensor
+	node    *ir.Node     // n with the widened constants as its constant inputs
+	scratch []*[]float32 // pooled buffers of the current run
+}
+
+// viaF32 is the package viaF32 with constant inputs widened once; f gets a
+// copy of n whose constant inputs are the widened tensors, so the float32
+// paths that pack constant weights take them.
+func (h *halfConsts) viaF32(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor, f func(n *ir.Node, in, out []*ir.Tensor) error) error {
+	if len(h.src) < len(in) {
+		h.src, h.wide = make([]*ir.Tensor, len(in)), make([]*ir.Tensor, len(in))
+	}
+	in2 := make([]*ir.Tensor, len(in))
+	for i, t := range in {
+		in2[i] = t
+		if t == nil || !opkernel.IsHalf(t.DType) {
+			continue
+		}
+		if i < len(n.Inputs) && n.Inputs[i] != nil && n.Inputs[i].Const != nil {
+			// the runtime may hand the constant over as its own tensor
+			// value: the same data is the same constant
+			if h.src[i] == nil || firstByte(h.src[i]) != firstByte(t) || len(h.src[i].Data) != len(t.Data) {
+				h.src[i], h.wide[i], h.node = t, opkernel.HalfToF32(t), nil
+			}
+			in2[i] = h.wide[i]
+			continue
+		}
+		in2[i] = pooledF32(t, &h.scratch)
+		opkernel.HalfToF32Into(in2[i].F32(), t)
+	}
+	out2 := make([]*ir.Tensor, len(out))
+	for i, t := range out {
+		out2[i] = t
+		if t != nil && opkernel.IsHalf(t.DType) {
+			out2[i] = pooledF32(t, &h.scratch)
+		}
+	}
+	if h.node == nil {
+		c := *n
+		c.Inputs = slices.Clone(n.Inputs)
+		for i, w := range h.wide {
+			if w != nil && i < len(c.Inputs) {
+				v := *c.Inputs[i]
+				v.Const, v.DType = w, ir.Float32
+				c.Inputs[i] = &v
+			}
+		}
+		h.node = &c
+	}
+	defer func() {
+		for _, sp := range h.scratch {
+			putF32(sp)
+		}
+		h.scratch = h.scratch[:0]
+	}()
+	if err := f(h.node, in2, out2); err != nil {
+		return err
+	}
+	for i, t := range out {
+		if t != nil && opkernel.IsHalf(t.DType) {
+			opkernel.F32ToHalf(t, out2[i].F32())
+		}
+	}
+	return nil
+}
+
+// pooledF32 is a float32 tensor of t's shape on a scratch-pool buffer
+// (recorded in held), contents undefined.
+func pooledF32(t *ir.Tensor, held *[]*[]float32) *ir.Tensor {
+	n := int(t.NumElements())
+	sp := getF32(n)
+	*held = append(*held, sp)
+	d := *sp
+	var raw []byte
+	if n > 0 {
+		raw = unsafe.Slice((*byte)(unsafe.Pointer(&d[0])), 4*n)
+	}
+	return &ir.Tensor{DType: ir.Float32, Shape: t.Shape, Data: raw}
 }
 
 // hasHalf reports whether any tensor is float16/bfloat16.

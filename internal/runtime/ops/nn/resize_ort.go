@@ -1,7 +1,13 @@
 package nn
 
+/*
+#include "resize.h"
+*/
+import "C"
+
 import (
 	"math"
+	"unsafe"
 
 	"gkconv/internal/ir"
 	"gkconv/internal/runtime/opkernel"
@@ -109,6 +115,7 @@ func ortNearestAxis(p *resizeParams, in, out int, scale, roiS, roiE float32) *re
 // for extrapolation, and the 10-bit fixed-point weights of the int8 path.
 type ortLinearAxis struct {
 	i1, i2       []int
+	i1c, i2c     []int32 // i1, i2 for the C row kernel
 	d1, d2       []float32
 	d1q, d2q     []int32
 	orig         []float32
@@ -149,6 +156,10 @@ func ortLinearSetup(p *resizeParams, in, out int, scale, roiS, roiE float32, fix
 				a.d2q[o] = absInt32(xq - int32(i2)*1024)
 			}
 		}
+	}
+	a.i1c, a.i2c = make([]int32, out), make([]int32, out)
+	for o := range a.i1 {
+		a.i1c[o], a.i2c[o] = int32(a.i1[o]), int32(a.i2[o])
 	}
 	return a
 }
@@ -248,6 +259,13 @@ func ortBilinear(ctx *opkernel.Ctx, x []float32, dst []float32, planes, ch int, 
 			row1, row2 := ay.i1[oy]*ax.in*ch, ay.i2[oy]*ax.in*ch
 			dy1, dy2 := ay.d1[oy], ay.d2[oy]
 			yOut := ay.outsideAt(oy)
+			if !yOut && !ax.extrapolates {
+				C.gk_resize_bilinear_row_f32((*C.float)(unsafe.Pointer(&out[0])), (*C.float)(unsafe.Pointer(&src[row1])),
+					(*C.float)(unsafe.Pointer(&src[row2])), C.int(ax.out), C.int(ch),
+					(*C.int32_t)(unsafe.Pointer(&ax.i1c[0])), (*C.int32_t)(unsafe.Pointer(&ax.i2c[0])),
+					(*C.float)(unsafe.Pointer(&ax.d1[0])), (*C.float)(unsafe.Pointer(&ax.d2[0])), C.float(dy1), C.float(dy2))
+				continue
+			}
 			for ox := 0; ox < ax.out; ox++ {
 				o := out[ox*ch : (ox+1)*ch]
 				if yOut || ax.outsideAt(ox) {

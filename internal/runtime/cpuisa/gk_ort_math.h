@@ -1,0 +1,78 @@
+// onnxruntime's float32 Sigmoid and Erf (MLAS's x86-64 kernels where FMA
+// exists: MlasLogisticKernelFma3, MlasErfKernelFma3), element for element,
+// so that an op quantized after them (dynamic quantization of a GeLU block,
+// a sigmoid gate) picks onnxruntime's levels. Shared by the runtime's
+// Sigmoid/Erf and the convolution epilogue; the generated kernels carry the
+// same text in their prelude (internal/kernels/cpu, checked equal by
+// TestPreludeCarriesORTMath). No includes: the kernels' prelude has math.h.
+#ifndef GK_ORT_MATH_H
+#define GK_ORT_MATH_H
+
+// gk_ort_logistic: Eigen's rational polynomial p(t)/q(t) + 0.5 on t = x
+// clamped to [-18, 18] with fused multiply-adds, clamped below at 0; NaN
+// stays NaN.
+static inline float gk_ort_logistic(float x) {
+	float t = x == x ? (x < -18.0f ? -18.0f : (x > 18.0f ? 18.0f : x)) : x;
+	float t2 = t * t;
+	float p = fmaf(t2, 4.37031012579801e-11f, 1.15627324459942e-07f);
+	p = fmaf(t2, p, 6.08574864600143e-05f);
+	p = fmaf(t2, p, 8.51377133304701e-03f);
+	p = fmaf(t2, p, 2.48287947061529e-01f);
+	float q = fmaf(t2, 6.10247389755681e-13f, 5.76102136993427e-09f);
+	q = fmaf(t2, q, 6.29106785017040e-06f);
+	q = fmaf(t2, q, 1.70198817374094e-03f);
+	q = fmaf(t2, q, 1.16817656904453e-01f);
+	q = fmaf(t2, q, 9.93151921023180e-01f);
+	float r = (t * p) / q + 0.5f;
+	return r < 0.0f ? 0.0f : r;
+}
+// gk_ort_erf: onnxruntime's float32 erf (MLAS MlasErfKernelFma3, the
+// kernel it runs on x86-64 with FMA): the same polynomials, fused
+// multiply-adds and exp reconstruction, element for element, so a model
+// that quantizes after an Erf (GeLU blocks) sees the same levels (ort_erf.go).
+static inline float gk_ort_erf(float x) {
+	union { float f; unsigned u; int i; } bx = { x }, sign, ab;
+	sign.u = bx.u & 0x80000000u;
+	ab.u = bx.u & 0x7fffffffu;
+	float a = ab.f < 3.925f ? ab.f : 3.925f; // vminps: NaN gives the bound
+	float sq = a * a;
+	float r = -5.99104969e-4f;
+	r = fmaf(r, sq, 4.99339588e-3f);
+	r = fmaf(r, sq, -2.67667342e-2f);
+	r = fmaf(r, sq, 1.12818025e-1f);
+	r = fmaf(r, sq, -3.76124859e-1f);
+	r = fmaf(r, sq, 1.28379151e-1f);
+	r = fmaf(r, a, a);
+	int big = 0.921875f <= a;
+	float small = big ? 0.0f : r;
+	float b = big ? a : 0.0f;
+	float q = 1.72948930e-5f;
+	q = fmaf(q, b, -3.83208680e-4f);
+	q = fmaf(q, b, 3.88393435e-3f);
+	q = fmaf(q, b, -2.42545605e-2f);
+	q = fmaf(q, b, 1.06777847e-1f);
+	q = fmaf(q, b, 6.34846687e-1f);
+	q = fmaf(q, b, 1.28717512e-1f);
+	q = fmaf(q, b, b);
+	q = -q;
+	q = q > -88.3762626647949f ? q : -88.3762626647949f;
+	float t = fmaf(1.44269504088896341f, q, 1.25829120e+7f);
+	t = t - 1.25829120e+7f;
+	float f = fmaf(-6.93145752e-1f, t, q);
+	f = fmaf(t, -1.42860677e-6f, f);
+	float y = 1.38319808e-3f;
+	y = fmaf(y, f, 8.37550033e-3f);
+	y = fmaf(y, f, 4.16689515e-2f);
+	y = fmaf(y, f, 1.66664466e-1f);
+	y = fmaf(y, f, 4.99999851e-1f);
+	y = fmaf(y, f, 1.0f);
+	y = fmaf(y, f, 1.0f);
+	union { float f; int i; } p2;
+	p2.i = ((int)t + 127) << 23;
+	y = y * p2.f;
+	y = 1.0f - y;
+	union { float f; unsigned u; } out = { y }, sm = { small };
+	out.u = (out.u | sm.u) | sign.u;
+	return out.f;
+}
+#endif
