@@ -16,9 +16,11 @@ import (
 // QuantizeLinear here, level for level. Other contrib ops stay unsupported
 // and are named as such.
 var msContrib = map[string]func(c *nodeCtx) error{
-	"QLinearConcat":    msQLinearConcat,
-	"QLinearSigmoid":   func(c *nodeCtx) error { return msQLinearUnary(c, "Sigmoid", nil) },
-	"QLinearLeakyRelu": func(c *nodeCtx) error { return msQLinearUnary(c, "LeakyReLU", ir.Attrs{"alpha": ir.FloatAttr(c.attrs.Float("alpha", 0.01))}) },
+	"QLinearConcat":  msQLinearConcat,
+	"QLinearSigmoid": func(c *nodeCtx) error { return msQLinearUnary(c, "Sigmoid", nil) },
+	"QLinearLeakyRelu": func(c *nodeCtx) error {
+		return msQLinearUnary(c, "LeakyReLU", ir.Attrs{"alpha": ir.FloatAttr(c.attrs.Float("alpha", 0.01))})
+	},
 }
 
 // msQLinearConcat: inputs Y_scale, Y_zero_point, then (X, X_scale,
