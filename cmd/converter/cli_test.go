@@ -241,6 +241,8 @@ func TestBadInput(t *testing.T) {
 	}
 	badIni := filepath.Join(tmp, "bad.cfg")
 	os.WriteFile(badIni, []byte("[graph_kernel_param]\nopt_level=high\n"), 0o644)
+	quant := filepath.Join(tmp, "quant.cfg")
+	os.WriteFile(quant, []byte("[graph_kernel_param]\nopt_level=2\n[common_quant_param]\nquant_type=FULL_QUANT\n"), 0o644)
 	noDelim := filepath.Join(tmp, "nodelim.cfg")
 	os.WriteFile(noDelim, []byte("[graph_kernel_param]\nopt_level=2\nthis line has no delimiter\n"), 0o644)
 
@@ -261,6 +263,7 @@ func TestBadInput(t *testing.T) {
 		{"unknown input name", "nosuch", []string{"--fmk=ONNX", "--modelFile=" + good, "--inputShape=nosuch:1,2"}},
 		{"bad ini value", "bad.cfg:2", []string{"--fmk=ONNX", "--modelFile=" + good, "--configFile=" + badIni}},
 		{"bad ini line", "nodelim.cfg:3", []string{"--fmk=ONNX", "--modelFile=" + good, "--configFile=" + noDelim}},
+		{"quantization asked for", "quant.cfg:3: [common_quant_param]: post-training quantization is not implemented", []string{"--fmk=ONNX", "--modelFile=" + good, "--configFile=" + quant}},
 		{"missing config", "nope.cfg", []string{"--fmk=ONNX", "--modelFile=" + good, "--configFile=" + filepath.Join(tmp, "nope.cfg")}},
 	}
 	for _, c := range cases {

@@ -29,6 +29,19 @@ var KnownSections = []string{
 	"aoe_global_options", "aoe_tuning_options", "om_converter_options", "model_param",
 }
 
+// quantSections ask converter_lite for post-training quantization, which this
+// converter does not do yet: converting in float instead would hand back a
+// model the user did not ask for, so they are errors.
+var quantSections = []string{
+	"common_quant_param", "full_quant_param", "weight_quant_param", "mixed_bit_weight_quant_param",
+	"dynamic_quant_param", "transform_quant_param",
+}
+
+// usedSections are the known sections this converter reads; the others are
+// converter_lite's (micro code, Ascend ACL/AOE/OM options, calibration
+// preprocessing) and are warned about as ignored.
+var usedSections = []string{GraphKernelSection, "registry", "ascend_context"}
+
 // Config is a loaded converter configuration.
 type Config struct {
 	Path     string                       // config file, "" when none
@@ -171,6 +184,7 @@ func ParseConfig(name string, data []byte) (*Config, error) {
 	cfg := &Config{Path: name, Sections: map[string]map[string]string{}}
 	var raws []rawFlag
 	var capped warnCap
+	var quantErrs []error
 	for _, sec := range file.Sections() {
 		secName := strings.TrimSpace(sec.Name())
 		known := slices.Contains(KnownSections, secName)
@@ -178,6 +192,18 @@ func ParseConfig(name string, data []byte) (*Config, error) {
 			capped.add(&cfg.Warnings, "unknown sections, ignored", Warning{File: name, Line: scan.sectionLine[sec.Name()],
 				Message: fmt.Sprintf("unknown section [%s], ignored%s", textsafe.Escape(secName), suggestion(secName, KnownSections))})
 			continue
+		}
+		if secName != ini.DefaultSection && len(sec.Keys()) > 0 {
+			line := scan.sectionLine[sec.Name()]
+			switch {
+			case slices.Contains(quantSections, secName):
+				quantErrs = append(quantErrs, &Error{File: name, Line: line, Msg: fmt.Sprintf(
+					"[%s]: post-training quantization is not implemented by this converter; the model would not be quantized "+
+						"(remove the section to convert in float)", secName)})
+			case !slices.Contains(usedSections, secName):
+				cfg.Warnings = append(cfg.Warnings, Warning{File: name, Line: line, Message: fmt.Sprintf(
+					"section [%s] is converter_lite's and not implemented here; its %d key(s) are ignored", secName, len(sec.Keys()))})
+			}
 		}
 		for _, key := range sec.Keys() {
 			for _, kv := range scan.occurrences(sec.Name(), key) {
@@ -211,7 +237,7 @@ func ParseConfig(name string, data []byte) (*Config, error) {
 	}
 
 	capped.finish(&cfg.Warnings)
-	var errs []error
+	errs := quantErrs
 	raws, pathWarns, pathErrs := expandPath(raws)
 	cfg.Warnings = append(cfg.Warnings, pathWarns...)
 	errs = append(errs, pathErrs...)

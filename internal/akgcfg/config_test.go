@@ -50,8 +50,8 @@ disable_cluster_ops=MatMul,Reshape # inline comment
 
 [ascend_context]
 soc_version=Ascend910B2
-[common_quant_param]
-quant_type=WEIGHT_QUANT
+[micro_param]
+enable_micro=false
 `)
 	f := c.Flags
 	if f.OptLevel != 2 || !f.DumpAsText || !slices.Equal(f.EnableExpandOps, []string{"Square", "Gelu"}) ||
@@ -64,7 +64,7 @@ quant_type=WEIGHT_QUANT
 	if !c.FusionEnabled() {
 		t.Error("fusion must be enabled with opt_level=2")
 	}
-	if c.SocVersion() != "Ascend910B2" || c.Sections["common_quant_param"]["quant_type"] != "WEIGHT_QUANT" {
+	if c.SocVersion() != "Ascend910B2" || c.Sections["micro_param"]["enable_micro"] != "false" {
 		t.Errorf("sections %v", c.Sections)
 	}
 	if b := c.Backend(Ascend); !b.Is910B() {
@@ -229,7 +229,7 @@ func TestEnvAloneDoesNotEnableFusion(t *testing.T) {
 		t.Errorf("warnings %v", w)
 	}
 	// A config without [graph_kernel_param] behaves the same.
-	p := writeFile(t, "quant.cfg", "[common_quant_param]\nquant_type=WEIGHT_QUANT\n")
+	p := writeFile(t, "quant.cfg", "[ascend_context]\nsoc_version=Ascend910B2\n")
 	c, _, err = Load(p, "--opt_level=2")
 	if err != nil || c.FusionEnabled() {
 		t.Errorf("fusion=%v err=%v", c.FusionEnabled(), err)
@@ -289,5 +289,22 @@ func TestConfigRepeatedEmptyValues(t *testing.T) {
 	}
 	if v, ok := c.Sections["registry"]["plugin_path"]; !ok || v != "" {
 		t.Errorf("registry %v", c.Sections["registry"])
+	}
+}
+
+// TestQuantizationSectionsAreErrors: converter_lite's post-training
+// quantization sections ask for a quantized model, which this converter does
+// not make yet: an error naming the file, line and section, never a float
+// model with CONVERT RESULT SUCCESS. Sections it does not read are warned about.
+func TestQuantizationSectionsAreErrors(t *testing.T) {
+	errs := cfgErrors(t, "[graph_kernel_param]\nopt_level=2\n[common_quant_param]\nquant_type=FULL_QUANT\nbit_num=8\n[full_quant_param]\nactivation_quant_method=KL\n")
+	if len(errs) != 2 || errs[0].Line != 3 || !strings.Contains(errs[0].Msg, "[common_quant_param]") ||
+		!strings.Contains(errs[0].Msg, "not be quantized") || errs[1].Line != 6 {
+		t.Fatalf("errors %+v", errs)
+	}
+	c := parseCfg(t, "[data_preprocess_param]\ncalibrate_size=16\n[micro_param]\nenable_micro=true\n")
+	if len(c.Warnings) != 2 || !strings.Contains(c.Warnings[0].Message, "[data_preprocess_param]") ||
+		!strings.Contains(c.Warnings[0].Message, "ignored") || c.Warnings[1].Line != 3 {
+		t.Fatalf("warnings %+v", c.Warnings)
 	}
 }
