@@ -28,7 +28,7 @@ var clusterTable = []akgcfg.OpEntry{
 	{Backends: gpu | ascend, Name: "Floor"},
 	{Backends: cpu | gpu, Name: "Reshape"}, {Backends: cpu | gpu, Name: "Round"}, {Backends: cpu | gpu, Name: "Tanh"},
 	{Backends: cpu | gpu, Name: "Sin"}, {Backends: cpu | gpu, Name: "Cos"},
-	{Backends: cpu, Name: "Sigmoid"}, // not expanded on CPU (expanders.go)
+	{Backends: cpu, Name: "Sigmoid"}, {Backends: cpu, Name: "Erf"}, // onnxruntime's, not expanded (expanders.go)
 	{Backends: gpu, Name: "ACos"}, {Backends: gpu, Name: "Acosh"}, {Backends: gpu, Name: "Asin"},
 	{Backends: gpu, Name: "Asinh"}, {Backends: gpu, Name: "Atan"}, {Backends: gpu, Name: "Erf"},
 	{Backends: gpu, Name: "IsInf"}, {Backends: gpu, Name: "IsNan"},
