@@ -28,8 +28,13 @@ float expm1f(float) __attribute__((simd("notinbranch")));
 #endif
 #endif
 
+#if defined(__F16C__)
+#include <immintrin.h>
+#endif
 static inline float gk_h2f(uint16_t h) {
-#if defined(__FLT16_MAX__)
+#if defined(__F16C__)
+  return _cvtsh_ss(h); /* one vcvtph2ps, not libgcc's soft conversion */
+#elif defined(__FLT16_MAX__)
   _Float16 f; memcpy(&f, &h, 2); return (float)f;
 #else
   uint32_t s = (uint32_t)(h >> 15) << 31, e = (h >> 10) & 0x1f, m = h & 0x3ff, u;
@@ -40,7 +45,9 @@ static inline float gk_h2f(uint16_t h) {
 #endif
 }
 static inline uint16_t gk_f2h(float x) {
-#if defined(__FLT16_MAX__)
+#if defined(__F16C__)
+  return _cvtss_sh(x, 0); /* round to nearest even */
+#elif defined(__FLT16_MAX__)
   _Float16 f = (_Float16)x; uint16_t h; memcpy(&h, &f, 2); return h;
 #else
   uint32_t b; memcpy(&b, &x, 4);
