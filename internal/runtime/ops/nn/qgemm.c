@@ -313,7 +313,7 @@ void gk_requant(const int32_t *acc, int n, const float *mult, int per_col, int32
 
 // unfold_row writes tap k's values of x for the n output positions from p0
 // into row (pad outside x).
-static void unfold_row(const uint8_t *x, int k, int kvol, const int *geo, int64_t invol, uint8_t pad, int p0, int n,
+__attribute__((optimize("no-tree-loop-distribute-patterns"))) static void unfold_row(const uint8_t *x, int k, int kvol, const int *geo, int64_t invol, uint8_t pad, int p0, int n,
                        uint8_t *row) {
     const int *in = geo, *kk = geo + 3, *st = geo + 6, *pb = geo + 9, *dl = geo + 12, *o = geo + 15;
     int ic = k / kvol, r = k % kvol;
@@ -338,9 +338,14 @@ static void unfold_row(const uint8_t *x, int k, int kvol, const int *geo, int64_
                 if (lo > run) lo = run;
                 if (hi > run) hi = run;
                 if (hi < lo) hi = lo;
-                memset(row + i, pad, (size_t)lo);
-                memcpy(row + i + lo, xr + iw + lo, (size_t)(hi - lo));
-                memset(row + i + hi, pad, (size_t)(run - hi));
+                // plain loops, not libc calls: runs are a feature-map row
+                // (tens of bytes), and three calls per row and tap were 40%
+                // of a small conv's time
+                uint8_t *d = row + i;
+                const uint8_t *s = xr + iw;
+                for (int j = 0; j < lo; j++) d[j] = pad;
+                for (int j = lo; j < hi; j++) d[j] = s[j];
+                for (int j = hi; j < run; j++) d[j] = pad;
             } else {
                 for (int j = 0; j < run; j++, iw += st[2]) row[i + j] = (iw >= 0 && iw < in[2]) ? xr[iw] : pad;
             }
@@ -380,14 +385,35 @@ void gk_qconv_pack(const uint8_t *x, int xsigned, int cg, const int *geo, uint8_
             }
         }
         const uint8_t *r0 = rows, *r1 = rows + np, *r2 = rows + 2 * (size_t)np, *r3 = rows + 3 * (size_t)np;
+        // the four rows interleaved into 32-bit columns and their signed
+        // byte sums added to the column sums, 16 columns (one strip) per
+        // step in SSE2 (the byte loop was most of a small conv's time)
+        _Static_assert(QG_NR == 16, "one strip is one 16-byte vector per row");
+        const __m128i vflip = _mm_set1_epi8((char)flip);
         for (int sp = 0; sp < ns; sp++) {
-            uint32_t *dst = (uint32_t *)(out + ((int64_t)(p0 / QG_NR + sp) * kp + k0) * QG_NR);
-            for (int c = 0; c < QG_NR; c++) {
-                int j = sp * QG_NR + c;
-                uint8_t a = r0[j] ^ flip, b = r1[j] ^ flip, d = r2[j] ^ flip, e = r3[j] ^ flip;
-                dst[c] = (uint32_t)a | (uint32_t)b << 8 | (uint32_t)d << 16 | (uint32_t)e << 24;
-                cs[j] += (int8_t)a + (int8_t)b + (int8_t)d + (int8_t)e;
-            }
+            __m128i *dst = (__m128i *)(out + ((int64_t)(p0 / QG_NR + sp) * kp + k0) * QG_NR);
+            const int j0 = sp * QG_NR;
+            __m128i a = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(r0 + j0)), vflip);
+            __m128i b = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(r1 + j0)), vflip);
+            __m128i d = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(r2 + j0)), vflip);
+            __m128i e = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(r3 + j0)), vflip);
+            __m128i ab0 = _mm_unpacklo_epi8(a, b), ab1 = _mm_unpackhi_epi8(a, b);
+            __m128i de0 = _mm_unpacklo_epi8(d, e), de1 = _mm_unpackhi_epi8(d, e);
+            _mm_storeu_si128(dst + 0, _mm_unpacklo_epi16(ab0, de0));
+            _mm_storeu_si128(dst + 1, _mm_unpackhi_epi16(ab0, de0));
+            _mm_storeu_si128(dst + 2, _mm_unpacklo_epi16(ab1, de1));
+            _mm_storeu_si128(dst + 3, _mm_unpackhi_epi16(ab1, de1));
+#define GK_SX16LO(v) _mm_srai_epi16(_mm_unpacklo_epi8(v, v), 8)
+#define GK_SX16HI(v) _mm_srai_epi16(_mm_unpackhi_epi8(v, v), 8)
+            __m128i s0 = _mm_add_epi16(_mm_add_epi16(GK_SX16LO(a), GK_SX16LO(b)), _mm_add_epi16(GK_SX16LO(d), GK_SX16LO(e)));
+            __m128i s1 = _mm_add_epi16(_mm_add_epi16(GK_SX16HI(a), GK_SX16HI(b)), _mm_add_epi16(GK_SX16HI(d), GK_SX16HI(e)));
+#undef GK_SX16LO
+#undef GK_SX16HI
+            __m128i *c = (__m128i *)(cs + j0);
+            _mm_storeu_si128(c + 0, _mm_add_epi32(_mm_loadu_si128(c + 0), _mm_srai_epi32(_mm_unpacklo_epi16(s0, s0), 16)));
+            _mm_storeu_si128(c + 1, _mm_add_epi32(_mm_loadu_si128(c + 1), _mm_srai_epi32(_mm_unpackhi_epi16(s0, s0), 16)));
+            _mm_storeu_si128(c + 2, _mm_add_epi32(_mm_loadu_si128(c + 2), _mm_srai_epi32(_mm_unpacklo_epi16(s1, s1), 16)));
+            _mm_storeu_si128(c + 3, _mm_add_epi32(_mm_loadu_si128(c + 3), _mm_srai_epi32(_mm_unpackhi_epi16(s1, s1), 16)));
         }
     }
     for (int j = 0; j < n; j++) colsum[p0 + j] = cs[j];

@@ -533,8 +533,9 @@ func qconv(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor, qlinear bool, pa
 	psize := max(int(C.gk_qgemm_packed_size(C.int(kk), C.int(ov))), 1)
 	scratch := getF32((psize+3)/4 + max(ov, 1))
 	defer putF32(scratch)
+	// gk_qconv_pack writes every byte of its strips (tail lanes and K padding
+	// included) and every column sum, so the lent buffer needs no clearing
 	raw := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(*scratch))), 4*len(*scratch))
-	clear(raw)
 	pb := &qpackedB{k: kk, n: ov, signed: xSigned,
 		data:   unsafe.Slice((*int8)(unsafe.Pointer(&raw[0])), psize),
 		colsum: unsafe.Slice((*int32)(unsafe.Pointer(&raw[4*((psize+3)/4)])), max(ov, 1))}
