@@ -147,7 +147,10 @@ MODELS = [
         input_shape="x:1,3,192,256",
         inputs={"x": ("image", [1, 3, 192, 256])},
         datasets=[{}],
-        exact=True,
+        # bit-exact on AVX-512 machines; its 8 GlobalAveragePools are not
+        # onnxruntime's order (MLAS pooling), and on AVX2 their ulps reach
+        # the output (1.8e-7)
+        atol=1e-6,
         # opt_level 2: the fused kernels' own reductions (ReduceMean expanded
         # at level 1) are not onnxruntime's order yet, and 70 requantizations
         # amplify their ulps
