@@ -166,14 +166,12 @@ func bindGraphKernel(n *ir.Node, p KernelPolicy) (opkernel.Func, KernelBinding, 
 
 // serialKernelBytes: a kernel built with OpenMP (by an earlier version of
 // the generator, loaded as a trusted embedded binary) that touches fewer
-// bytes (inputs and outputs) runs on one thread. Starting its OpenMP team
-// costs more than it saves below this: efficientnet_b0's squeeze-excite
-// kernels (20-70 us, up to ~1.6 MB) ran 2-3x slower on 2 threads than on 1
-// (2-core AMD EPYC VM), and bert_base's twelve GELU kernels (3 MB, ~0.2 ms
-// alone) lost too: waking the team and then the pool's workers, parked for
-// it, cost more than the second thread gained. Kernels built now run their
-// parallel loops as tasks on the pool's workers (nativeFunc), and their
-// generator already keeps loops under 32K elements serial.
+// bytes (inputs and outputs) runs on one thread. Starting its OpenMP team,
+// and then waking the pool's workers parked for it, costs more than the
+// second thread saves below this (docs/performance.md#serial-openmp-kernels).
+// Kernels built now run their parallel loops as tasks on the pool's workers
+// (nativeFunc), and their generator already keeps loops under 32K elements
+// serial.
 const serialKernelBytes = 4 << 20
 
 func kernelBytes(bufs [][]byte) int {

@@ -13,19 +13,14 @@ import (
 // for 10 ms without passing through the scheduler. Such a goroutine here
 // spends nearly all its time in cgo calls, so the preemption finds it in a
 // "syscall" and hands its P to another thread; sysmon then drops back to
-// 20 us ticks and spinning threads are woken to look for work that does
-// not exist. On a 2-vCPU VM (AMD EPYC, AVX-512) efficientnet_b0 at 1 thread
-// took 37 context switches per 10 ms run instead of ~1, and its runs' P90
-// was 1.4x their median (onnxruntime's: 1.03x); resnet50 and bert_base
-// medians were 5-10% above those of a Go runtime built without that
-// preemption. A voluntary runtime.Gosched every few milliseconds keeps the
-// goroutine's scheduling tick moving, so sysmon never preempts it; each
-// yield costs one wake-up of an idle thread, 30-75 us on that VM (measured
-// by a standalone Go program: 32-37 us per Gosched when the other thread
-// sleeps), so the pacer yields as seldom as it safely can: when the time
-// since the last yield plus the longest recent unit of work (the gap
-// between two Ticks) would reach sysmon's limit less a margin. At a fixed
-// 4 ms the yields cost efficientnet_b0 138 us per 9.7 ms run at 1 thread.
+// short ticks and spinning threads are woken to look for work that does
+// not exist, which shows as context switches and a long tail of run times.
+// A voluntary runtime.Gosched every few milliseconds keeps the goroutine's
+// scheduling tick moving, so sysmon never preempts it. Each yield costs one
+// wake-up of an idle thread, so the pacer yields as seldom as it safely
+// can: when the time since the last yield plus the longest recent unit of
+// work (the gap between two Ticks) would reach sysmon's limit less a
+// margin. Measurements: docs/performance.md#scheduler-pacing.
 type Pacer struct {
 	last    time.Time     // the last yield (or the first Tick)
 	prev    time.Time     // the previous Tick
@@ -60,8 +55,8 @@ func (p *Pacer) Tick() {
 		return
 	}
 	// A unit longer than the allowance can have is preempted whatever the
-	// pacer does (gpt_small's lm_head: 27 ms at 1 thread); letting it set
-	// the allowance would only make the other units yield more often.
+	// pacer does (gpt_small's lm_head at 1 thread); letting it set the
+	// allowance would only make the other units yield more often.
 	if gap > p.longest && gap <= sysmonPreemptAfter-paceMargin-minYieldEvery {
 		p.longest = gap
 	}

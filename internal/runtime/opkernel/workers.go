@@ -10,14 +10,14 @@ import (
 // The persistent worker pool behind ParallelFor.
 //
 // A model runs hundreds of parallel loops, many of them tens of microseconds
-// long (mobilenet_v2's late 1x1 convs take ~80 us). Starting goroutines for
-// each loop made every one of them wait for the Go scheduler to wake a parked
-// thread, which on a 2-core VM costs 30-50 us: at 2 threads such convs ran
-// slower than at 1. The pool keeps its workers spinning for a while after
-// each loop, so the next loop starts at once; a worker that finds no loop
-// within spinFor parks and is woken by the next one. Chunks are claimed
-// dynamically, so the caller never waits for a worker still waking up: it
-// takes the chunks itself.
+// long. Starting goroutines for each loop made every one of them wait for
+// the Go scheduler to wake a parked thread, which costs about as much as such
+// a loop: at 2 threads short convs ran slower than at 1. The pool keeps its
+// workers spinning for a while after each loop, so the next loop starts at
+// once; a worker that finds no loop within spinFor parks and is woken by the
+// next one. Chunks are claimed dynamically, so the caller never waits for a
+// worker still waking up: it takes the chunks itself.
+// Measurements: docs/performance.md#worker-pool.
 //
 // The pool serves one loop at a time. A loop started while another is in
 // flight (a nested loop, or a second session on another goroutine) runs on
@@ -99,10 +99,9 @@ var workers = func() *workerPool {
 // grow starts workers until n run, and sees that GOMAXPROCS leaves one P
 // idle beside the caller and the workers. They spend their chunks in cgo
 // calls; the Go runtime's monitor takes the P away from a thread that is in a
-// cgo call for over 20 us whenever no P is idle, and hands it to another
-// thread, so on 2 cores three threads then fight over them: resnet50 at 2
-// threads ran 44-48 ms with GOMAXPROCS=2, 31-36 ms with 3 (a Firecracker VM,
-// AMD EPYC, AVX-512).
+// cgo call whenever no P is idle, and hands it to another thread, so on 2
+// cores three threads would then fight over them
+// (docs/performance.md#worker-pool).
 func (p *workerPool) grow(n int) {
 	if need := n + 2; runtime.GOMAXPROCS(0) < need {
 		runtime.GOMAXPROCS(need)
@@ -128,15 +127,10 @@ func (p *workerPool) worker(seen uint64) {
 						// The loop this worker ran out of chunks in is still
 						// running on another thread, and the next one follows
 						// it at once: the spin window starts when it ends. A
-						// worker whose half of a conv finished 100 us early had
-						// parked, and the next loop waited for its wake-up,
-						// which Linux placed on the caller's vCPU: resnet50 at 2
-						// threads found it parked at 688 of ~6000 loops, now at
-						// 35 (the gaps between runs); a process started right
-						// after onnxruntime's ran its first two-thread
-						// mobilenet_v2 runs 2-3x slower in 7 of 16 tries, now
-						// in 6 of 28. Steady-state times were unchanged
-						// (resnet50 2T, min of 6 medians, 19.60 vs 19.50 ms).
+						// worker whose share finished early had parked, and
+						// the next loop waited for its wake-up, which Linux
+						// placed on the caller's vCPU
+						// (docs/performance.md#worker-pool).
 						deadline = time.Now().Add(spinFor)
 					} else if quiet || time.Now().After(deadline) {
 						p.mu.Lock()

@@ -157,70 +157,31 @@ func usePackedConv(n *ir.Node, w *ir.Tensor, g *geom, group, c, m, threads int) 
 	return packedConvFaster(g, c, m, threads)
 }
 
-// packedConvFaster is the shape rule, from BenchmarkConvPackedVsBLAS on the
-// resnet50 and mobilenet_v2 shapes at one and two threads (noisy machine;
-// repeated):
-//   - at most stemMaxChannels input channels (the RGB stems): the direct
-//     conv (AVX-512, one thread: resnet50's 7x7 stride 2 1.37 ms against
-//     1.82 on slivers and 3.2 on OpenBLAS; the 3x3 stride 2 of mobilenet_v2
-//     and efficientnet_b0 0.17 against 0.24 and 0.39; in the models,
-//     per-node medians, 1.65 -> 1.30, 0.28 -> 0.20 and 0.37 -> 0.29 with
-//     its SiLU);
+// packedConvFaster is the shape rule, from BenchmarkConvPackedVsBLAS and
+// per-node medians in resnet50, mobilenet_v2 and efficientnet_b0 at one and
+// two threads:
+//   - few input channels (the RGB stems): the direct stem conv;
 //   - small planes (7x7, and 14x14 with a deep K x Cout): the transposed
-//     form, pixels as the GEMM's M, where OpenBLAS's N = pixels is too short
-//     for its blocking (+5-50%); at two threads every plane of at most 256
-//     pixels but the narrow pointwise ones below, where the im2col +
-//     OpenBLAS path split into row blocks gained nothing (384 -> 96: 88 us
-//     at 1 thread, 93 at 2; transposed 60);
+//     form, pixels as the GEMM's M, because OpenBLAS's N = pixels is too
+//     short for its blocking; at two threads every plane of at most 256
+//     pixels, but the narrow pointwise ones below;
 //   - at two threads, 1x1 convs on planes of 196 to 256 pixels with K x Cout
-//     below 2^17 (mobilenet_v2's and efficientnet_b0's 14x14 stages): the sliver
-//     form, its output channels split between the threads (convSliversF32).
-//     In cache (GFLOP/s, AVX-512): 384 -> 64 204-226 transposed, 243-260
-//     split; 576 -> 96 215-260 / 286-289; 96 -> 576 257-280 / 288-296;
-//     672 -> 112 218-239 / 239-262 (AVX2: 103-124 / 126-154); but 1024 ->
-//     256 and 7x7 planes within noise or slower, so they stay transposed
-//     (in mobilenet_v2 at 2 threads its 7x7 stage's pointwise convs split
-//     by channels took 0.83 ms against 0.69 transposed, min of 5).
-//     In the models at 2 threads (min of 6 per-node medians): mobilenet_v2's
-//     fourteen 14x14-stage pointwise convs 1.30 -> 1.07 ms (its 64 -> 384 and
-//     96 -> 576 expands 0.078 -> 0.045 and 0.134 -> 0.081: the transposed
-//     form's NCHW transpose wrote lines the other core then read), all its
-//     convs 3.81 -> 3.45 ms; efficientnet_b0's twelve 14x14 expand/project
-//     convs 1.26 -> 1.15 ms;
+//     below 2^17: the sliver form, its output channels split between the
+//     threads (convSliversF32), so no thread reads lines the other core wrote
+//     in the transposed form's NCHW transpose;
 //   - planes of 28x28 and more, and large kernels: the sliver form, which
-//     needs no transpose, reads a 1x1 stride-1 conv's input in place and
-//     unfolds the others per tile (+5-50% at one thread; most on 3x3 at
-//     56x56 and on the narrow mobilenet pointwise convs; the stems' figures
-//     below predate the direct path, which takes them now).
-//     Strided convs there were even at one thread with the output in cache,
-//     but in a model the output is in memory, and the sliver GEMM prefetches
-//     its output lines (im2col + OpenBLAS does not): mobilenet's 3x3 stem
-//     0.54 -> 0.42 ms at one thread, 247 -> 177 us at two.
-//     Its AVX2 form (6 x 16 halves) against OpenBLAS Haswell, one thread:
-//     equal to 1.35x faster on the same shapes (mobilenet's 3x3 stem 546 ->
-//     433 us, 32 -> 16 on 112x112 189 -> 138 us);
-//   - 1x1 convs on planes of 14x14 to 27x27 left at one thread (mobilenet's
-//     and efficientnet's narrow 14x14 expand and project convs): the sliver
-//     form too. Alone the three paths were within 10% (96 -> 576: OpenBLAS
-//     138, transposed 129-131, slivers 126-137 us); in mobilenet_v2 the
-//     twelve 14x14 pointwise convs took 1.38 ms (sum of per-node medians)
-//     on OpenBLAS and 1.32-1.34 on slivers, the model's minimum 5.9-7.3 ->
-//     5.7-7.3 ms (9 alternations);
+//     needs no transpose, reads a 1x1 stride-1 conv's input in place, unfolds
+//     the others per tile and prefetches its output lines;
+//   - 1x1 convs on planes of 14x14 to 27x27 at one thread: the sliver form
+//     too (the three paths are close there; slivers won in the model);
 //   - at the AVX-512 level, 1x1 convs with more input than output channels
-//     on planes of 196 to 256 pixels (the 14x14 projects of mobilenet_v2 and
-//     efficientnet_b0): the transposed form, at one and two threads. Pixels
-//     as M fill the 12 x 32 micro-kernel (196 = 16 slivers + 4 rows, and a
-//     last panel of 16 channels takes the narrow kernel), where the sliver
-//     form's 196 pixels end in a 4-wide panel and 112 or 80 output channels
-//     in a part sliver (~82% of its FMAs useful against ~96%). Sums of
-//     per-node medians, min of 4 alternations, 2026-11-29: efficientnet_b0's
-//     projects of its 14x14 and 7x7 stages (six changed) 1.09 -> 0.98 ms at
-//     1 thread, 0.63 -> 0.58 at 2;
-//     mobilenet_v2's seven 14x14 ones 0.51 -> 0.47 and 0.28 -> 0.26. With
-//     AVX2's 6 x 16 sliver kernel against its 3 x 32 packed one the sliver form
-//     stays ahead (forced AVX2, 1 thread: 1.91 vs 2.01 and 0.86 vs 0.91);
+//     on planes of 196 to 256 pixels: the transposed form, since pixels as M
+//     fill the 12 x 32 micro-kernel better than the sliver form's ragged last
+//     panel (AVX2's 6 x 16 sliver kernel stays ahead there);
 //   - otherwise (mid-size planes, and portable code but the small planes)
 //     im2col + OpenBLAS.
+//
+// Measurements: docs/performance.md#packed-conv-path-rule.
 func packedConvFaster(g *geom, c, m, threads int) int {
 	outVol, kk := g.outVol(), c*g.kVol()
 	switch {
@@ -253,31 +214,14 @@ func convPackedF32(ctx *opkernel.Ctx, g *geom, nb, c, m int, x, wp, b, z, y []fl
 	// the pixels or the output channels. By pixels, each thread reads its
 	// share of the input and all the weights; by channels, all the input and
 	// its share of the weights: so channels when there are fewer pixels than
-	// channels and the panels divide evenly enough (a 160 -> 960 1x1 conv on
-	// 7x7 ran 36 + 13 pixels, each thread reading all 600 KB of weights:
-	// slower than one thread; by channels it is 1.8x faster; 672 -> 112 on
-	// 14x14 was 1.6x slower by channels than by pixels). Only 1x1 convs, of
-	// any stride (a strided one unfolds no more than a pointwise one reads:
-	// resnet50's 1024 -> 2048 stride-2 downsample onto 7x7, 8 MB of weights,
-	// 1.13-1.17 -> 0.81-0.84 ms at two threads by channels; in the model
-	// 1.02-1.05 -> 0.74-0.83). A larger kernel stays split by pixels, since
-	// each thread would unfold it all (by channels, resnet50's 256 ->
-	// 256 3x3 stride 2 on 28x28 took 2.17 ms at two threads, 1.62 at one, by
-	// pixels 1.16; unfolding the plane once before the split did not help,
-	// since each thread then packs all of a deep im2col: 512 -> 512 3x3 on 7x7
-	// 1.2 ms by channels, 0.72 by pixels). One group per thread, not two:
-	// each group packs all of the tile's input as the GEMM's A, so two per
-	// thread packed it twice (1024 -> 256 on 14x14 at two threads: 400-406
-	// -> 366-379 us, 1024 -> 512 781-808 -> 730-780; with few input
-	// channels equal: 256 -> 1024 360-368 vs 363-379; resnet50's layer3/4
-	// 1x1 convs in the model, sum of per-node medians, 11.0-12.1 -> 10.4-11.8
-	// ms, lower in 4 of 6 alternations). But pixels when the input is deep
-	// (K >= 2 x channels) and the pixels at least half the channels: each
-	// thread then packs half of a large input instead of all of it
-	// (resnet50's five 1024 -> 256 convs on 14x14, 2 threads, min of 6
-	// alternations: 0.396-0.424 -> 0.366-0.388 ms each; the same in an
-	// earlier alternation; mobilenet_v2's 64 -> 384 on 14x14, where K is
-	// small, went 0.043 -> 0.065 by pixels).
+	// channels and the panels divide evenly enough. Only 1x1 convs, of any
+	// stride (a strided one unfolds no more than a pointwise one reads); a
+	// larger kernel stays split by pixels, since each thread would unfold it
+	// all. One group per thread, not two: each group packs all of the tile's
+	// input as the GEMM's A. But pixels when the input is deep (K >= 2 x
+	// channels) and the pixels at least half the channels: each thread then
+	// packs half of a large input instead of all of it.
+	// Measurements: docs/performance.md#packed-conv-work-split.
 	pgroups := 1
 	if tiles := (outVol + mt - 1) / mt; nb*tiles < threads {
 		byChannels := outVol < m && (2*outVol < m || kk < 2*m)
@@ -285,10 +229,8 @@ func convPackedF32(ctx *opkernel.Ctx, g *geom, nb, c, m int, x, wp, b, z, y []fl
 			pgroups = min(panels, threads)
 		} else {
 			// An even share of the pixels per thread, not whole 12-row
-			// micro-kernel blocks: resnet50's 512 -> 512 3x3 stride 2 onto
-			// 7x7 split 36 + 13 pixels ran 1.15-1.19 ms at two threads, 25 +
-			// 24 0.92-0.94 (256 -> 256 onto 14x14, 108 + 88 -> 98 + 98:
-			// 0.99-1.01 -> 0.94-0.99); a ragged last block costs little.
+			// micro-kernel blocks: a ragged last block costs less than an
+			// uneven split (docs/performance.md#packed-conv-work-split).
 			mt = (outVol + threads - 1) / threads
 		}
 	}

@@ -55,12 +55,8 @@ const (
 var winoTileMode atomic.Int32
 
 // winoTile is the output tile side of the Winograd form for g: 2 (F(2x2,
-// 3x3)) on planes under 28x28, else 4 (see the file comment). resnet50 on
-// the Zen 5 VM, sums of per-node medians, 3 alternations: its five 14x14
-// convs (256 -> 256) 5.2-5.7 -> 4.5-4.8 ms at 1 thread, 3.2-3.3 -> 3.0-3.1
-// at 2 (AVX-512; AVX2 equal: 8.2-8.5 vs 8.0-8.5); its three 28x28 ones
-// stay F(4x4), which F(2x2) was slower on (2.1-2.2 vs 2.2-2.3 ms at 1
-// thread, 1.6 vs 1.6-1.8 at 2).
+// 3x3)) on planes under 28x28, else 4 (see the file comment; measurements:
+// docs/performance.md#winograd-tile-size-and-shape-rule).
 func winoTile(g *geom) int {
 	if t := int(winoTileMode.Load()); t == 2 || t == 4 {
 		return t
@@ -86,27 +82,12 @@ func useWinograd(n *ir.Node, w *ir.Tensor, g *geom, group, c, m int) bool {
 }
 
 // winoFaster is the shape rule, from BenchmarkConvWinograd on resnet50's
-// 3x3 stride-1 convs (batch 1, pad 1, bias + ReLU) on the 2-core AMD EPYC
-// (Zen 4) while other jobs loaded it: time of Winograd / time of the path
-// taken without it (packed slivers at 56 and 28, packed transposed at 14
-// and 7 on AVX-512; im2col + OpenBLAS at 56 and 28, packed transposed at 14
-// and 7 on AVX2), medians of 5 runs of 20 alternating iterations (1 thread:
-// process CPU time; 2 threads: wall time):
-//
-//	              AVX-512 1t  AVX-512 2t  AVX2 1t  AVX2 2t
-//	56x56 C=M=64     0.35        0.40       0.42     0.45
-//	28x28 C=M=128    0.34        0.33       0.48     0.49
-//	14x14 C=M=256    0.48        0.49       0.67     0.80
-//	 7x7  C=M=512    0.65        0.65       0.92     0.95 (runs 0.75-1.27)
-//
-// That 7x7 row was F(4x4, 3x3), whose 4 tiles on a 7x7 plane left the
-// GEMMs too little reuse of each weight (on AVX2 it did not win reliably).
-// Planes under 28x28 now take F(2x2, 3x3) (16 tiles on 7x7): in resnet50
-// (the Zen 5 VM, 1 thread, sum of layer4.1/4.2's per-node medians, 3
-// alternations) 3.4-4.4 -> 2.8-3.0 ms against F(4x4) on AVX-512, and
-// 6.0-6.3 -> 4.4-4.5 ms against the transposed path on AVX2. So: planes of
-// 7x7 and more at both levels. Nothing was measured below 64 channels or
-// under 7x7: those keep the other paths.
+// 3x3 stride-1 convs against the path each conv takes without Winograd:
+// Winograd won on every measured shape of 64 channels and more on planes of
+// 7x7 and more, at both ISA levels, once planes under 28x28 took F(2x2,
+// 3x3). Nothing was measured below 64 channels or under 7x7: those keep
+// the other paths. Measurements:
+// docs/performance.md#winograd-tile-size-and-shape-rule.
 func winoFaster(g *geom, c, m int) bool {
 	side := min(g.out[1], g.out[2])
 	if c < 64 || m < 64 {
@@ -199,12 +180,9 @@ func convWinoF32(ctx *opkernel.Ctx, g *geom, nb, c, m, nr, o int, x, u, b, z, y 
 	// Several threads and tile rows of 7 tiles or more: bands of fewer rows
 	// (at least two per thread), so the threads split the work by bands, each
 	// transforming its own input, and not by channel groups, each of which
-	// redoes the band's input transform. resnet50 at 2 threads, sums of
-	// per-node medians over 4 runs: its 3x3 convs on 56x56 (F(4x4), 7 bands
-	// of 2 rows, had 2 channel groups) 1.01 -> 0.73 ms, 28x28 (F(4x4), 4
-	// tasks -> 7 bands of 1 row) 1.49 -> 1.32, 14x14 (F(2x2)) 2.70 -> 2.45;
-	// its 7x7 ones (4 tiles a row) stay as they were: 1-row bands there took
-	// 2.12 ms against 1.74.
+	// redoes the band's input transform. Planes of 4 tiles a row (7x7) stay
+	// as they were: 1-row bands there were slower.
+	// Measurements: docs/performance.md#winograd-band-split.
 	bandSplit := threads > 1 && tw >= 7
 	if bandSplit {
 		rows = max(1, min(rows, th/(2*threads)))

@@ -1,7 +1,13 @@
-// Package nn implements the CPU kernels of the neural-network IR ops: MatMul,
-// Conv2D, Conv2DTranspose, AvgPool, MaxPool, BatchNorm, InstanceNorm,
-// LayerNorm, Einsum and Resize, with ONNX semantics (see internal/ir/ops.go).
-// float32 is the fast path (OpenBLAS GEMM, C kernels); float16 and bfloat16
+// Package nn implements the CPU kernels of the neural-network IR ops, with
+// ONNX semantics (the ops and their attributes: ir.OpInfo in internal/ir):
+// matrix products (plain, batched, quantized and integer), attention, every
+// convolution form (direct, packed GEMM, Winograd, depthwise, transposed,
+// deformable, integer and quantized), pooling, normalisations, losses,
+// resampling and sampling (Resize, GridSample, RoiAlign), recurrent cells
+// and a few signal and text ops. Each file's init registers its ops with
+// opkernel; the registry, not this comment, is the list.
+// float32 is the fast path (OpenBLAS GEMM, our packed GEMMs, C kernels with
+// AVX-512 / AVX2 / portable levels chosen by cpuisa); float16 and bfloat16
 // are computed in float32; float64 and integer types take generic paths.
 package nn
 

@@ -201,9 +201,7 @@ func packedGEMM(ctx *opkernel.Ctx, m, n, k int, a []float32, lda int, transA boo
 		// row-wise kernels after a transformer's MatMuls (bias + residual +
 		// LayerNorm, GELU) then read from their own core's cache. Both
 		// threads read all of B, at about the same time, from the shared
-		// L3. Two threads, AVX-512, sum of MatMul medians: bert_base 68.7-
-		// 76.4 -> 67.7-70.4 ms (fused kernels 4.5-5.3 -> 4.4-4.7),
-		// gpt_small 9.2-9.6 -> 8.3-8.4 ms (lm_head, 1571 panels, unchanged).
+		// L3. Measurements: docs/performance.md#packed-matmul-row-split.
 		opkernel.ParallelFor(ctx, threads, 1, func(t0, t1 int) { call(t0*m/threads, t1*m/threads, 0, panels) })
 	case panels >= 32*threads:
 		// Many panels and few rows (fewer than 24 per thread: an lm_head or

@@ -212,17 +212,9 @@ func maxPoolT[T number](ctx *opkernel.Ctx, g *geom, nc int, x, y []T, ind []int6
 // by channel: the op before (resnet50's stem conv) splits by bands of rows
 // too, and the pool's caller and worker claim bands from the front and the
 // back as the conv's did, so each reads mostly what its own core wrote (by
-// channel, half of every plane came from the other core: resnet50's 64 x
-// 112x112 pool took longer at 2 threads than at 1). Min of 6 alternations,
-// 2 threads, AVX-512: the pool 0.231 -> 0.219 ms, the downsample conv that
-// reads its output 0.338 -> 0.321. At one thread it takes onnxruntime's time
-// (0.143 vs 0.155 ms in its profile); at two it scales poorly (~2x
-// onnxruntime's). Its horizontal pass is already vectorised (vpermt2ps): an
-// explicit AVX-512 form of it did not change the time (150-185 vs 160-185
-// us in cache); perf puts 45% in the vertical pass, which reads three input
-// rows of the 3.2 MB plane from L3 per output row. Running it on one thread
-// at 2 threads was worse (0.19 -> 0.30 ms, and the conv reading its output
-// 0.08 -> 0.16).
+// channel, half of every plane came from the other core).
+// Measurements, and what was tried and not kept:
+// docs/performance.md#max-pool-split.
 func maxPool2DF32(ctx *opkernel.Ctx, g *geom, nc int, x, y []float32) {
 	oh := g.out[1]
 	if threads := ctx.NumThreads(); threads > 1 && oh >= 16 {
