@@ -9,61 +9,6 @@ import (
 	"gkconv/internal/testkit"
 )
 
-func perm(p ...int64) ir.Attrs { return ir.Attrs{"perm": ir.IntsAttr(p...)} }
-
-func TestTransposeToReshape(t *testing.T) {
-	b := testkit.New(t, "test")
-	x := b.Input("x", 1, 5, 8)
-	moved := b.Node("t1", "Transpose", perm(1, 0, 2), x)             // [5,1,8]: same order
-	kept := b.Node("t2", "Transpose", perm(0, 2, 1), x)              // [1,8,5]: reorders
-	g := b.Output(b.Node("m", "Mul", nil, moved, b.Scalar(2)), kept) // kept is a graph output
-	res := checkEquivalent(t, g, "--opt_level=2 --disable_pass=cluster.graph_kernel_cluster", cpuBE, 0)
-	if rec := passRecord(res, "preprocess", "transpose_to_reshape"); !strings.Contains(rec.Note, "1 Transpose -> Reshape") {
-		t.Errorf("record %+v", rec)
-	}
-	for _, n := range g.Nodes {
-		if (n.Name == "t1") != (n.Op == "Reshape") {
-			t.Errorf("%s is %s", n.Name, n.Op)
-		}
-	}
-}
-
-func TestTransposeMatMulFusion(t *testing.T) {
-	b := testkit.New(t, "test")
-	q := b.Input("q", 3, 5, 4) // [H,S,D]
-	k := b.Input("k", 5, 3, 4) // [S,H,D]
-	w := b.Input("w", 6, 4)
-	kt := b.Node("kt", "Transpose", perm(1, 2, 0), k) // [H,D,S]: gathers elements
-	scores := b.Node("qk", "MatMul", nil, q, kt)      // [H,S,S]
-	wt := b.Node("wt", "Transpose", perm(1, 0), w)    // a plain swap: disappears
-	proj := b.Node("proj", "MatMul", nil, b.Node("r", "Reshape", nil, q, b.Ints(15, 4)), wt)
-	other := b.Node("ot", "Transpose", perm(0, 2, 1), q) // [H,D,S] also read below
-	both := b.Node("qo", "MatMul", nil, q, other)
-	g := b.Output(scores, proj, both, b.Node("oo", "Neg", nil, other))
-	res := checkEquivalent(t, g, "--opt_level=2 --disable_pass=postprocess.matmul_pack_b", cpuBE, 1e-5)
-	if rec := passRecord(res, "preprocess", "transpose_matmul_fusion"); !strings.Contains(rec.Note, "2 Transpose folded into MatMul (1 removed)") {
-		t.Errorf("record %+v", rec)
-	}
-	for _, n := range g.Nodes {
-		switch n.Name {
-		case "kt":
-			if p := n.Attrs.Ints("perm", nil); !slices.Equal(p, []int64{1, 0, 2}) {
-				t.Errorf("kt perm %v, want [1 0 2]", p)
-			}
-		case "wt":
-			t.Error("wt is still there")
-		case "qk", "proj":
-			if n.Attrs.Int("transpose_b", 0) != 1 {
-				t.Errorf("%s: transpose_b not set", n.Name)
-			}
-		case "qo":
-			if n.Attrs.Int("transpose_b", 0) != 0 {
-				t.Error("qo: a shared Transpose was folded")
-			}
-		}
-	}
-}
-
 func TestMatMulSliceSplit(t *testing.T) {
 	b := testkit.New(t, "test")
 	x := b.Input("x", 2, 6, 16)
