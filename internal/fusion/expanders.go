@@ -59,7 +59,7 @@ var expanders = map[string]expanderDef{
 	"BatchNorm":    {expandBatchNorm, []listEntry{{cpu, 1}}},
 	// Erf is our addition, not MindSpore's: MindSpore's CPU cluster list has
 	// no Erf, so an ONNX erf-GeLU (Div->Erf->Add->Mul->Mul) would split at
-	// the Erf. Here Erf is clustered whole on CPU instead (cluster.go) and
+	// the Erf. Here Erf is clustered whole on CPU instead (gk_cluster.go) and
 	// the kernel computes onnxruntime's erf, so the fused GeLU keeps the
 	// bits of the unfused model; enable_expand_ops=Erf expands it into basic
 	// ops (expand_erf.go, its own polynomial, within 1e-7).

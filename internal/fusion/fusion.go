@@ -7,6 +7,12 @@
 //
 // The pipeline is one table of passes (passes.go); whether a pass runs is
 // decided by akgcfg.Flags.PassEnabled exactly as GraphKernelPassManager::Add.
+// converter_lite's graph fusion passes, which run before it on every
+// conversion (RunAnf, anf.go), are a second table there. Each pass is in a
+// file named after it, gk_<pass>.go for the graph-kernel table and
+// anf_<pass>.go for converter_lite's fusion passes; the other files are
+// shared helpers. passes.go's passOrder declares which passes must run
+// before which, checked when the package is initialised.
 package fusion
 
 import (

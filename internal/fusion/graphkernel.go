@@ -312,3 +312,39 @@ func writeCanonical(w stringWriter, b *ir.Graph) {
 	}
 	_, _ = w.Write([]byte(sb.String()))
 }
+
+// kernels are g's GraphKernel nodes, in node order.
+func kernels(g *ir.Graph) []*ir.Node {
+	var ks []*ir.Node
+	for _, n := range g.Nodes {
+		if n.Op == ir.OpGraphKernel && n.Body != nil {
+			ks = append(ks, n)
+		}
+	}
+	return ks
+}
+
+// supportedDType: AKG's dtypes for fused kernels (float32/float16 compute;
+// bool and int32 for masks, comparisons and indices).
+func supportedDType(d ir.DType) bool {
+	switch d {
+	case ir.Float32, ir.Float16, ir.Bool, ir.Int32:
+		return true
+	}
+	return false
+}
+
+// staticNode reports whether every input and output of n has a known shape.
+func staticNode(n *ir.Node) bool {
+	for _, v := range n.Inputs {
+		if v != nil && !v.ShapeKnown() {
+			return false
+		}
+	}
+	for _, v := range n.Outputs {
+		if v == nil || !v.ShapeKnown() { // a nil output is an omitted optional one
+			return false
+		}
+	}
+	return true
+}

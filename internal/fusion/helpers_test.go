@@ -1,7 +1,6 @@
 package fusion
 
 import (
-	"gkconv/internal/randgraph"
 	"math"
 	"math/rand"
 	"strings"
@@ -9,8 +8,8 @@ import (
 
 	"gkconv/internal/akgcfg"
 	"gkconv/internal/ir"
+	"gkconv/internal/randgraph"
 	"gkconv/internal/runtime/opkernel"
-
 	_ "gkconv/internal/runtime/ops/elementwise"
 	_ "gkconv/internal/runtime/ops/nn"
 	_ "gkconv/internal/runtime/ops/tensorops"
@@ -283,3 +282,6 @@ func float64Inputs(in map[string]*ir.Tensor) map[string]*ir.Tensor {
 	}
 	return out
 }
+
+// perm is the attributes of a Transpose by p.
+func perm(p ...int64) ir.Attrs { return ir.Attrs{"perm": ir.IntsAttr(p...)} }

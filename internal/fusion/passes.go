@@ -1,15 +1,26 @@
 package fusion
 
 import (
+	"errors"
+	"fmt"
+
 	"gkconv/internal/akgcfg"
-	"gkconv/internal/ir"
 )
+
+// The package's passes, as in Go's cmd/compile/internal/ssa: every pass is a
+// row of one of the two tables below, its run function sits in a file named
+// after it (anf_<pass>.go for anfFusions, gk_<pass>.go for pipeline; the
+// other files are the helpers they share), and passOrder says which passes
+// must come before which, checked when the package is initialised.
+//
+// A conversion runs the two tables one after the other: internal/convert
+// runs anfFusions (RunAnf) on every conversion, then pipeline (Run).
 
 // stageNames are converter_lite's stage names, by stage index
 // (mindspore-lite/tools/graph_kernel/converter/graph_kernel_optimization.cc).
 var stageNames = []string{"preprocess", "cluster", "highlevelopt1", "split", "buildkernel", "postprocess"}
 
-// pass is one row of the pipeline table.
+// pass is one row of a pass table (pipeline or anfFusions).
 type pass struct {
 	stage, index int
 	name         string
@@ -38,8 +49,9 @@ const all = akgcfg.AllDevices
 // the same pass; graph_kernel_cse (MindSpore's L2 pass of highlevelopt1) and
 // the opt_level-3 stitch/parallel passes of the MindSpore backend are
 // appended at the end of their stage to keep those indices, as are this
-// converter's own CPU passes (preprocess.matmul_bias_fold and the layout
-// passes of pass_layout.go, postprocess.matmul_pack_b).
+// converter's own CPU passes (preprocess.matmul_bias_fold, the layout passes
+// transpose_to_reshape, transpose_matmul_fusion and matmul_slice_split, and
+// postprocess.matmul_pack_b).
 var pipeline = []pass{
 	{0, 0, "empty_pass", 1, nil, all, note("IR dump point")},
 	{0, 1, "format_recognition", 1, nil, all, note("IR keeps the model's layout; no format to recognise")},
@@ -84,22 +96,170 @@ func note(msg string) func(*state) (bool, string, error) {
 	return func(*state) (bool, string, error) { return false, msg, nil }
 }
 
-func runInferShape(st *state) (bool, string, error) {
-	if err := ir.InferShapes(topLevelInferable(st.g)); err != nil {
-		return false, "", err
-	}
-	return false, "", nil
+// AnfStage is the report's stage name of the rows of anfFusions.
+const AnfStage = "anf_fusion"
+
+const anfStageIndex = 6
+
+// anfFusions are converter_lite's graph fusion passes (anf.go says how they
+// are switched), named and ordered as converter_lite's InitFusions lists
+// them, then this converter's own.
+var anfFusions = []pass{
+	{anfStageIndex, 0, "ConvBiasaddFusion", 0, nil, all, runConvBiasaddFusion},
+	{anfStageIndex, 1, "ConvBatchNormFusion", 0, nil, all, runConvBatchNormFusion},
+	{anfStageIndex, 2, "ConvScaleFusion", 0, nil, all, runConvScaleFusion},
+	{anfStageIndex, 3, "ConvActivationFusion", 0, nil, all, runConvActivationFusion},
+	// MindSpore's MatMulAddFusion is preprocess.matmul_bias_fold's rewrite:
+	// the same function, here on every conversion.
+	{anfStageIndex, 4, "MatMulAddFusion", 0, nil, all, runMatMulAddFusion},
+	{anfStageIndex, 5, "MatMulActivationFusion", 0, nil, all, runMatMulActivationFusion},
+	// Not a converter_lite pass (its nearest are AddActivationFusion and
+	// onnxruntime's FusedConv): Conv2D + Add of a same-shaped tensor (+ ReLU,
+	// ReLU6) -> Conv2D with a residual input; last, after the folds and
+	// ConvActivationFusion have made the conv the Add's direct input.
+	{anfStageIndex, 6, "ConvElemwiseAddFusion", 0, nil, all, runConvElemwiseAddFusion},
+	// Not a converter_lite pass either: Conv2D + Sigmoid, Tanh, HSwish or
+	// SiLU (Mul(y, Sigmoid(y))) -> Conv2D with activation_type SIGMOID,
+	// TANH, HSWISH or SWISH, which MindSpore Lite's conv kernels do not
+	// apply (the MindIR file carries an Activation node after the conv).
+	// After ConvElemwiseAddFusion, and it leaves a conv with a residual
+	// alone: after an Add only RELU/RELU6 are fused, as before.
+	{anfStageIndex, 7, "ConvSwishActivationFusion", 0, nil, all, runConvSwishActivationFusion},
+	// Not a converter_lite pass (onnxruntime's QDQ selectors): DQ ->
+	// Conv2D/MatMul -> Q on quantized weights -> QLinearConv/QLinearMatMul.
+	{anfStageIndex, 8, "QDQFusion", 0, nil, all, runQDQFusion},
 }
 
-// topLevelInferable is g without its GraphKernel nodes (they have no shape
-// function; their outputs are fixed by their bodies).
-func topLevelInferable(g *ir.Graph) *ir.Graph {
-	c := *g
-	c.Nodes = nil
-	for _, n := range g.Nodes {
-		if n.Op != ir.OpGraphKernel {
-			c.Nodes = append(c.Nodes, n)
+// stageName is the report's name of stage index i.
+func stageName(i int) string {
+	if i == anfStageIndex {
+		return AnfStage
+	}
+	return stageNames[i]
+}
+
+// qualifiedName is the pass's "stage.name", unique in a conversion's
+// sequence of passes (eliminate_redundant_output runs in two stages).
+func (p *pass) qualifiedName() string { return stageName(p.stage) + "." + p.name }
+
+// conversionPasses is every pass of a conversion, in the order they run.
+func conversionPasses() []pass { return append(append([]pass{}, anfFusions...), pipeline...) }
+
+// passConstraint says that pass a must run before pass b ("stage.name").
+type passConstraint struct{ a, b string }
+
+// passOrder are the orderings the passes rely on, as ssa's passOrder: each
+// says why. The tables are checked against it at init (checkPassOrder), so
+// a reordered row that breaks one fails every test and every run.
+var passOrder = []passConstraint{
+	// The conv folds rewrite w and b of a conv without an activation (a
+	// transform after the activation would have to go before it), so a
+	// Conv -> BatchNorm -> ReLU fuses whole only when the BatchNorm folds
+	// before ConvActivationFusion gives the conv its ReLU.
+	{"anf_fusion.ConvBiasaddFusion", "anf_fusion.ConvActivationFusion"},
+	{"anf_fusion.ConvBatchNormFusion", "anf_fusion.ConvActivationFusion"},
+	{"anf_fusion.ConvScaleFusion", "anf_fusion.ConvActivationFusion"},
+	// The folds rescale w and b only: on a conv that already has a residual
+	// input they would leave the residual unscaled. Folding first also makes
+	// the conv the direct input of the Add after a BatchNorm or Scale.
+	{"anf_fusion.ConvBiasaddFusion", "anf_fusion.ConvElemwiseAddFusion"},
+	{"anf_fusion.ConvBatchNormFusion", "anf_fusion.ConvElemwiseAddFusion"},
+	{"anf_fusion.ConvScaleFusion", "anf_fusion.ConvElemwiseAddFusion"},
+	// The bias fold leaves a MatMul with an activation alone (the Add comes
+	// after the activation): MatMul -> Add -> ReLU fuses whole only when the
+	// bias folds first.
+	{"anf_fusion.MatMulAddFusion", "anf_fusion.MatMulActivationFusion"},
+
+	// The expander and the cluster take only ops of known shape
+	// (staticNode); on Ascend the shapes are inferred first.
+	{"preprocess.dynamic_infer_shape", "cluster.graph_kernel_expander"},
+	// The bias fold reads a top-level MatMul and its Add or BiasAdd: the
+	// expander makes a BiasAdd a GraphKernel (on every backend) and the
+	// cluster takes the Add into a kernel body.
+	{"preprocess.matmul_bias_fold", "cluster.graph_kernel_expander"},
+	{"preprocess.matmul_bias_fold", "cluster.graph_kernel_cluster"},
+	// A fused QKV projection with a bias is MatMul -> Add -> Slices: the
+	// slice split takes a MatMul read by the Slices directly, with the bias
+	// folded in (it splits the bias with the columns).
+	{"preprocess.matmul_bias_fold", "preprocess.matmul_slice_split"},
+	// Transpose is clusterable: once in a kernel body the layout passes
+	// cannot see it.
+	{"preprocess.transpose_to_reshape", "cluster.graph_kernel_cluster"},
+	{"preprocess.transpose_matmul_fusion", "cluster.graph_kernel_cluster"},
+	// The attention pattern ends in Softmax, which the expander expands on
+	// CPU (fusion_ops_level 1).
+	{"preprocess.MultiHeadAttentionFusion", "cluster.graph_kernel_expander"},
+	// The two rewrites are each other's inverse (one MatMul read by column
+	// Slices or a Split <-> MatMuls sharing their input): at opt_level 3 the
+	// op combiner comes second so that its combination is not split again.
+	{"preprocess.matmul_slice_split", "cluster.graph_kernel_op_combiner"},
+	// The op combiner rewrites top-level MatMuls, which Ascend clusters.
+	{"cluster.graph_kernel_op_combiner", "cluster.graph_kernel_cluster"},
+	// The cluster merges the expander's GraphKernels with their neighbours.
+	{"cluster.graph_kernel_expander", "cluster.graph_kernel_cluster"},
+	// These rewrite the kernels that clustering makes.
+	{"cluster.graph_kernel_cluster", "cluster.eliminate_redundant_output"},
+	{"cluster.graph_kernel_cluster", "highlevelopt1.arithmetic_simplify"},
+	{"cluster.graph_kernel_cluster", "highlevelopt1.transform_op_optimizer"},
+	{"cluster.graph_kernel_cluster", "highlevelopt1.graph_kernel_cse"},
+	{"cluster.graph_kernel_cluster", "split.graph_kernel_splitter"},
+	// The split model's reshape pattern relies on one user per reshape,
+	// which shape_ops_splitter makes.
+	{"split.shape_ops_splitter", "split.graph_kernel_splitter"},
+	// It trims the outputs of the kernels the splitter makes.
+	{"split.graph_kernel_splitter", "split.eliminate_redundant_output"},
+	// Stitching joins two of the splitter's kernels (buffer_stitch); a split
+	// after it would re-partition the stitched kernel.
+	{"split.graph_kernel_splitter", "split.reduce_stitch"},
+	// parallel_fusion groups finished kernels and leaves stitched ones out;
+	// a stitch after it would fuse kernels of a group.
+	{"split.reduce_stitch", "split.parallel_fusion"},
+	// The builder compiles each kernel as it is then, with its buffer_stitch
+	// and parallel_fusion_group.
+	{"split.reduce_stitch", "buildkernel.akg_kernel_builder"},
+	{"split.parallel_fusion", "buildkernel.akg_kernel_builder"},
+	// The self-check runs the compiled kernels.
+	{"buildkernel.akg_kernel_builder", "buildkernel.kernel_self_check"},
+	// Nodes are renamed after their kernel_name, which the builder sets on
+	// every kernel it builds.
+	{"buildkernel.akg_kernel_builder", "postprocess.rename_fullname_with_scope"},
+	// The self-check puts the ops of a rejected kernel back into the graph;
+	// matmul_pack_b marks the top-level MatMuls, those included.
+	{"buildkernel.kernel_self_check", "postprocess.matmul_pack_b"},
+}
+
+func init() {
+	if err := checkPassOrder(conversionPasses(), passOrder); err != nil {
+		panic("fusion: pass tables: " + err.Error())
+	}
+}
+
+// checkPassOrder reports every constraint of order that passes (a
+// conversion's passes, in the order they run) break, names a pass that is
+// not there, or cannot decide because a "stage.name" appears twice.
+func checkPassOrder(passes []pass, order []passConstraint) error {
+	pos := map[string]int{}
+	var errs []error
+	for i := range passes {
+		name := passes[i].qualifiedName()
+		if _, dup := pos[name]; dup {
+			errs = append(errs, fmt.Errorf("pass %s appears twice", name))
+		}
+		pos[name] = i
+	}
+	for _, c := range order {
+		i, okA := pos[c.a]
+		j, okB := pos[c.b]
+		switch {
+		case !okA || !okB:
+			for _, n := range []string{c.a, c.b} {
+				if _, ok := pos[n]; !ok {
+					errs = append(errs, fmt.Errorf("constraint %s before %s: no pass %s", c.a, c.b, n))
+				}
+			}
+		case i >= j:
+			errs = append(errs, fmt.Errorf("pass %s must run before %s", c.a, c.b))
 		}
 	}
-	return &c
+	return errors.Join(errs...)
 }

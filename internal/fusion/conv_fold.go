@@ -2,27 +2,16 @@ package fusion
 
 import (
 	"fmt"
-	"math"
 
 	"gkconv/internal/ir"
 )
 
-// The convolution passes of converter_lite's graph fusion
-// (tools/optimizer/fusion/conv_*_fusion.cc), on this IR's NCHW Conv2D
-// (inputs x, w[M, C/group, k...], b[M]?):
-//
-//   - ConvBiasaddFusion: Conv then Add (or BiasAdd) of a constant that only
-//     varies along the channel axis -> that constant becomes (is added to)
-//     the conv's bias;
-//   - ConvBatchNormFusion: Conv then inference BatchNorm with constant
-//     scale, bias, mean and var -> w*s, (b-mean)*s+beta with
-//     s = scale/sqrt(var+eps) (conv_transform_fusion.cc);
-//   - ConvScaleFusion: Conv then Mul by a per-channel constant s, optionally
-//     followed by Add of a per-channel constant t (MindSpore's Scale; ONNX
-//     writes it as Mul, Add) -> w*s, b*s+t;
-//   - ConvActivationFusion: Conv then ReLU, ReLU6 or Clip(0, 6) ->
-//     activation_type RELU/RELU6 on the conv (the only two converter_lite's
-//     pass and MindSpore Lite's convolution kernels take).
+// What the convolution passes of converter_lite's graph fusion
+// (tools/optimizer/fusion/conv_*_fusion.cc: ConvBiasaddFusion,
+// ConvBatchNormFusion, ConvScaleFusion, ConvActivationFusion, each in its
+// anf_<pass>.go) share, on this IR's NCHW Conv2D (inputs x,
+// w[M, C/group, k...], b[M]?); MatMulActivationFusion and
+// ConvElemwiseAddFusion use parts of it.
 //
 // As converter_lite, a conv whose output has another reader or is a graph
 // output is left alone (IsMultiOutputTensors), and the folded weights need
@@ -154,18 +143,6 @@ func absorb(conv *ir.Node, dead map[*ir.Node]bool, chain ...*ir.Node) {
 	}
 }
 
-// dropNodes removes the nodes in dead from g.
-func dropNodes(g *ir.Graph, dead map[*ir.Node]bool) {
-	kept := g.Nodes[:0]
-	for _, n := range g.Nodes {
-		if !dead[n] {
-			kept = append(kept, n)
-		}
-	}
-	clear(g.Nodes[len(kept):])
-	g.Nodes = kept
-}
-
 // rescale gives conv the weights w[o]*scale[o] and the bias
 // b[o]*scale[o]+shift[o] (nil scale: 1; nil shift: 0; no bias: 0), as new
 // constants.
@@ -241,106 +218,6 @@ func runFold(st *state, tails []convTail, into, what string, match func(convTail
 	}
 	dropNodes(st.g, dead)
 	return true, fmt.Sprintf("%d %s folded into %s", n, what, into), nil
-}
-
-func runConvBiasaddFusion(st *state) (bool, string, error) {
-	return runConvFold(st, "bias Add", func(c convTail, dead map[*ir.Node]bool) bool {
-		m, ok := c.foldable()
-		if !ok || !sameOut(c.next, c.out) {
-			return false
-		}
-		var add []float32
-		switch c.next.Op {
-		case "Add":
-			k, ok2 := otherOperand(c.next, c.out)
-			if !ok2 {
-				return false
-			}
-			add, ok = perChannel(k, c.out.Shape)
-		case "BiasAdd":
-			if c.next.Attrs.String("format", c.next.Attrs.String("data_format", "NCHW")) != "NCHW" || c.next.Inputs[0] != c.out {
-				return false
-			}
-			b := c.next.Inputs[1]
-			if b == nil || !b.IsConst() || b.Const.DType != ir.Float32 || b.Const.NumElements() != int64(m) {
-				return false
-			}
-			add, ok = b.Const.F32(), true
-		default:
-			return false
-		}
-		if !ok {
-			return false
-		}
-		rescale(st, c.conv, m, nil, f64s(add))
-		absorb(c.conv, dead, c.next)
-		return true
-	})
-}
-
-func runConvBatchNormFusion(st *state) (bool, string, error) {
-	return runConvFold(st, "BatchNorm", func(c convTail, dead map[*ir.Node]bool) bool {
-		bn := c.next
-		m, ok := c.foldable()
-		if !ok || bn.Op != "BatchNorm" || bn.Body != nil || len(bn.Outputs) != 1 || len(bn.Inputs) != 5 || bn.Inputs[0] != c.out || !sameOut(bn, c.out) {
-			return false
-		}
-		var p [4][]float32 // scale, bias, mean, var
-		for i := range p {
-			v := bn.Inputs[1+i]
-			if v == nil || !v.IsConst() || v.Const.DType != ir.Float32 || v.Const.NumElements() != int64(m) {
-				return false
-			}
-			p[i] = v.Const.F32()
-		}
-		eps := bn.Attrs.Float("epsilon", 1e-5)
-		scale, shift := make([]float64, m), make([]float64, m)
-		for o := 0; o < m; o++ {
-			scale[o] = float64(p[0][o]) / math.Sqrt(float64(p[3][o])+eps)
-			shift[o] = float64(p[1][o]) - float64(p[2][o])*scale[o]
-		}
-		rescale(st, c.conv, m, scale, shift)
-		absorb(c.conv, dead, bn)
-		return true
-	})
-}
-
-func runConvScaleFusion(st *state) (bool, string, error) {
-	users := st.g.Consumers()
-	outs := graphOutputs(st.g)
-	return runConvFold(st, "per-channel Mul (+ Add)", func(c convTail, dead map[*ir.Node]bool) bool {
-		mul := c.next
-		m, ok := c.foldable()
-		if !ok || mul.Op != "Mul" || !sameOut(mul, c.out) {
-			return false
-		}
-		k, ok := otherOperand(mul, c.out)
-		if !ok {
-			return false
-		}
-		s, ok := perChannel(k, c.out.Shape)
-		if !ok {
-			return false
-		}
-		chain := []*ir.Node{mul}
-		var shift []float64
-		mv := mul.Outputs[0]
-		if u := users[mv]; len(u) == 1 && !outs[mv] && u[0].Op == "Add" && !dead[u[0]] && sameOut(u[0], mv) {
-			if k2, ok2 := otherOperand(u[0], mv); ok2 {
-				if t, ok3 := perChannel(k2, mv.Shape); ok3 {
-					shift = f64s(t)
-					chain = append(chain, u[0])
-				}
-			}
-		}
-		rescale(st, c.conv, m, f64s(s), shift)
-		absorb(c.conv, dead, chain...)
-		return true
-	})
-}
-
-func runConvActivationFusion(st *state) (bool, string, error) {
-	return runConvFold(st, "ReLU/ReLU6", foldActivation)
 }
 
 // foldActivation makes c's reader, a ReLU, ReLU6 or Clip(0[, 6]), the

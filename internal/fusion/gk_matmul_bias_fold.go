@@ -68,15 +68,6 @@ func runMatMulBiasFold(st *state) (bool, string, error) {
 	return true, fmt.Sprintf("%d bias Add folded into MatMul", len(folded)), nil
 }
 
-// graphOutputs is the set of g's output values.
-func graphOutputs(g *ir.Graph) map[*ir.Value]bool {
-	m := make(map[*ir.Value]bool, len(g.Outputs))
-	for _, o := range g.Outputs {
-		m[o] = true
-	}
-	return m
-}
-
 // biasOperand returns the operand of add other than v when add is a plain
 // Add, or a BiasAdd whose channel axis is the last one.
 func biasOperand(add *ir.Node, v *ir.Value) (*ir.Value, bool) {

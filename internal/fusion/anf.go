@@ -9,49 +9,18 @@ import (
 	"gkconv/internal/ir"
 )
 
-// converter_lite's graph fusion passes (AnfTransform::RunFusionPass, the
-// "anf fusion pass manager" of tools/converter/anf_transform.cc), run on
-// every conversion before graph-kernel fusion, whatever opt_level says, and
-// not at all with --optimize=none (converter_lite's no_fusion). They are the
-// rows of anfFusions, a stage of their own ("anf_fusion", index 6) so the
+// RunAnf, the runner of converter_lite's graph fusion passes
+// (AnfTransform::RunFusionPass, the "anf fusion pass manager" of
+// tools/converter/anf_transform.cc; each pass is in its anf_<pass>.go). They
+// run on every conversion before graph-kernel fusion, whatever opt_level
+// says, and not at all with --optimize=none (converter_lite's no_fusion).
+// They are the rows of anfFusions (passes.go), a stage of their own ("anf_fusion", index 6) so the
 // stage.pass and S.I names of the graph-kernel table keep their meaning;
 // they are named and ordered as InitFusions lists them, and switched off by
 // [registry] fusion_blacklists=Name1,Name2 (converter_lite's key),
 // [registry] disable_fusion=on (all of them) and, for Ascend, by the ATC
 // fusion switch file (atcSwitchNames). enable_pass/disable_pass do not reach
 // them (converter_lite's graph-kernel flags do not either).
-
-// AnfStage is the report's stage name of the rows of anfFusions.
-const AnfStage = "anf_fusion"
-
-const anfStageIndex = 6
-
-var anfFusions = []pass{
-	{anfStageIndex, 0, "ConvBiasaddFusion", 0, nil, all, runConvBiasaddFusion},
-	{anfStageIndex, 1, "ConvBatchNormFusion", 0, nil, all, runConvBatchNormFusion},
-	{anfStageIndex, 2, "ConvScaleFusion", 0, nil, all, runConvScaleFusion},
-	{anfStageIndex, 3, "ConvActivationFusion", 0, nil, all, runConvActivationFusion},
-	// MindSpore's MatMulAddFusion is preprocess.matmul_bias_fold's rewrite:
-	// the same function, here on every conversion.
-	{anfStageIndex, 4, "MatMulAddFusion", 0, nil, all, runMatMulBiasFold},
-	{anfStageIndex, 5, "MatMulActivationFusion", 0, nil, all, runMatMulActivationFusion},
-	// Not a converter_lite pass (its nearest are AddActivationFusion and
-	// onnxruntime's FusedConv): Conv2D + Add of a same-shaped tensor (+ ReLU,
-	// ReLU6) -> Conv2D with a residual input; last, after the folds and
-	// ConvActivationFusion have made the conv the Add's direct input.
-	{anfStageIndex, 6, "ConvElemwiseAddFusion", 0, nil, all, runConvElemwiseAddFusion},
-	// Not a converter_lite pass either: Conv2D + Sigmoid, Tanh, HSwish or
-	// SiLU (Mul(y, Sigmoid(y))) -> Conv2D with activation_type SIGMOID,
-	// TANH, HSWISH or SWISH, which MindSpore Lite's conv kernels do not
-	// apply (the MindIR file carries an Activation node after the conv).
-	// After ConvElemwiseAddFusion, and it leaves a conv with a residual
-	// alone: after an Add only RELU/RELU6 are fused, as before.
-	{anfStageIndex, 7, "ConvSwishActivationFusion", 0, nil, all, runConvSwishActivationFusion},
-	// Not a converter_lite pass (onnxruntime's QDQ selectors): DQ ->
-	// Conv2D/MatMul -> Q on quantized weights -> QLinearConv/QLinearMatMul
-	// (pass_qdq.go).
-	{anfStageIndex, 8, "QDQFusion", 0, nil, all, runQDQFusion},
-}
 
 // liteOnlyFusions are converter_lite's other InitFusions passes: names a
 // blacklist may carry that this converter has no pass for.

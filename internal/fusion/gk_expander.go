@@ -9,31 +9,6 @@ import (
 	"gkconv/internal/ir"
 )
 
-// supportedDType: AKG's dtypes for fused kernels (float32/float16 compute;
-// bool and int32 for masks, comparisons and indices).
-func supportedDType(d ir.DType) bool {
-	switch d {
-	case ir.Float32, ir.Float16, ir.Bool, ir.Int32:
-		return true
-	}
-	return false
-}
-
-// staticNode reports whether every input and output of n has a known shape.
-func staticNode(n *ir.Node) bool {
-	for _, v := range n.Inputs {
-		if v != nil && !v.ShapeKnown() {
-			return false
-		}
-	}
-	for _, v := range n.Outputs {
-		if v == nil || !v.ShapeKnown() { // a nil output is an omitted optional one
-			return false
-		}
-	}
-	return true
-}
-
 // runExpander is graph_kernel_expander: every op in the valid expand list
 // with an expander is replaced by a GraphKernel node holding its expansion.
 func runExpander(st *state) (bool, string, error) {
