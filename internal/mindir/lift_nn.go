@@ -304,13 +304,13 @@ func liftFusedBatchNorm(m *mnode) (any, error) {
 	if err := m.nchwOnly(); err != nil {
 		return nil, err
 	}
-	eps, err := m.floatArg(-1, 1e-5, "epsilon")
+	eps, err := m.schemaArg("epsilon").Float()
 	if err != nil {
 		return nil, err
 	}
 	attrs := ir.Attrs{"epsilon": ir.FloatAttr(eps)}
-	if m.arg(-1, "momentum") != nil {
-		mom, err := m.floatArg(-1, 0.9, "momentum")
+	if momentum := m.schemaArg("momentum"); momentum.value() != nil {
+		mom, err := momentum.Float()
 		if err != nil {
 			return nil, err
 		}
@@ -334,7 +334,7 @@ func liftInstanceNorm(m *mnode) (any, error) {
 		}
 		in[i] = v
 	}
-	eps, err := m.floatArg(-1, 1e-5, "epsilon")
+	eps, err := m.schemaArg("epsilon").Float()
 	if err != nil {
 		return nil, err
 	}
