@@ -12,10 +12,11 @@ import (
 	"gkconv/internal/ir"
 )
 
-// liftNNTable: the primitives above that ops.go's dispatch does not already
-// map to the same IR (Transpose, Concat, Softmax, LogSoftmax, Gather,
-// Squeeze, Shape and Size are read there), plus forms of shared primitives
-// (StridedSlice with ONNX inputs, Reshape's allowzero, Flatten's axis).
+// liftNNTable: the primitives above that liftCoreTable (lift_core.go) does
+// not already map to the same IR (Transpose, Concat, Softmax, LogSoftmax,
+// Gather, Squeeze, Shape and Size are read there), plus forms of shared
+// primitives (StridedSlice with ONNX inputs, Reshape's allowzero, Flatten's
+// axis) and MindSpore's LayerNorm, read by the same lift as LayerNormFusion.
 var liftNNTable = map[string]func(*mnode) (any, error){
 	"Conv2DFusion":          liftConv2DFusion,
 	"Conv2dTransposeFusion": liftConvTransposeFusion,
