@@ -1,5 +1,58 @@
 package kernels
 
+import (
+	"errors"
+	"fmt"
+
+	"gkconv/internal/ir"
+)
+
+// libmFunc is one row of libmUnary.
+type libmFunc struct {
+	Name string // the libm function, double form; the float form adds "f"
+	Cost int    // OpCost: what recomputing the op costs
+	// Device: DeviceMath implements the float form, so the CUDA and Ascend
+	// generators may emit the op (they have no libm to fall back on).
+	Device bool
+}
+
+// libmUnary is the one table of the unary ops whose C expression is a
+// single libm call. The C generator (unaryExpr), OpCost and both device
+// generators (CheckDeviceMath) read it, and TestDeviceMathTable checks
+// Device against the #defines in DeviceMath: implementing sinf there means
+// setting Device here and nothing else.
+var libmUnary = map[string]libmFunc{
+	"Log":   {Name: "log", Cost: 10, Device: true},
+	"Sqrt":  {Name: "sqrt", Cost: 3, Device: true},
+	"Tanh":  {Name: "tanh", Cost: 10, Device: true},
+	"Floor": {Name: "floor", Cost: 1, Device: true},
+	"Ceil":  {Name: "ceil", Cost: 1, Device: true},
+	"Sin":   {Name: "sin", Cost: 10},
+	"Cos":   {Name: "cos", Cost: 10},
+	"Tan":   {Name: "tan", Cost: 10},
+	"Sinh":  {Name: "sinh", Cost: 10},
+	"Cosh":  {Name: "cosh", Cost: 10},
+	"ACos":  {Name: "acos", Cost: 10},
+	"Asin":  {Name: "asin", Cost: 10},
+	"Atan":  {Name: "atan", Cost: 10},
+	"Acosh": {Name: "acosh", Cost: 10},
+	"Asinh": {Name: "asinh", Cost: 10},
+	"Atanh": {Name: "atanh", Cost: 10},
+}
+
+// CheckDeviceMath reports the nodes of body whose libm call DeviceMath does
+// not implement (libmUnary rows without Device); the CUDA and the Ascend
+// generators refuse such bodies.
+func CheckDeviceMath(body *ir.Graph) error {
+	var errs []error
+	for _, n := range body.Nodes {
+		if f, ok := libmUnary[n.Op]; ok && !f.Device {
+			errs = append(errs, fmt.Errorf("node %s: %s has no device implementation", n.Name, n.Op))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // DeviceMath implements the math device kernels use in plain arithmetic
 // (no libdevice, no libm on the Ascend scalar unit): Cephes range
 // reductions and polynomials in float, with the libm names the expression

@@ -3,19 +3,27 @@ package kernels
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"gkconv/internal/ir"
 )
 
-// Pattern classes of the body ops the generator understands.
+// Pattern classes of the body ops the generator understands. The unary
+// ops that are one libm call are libmUnary's rows (device_math.go) and
+// join unaryOps at init.
 var unaryOps = map[string]bool{
-	"Abs": true, "ACos": true, "Acosh": true, "Asin": true, "Asinh": true, "Atan": true, "Atanh": true,
-	"Ceil": true, "CeLU": true, "Cos": true, "Cosh": true, "Elu": true, "Erf": true, "Exp": true,
-	"Floor": true, "GeLU": true, "HSigmoid": true, "HSwish": true, "IsInf": true, "IsNan": true,
-	"LeakyReLU": true, "Log": true, "LogicalNot": true, "Mish": true, "Neg": true, "Reciprocal": true,
-	"ReLU": true, "ReLU6": true, "Round": true, "SeLU": true, "Sigmoid": true, "Sign": true, "Sin": true,
-	"Sinh": true, "Softplus": true, "Softsign": true, "Sqrt": true, "Rsqrt": true, "Square": true,
-	"Tan": true, "Tanh": true, "ThresholdedReLU": true, "Cast": true, "Identity": true, "Dropout": true,
+	"Abs": true, "CeLU": true, "Elu": true, "Erf": true, "Exp": true,
+	"GeLU": true, "HSigmoid": true, "HSwish": true, "IsInf": true, "IsNan": true,
+	"LeakyReLU": true, "LogicalNot": true, "Mish": true, "Neg": true, "Reciprocal": true,
+	"ReLU": true, "ReLU6": true, "Round": true, "SeLU": true, "Sigmoid": true, "Sign": true,
+	"Softplus": true, "Softsign": true, "Rsqrt": true, "Square": true,
+	"ThresholdedReLU": true, "Cast": true, "Identity": true, "Dropout": true,
+}
+
+func init() {
+	for op := range libmUnary {
+		unaryOps[op] = true
+	}
 }
 
 var binaryOps = map[string]bool{
@@ -39,15 +47,31 @@ func Supported(op string) bool {
 		op == "Select" || op == "Clip" || op == "BiasAdd" || op == "BroadcastTo"
 }
 
+// ExprOps lists the ops the expression tables name (Supported also takes
+// every REDUCE and RESHAPE op of the IR table but ReduceLogSumExp), sorted;
+// internal/optables checks that each is an IR op.
+func ExprOps() []string {
+	ops := []string{"Select", "Clip", "BiasAdd", "BroadcastTo"}
+	for _, t := range []map[string]bool{unaryOps, binaryOps, variadicOps} {
+		for op := range t {
+			ops = append(ops, op)
+		}
+	}
+	slices.Sort(ops)
+	return ops
+}
+
 // OpCost estimates the price of recomputing an op (the CPU generator's
 // row-buffer choice; device targets refuse float64 ops of cost >= 3).
 func OpCost(op string) int {
 	switch op {
-	case "Exp", "Log", "Tanh", "Erf", "Sigmoid", "GeLU", "Pow", "Softplus", "Mish", "Elu", "SeLU", "CeLU",
-		"Sin", "Cos", "Tan", "ACos", "Asin", "Atan", "Acosh", "Asinh", "Atanh", "Sinh", "Cosh":
+	case "Exp", "Erf", "Sigmoid", "GeLU", "Pow", "Softplus", "Mish", "Elu", "SeLU", "CeLU":
 		return 10
-	case "RealDiv", "Sqrt", "Rsqrt", "Reciprocal", "Softsign":
+	case "RealDiv", "Rsqrt", "Reciprocal", "Softsign":
 		return 3
+	}
+	if f, ok := libmUnary[op]; ok {
+		return f.Cost
 	}
 	return 1
 }
@@ -118,6 +142,9 @@ func unaryExpr(n *ir.Node, a string, inDT, outDT ir.DType) (string, error) {
 	if !isFloat {
 		return "", fmt.Errorf("op %s on %s is not supported by the C generator", n.Op, outDT)
 	}
+	if fn, ok := libmUnary[n.Op]; ok {
+		return f(fn.Name), nil
+	}
 	switch n.Op {
 	case "Exp":
 		return exp + "(" + a + ")", nil
@@ -126,12 +153,6 @@ func unaryExpr(n *ir.Node, a string, inDT, outDT ir.DType) (string, error) {
 			return "GK_ERFF(" + a + ")", nil
 		}
 		return f("erf"), nil
-	case "Log", "Sqrt", "Tanh", "Sin", "Cos", "Tan", "Sinh", "Cosh", "Floor", "Ceil":
-		return f(map[string]string{"Log": "log", "Sqrt": "sqrt", "Tanh": "tanh", "Erf": "erf",
-			"Sin": "sin", "Cos": "cos", "Tan": "tan", "Sinh": "sinh", "Cosh": "cosh", "Floor": "floor", "Ceil": "ceil"}[n.Op]), nil
-	case "ACos", "Asin", "Atan", "Acosh", "Asinh", "Atanh":
-		return f(map[string]string{"ACos": "acos", "Asin": "asin", "Atan": "atan", "Acosh": "acosh",
-			"Asinh": "asinh", "Atanh": "atanh"}[n.Op]), nil
 	case "Round":
 		return f("rint"), nil // default rounding mode: half to even
 	case "Rsqrt":

@@ -12,10 +12,11 @@ import (
 	"gkconv/internal/ir"
 )
 
-// liftNNTable: the primitives above that ops.go's dispatch does not already
-// map to the same IR (Transpose, Concat, Softmax, LogSoftmax, Gather,
-// Squeeze, Shape and Size are read there), plus forms of shared primitives
-// (StridedSlice with ONNX inputs, Reshape's allowzero, Flatten's axis).
+// liftNNTable: the primitives above that liftCoreTable (lift_core.go) does
+// not already map to the same IR (Transpose, Concat, Softmax, LogSoftmax,
+// Gather, Squeeze, Shape and Size are read there), plus forms of shared
+// primitives (StridedSlice with ONNX inputs, Reshape's allowzero, Flatten's
+// axis) and MindSpore's LayerNorm, read by the same lift as LayerNormFusion.
 var liftNNTable = map[string]func(*mnode) (any, error){
 	"Conv2DFusion":          liftConv2DFusion,
 	"Conv2dTransposeFusion": liftConvTransposeFusion,
@@ -23,7 +24,8 @@ var liftNNTable = map[string]func(*mnode) (any, error){
 	"MaxPoolFusion":         liftPoolFusion,
 	"FusedBatchNorm":        liftFusedBatchNorm,
 	"InstanceNorm":          liftInstanceNorm,
-	"LayerNormFusion":       liftLayerNormFusion,
+	"LayerNormFusion":       liftLayerNorm,
+	"LayerNorm":             liftLayerNorm,
 	"MatMulFusion":          liftMatMulFusion,
 	"Einsum":                liftEinsum,
 	"Split":                 liftSplit,
@@ -303,13 +305,13 @@ func liftFusedBatchNorm(m *mnode) (any, error) {
 	if err := m.nchwOnly(); err != nil {
 		return nil, err
 	}
-	eps, err := m.floatArg(-1, 1e-5, "epsilon")
+	eps, err := m.schemaArg("epsilon").Float()
 	if err != nil {
 		return nil, err
 	}
 	attrs := ir.Attrs{"epsilon": ir.FloatAttr(eps)}
-	if m.arg(-1, "momentum") != nil {
-		mom, err := m.floatArg(-1, 0.9, "momentum")
+	if momentum := m.schemaArg("momentum"); momentum.value() != nil {
+		mom, err := momentum.Float()
 		if err != nil {
 			return nil, err
 		}
@@ -333,14 +335,21 @@ func liftInstanceNorm(m *mnode) (any, error) {
 		}
 		in[i] = v
 	}
-	eps, err := m.floatArg(-1, 1e-5, "epsilon")
+	eps, err := m.schemaArg("epsilon").Float()
 	if err != nil {
 		return nil, err
 	}
 	return m.emit1("InstanceNorm", ir.Attrs{"epsilon": ir.FloatAttr(eps)}, in[:]...), nil
 }
 
-func liftLayerNormFusion(m *mnode) (any, error) {
+// liftLayerNorm is the one mapping of MindSpore's LayerNorm (op_def: the
+// axes and epsilon as inputs 3-5 or attributes, beta required) and
+// MindSpore Lite's LayerNormFusion (attributes, beta optional since this
+// writer writes it without a bias, lower_norm.go) to the IR's LayerNorm.
+// Where the arguments live and their defaults are the schema's, except
+// three LayerNormFusion defaults said below.
+func liftLayerNorm(m *mnode) (any, error) {
+	fusion := m.op == "LayerNormFusion"
 	x, err := m.tensor(0)
 	if err != nil {
 		return nil, err
@@ -349,28 +358,51 @@ func liftLayerNormFusion(m *mnode) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	beta, err := m.optTensor(2)
+	var beta *ir.Value
+	if fusion {
+		beta, err = m.optTensor(2)
+	} else {
+		beta, err = m.tensor(2)
+	}
 	if err != nil {
 		return nil, err
 	}
-	axis, err := m.intArg(-1, 1, "begin_norm_axis")
+	axis, err := m.schemaArg("begin_norm_axis").Int()
 	if err != nil {
 		return nil, err
 	}
-	paxis, err := m.intArg(-1, axis, "begin_params_axis")
+	var paxis int64
+	if fusion {
+		// Absent: begin_norm_axis, as converter_lite's ONNX parser sets
+		// both from one axis.
+		paxis, err = m.schemaArg("begin_params_axis").IntOr(axis)
+	} else {
+		paxis, err = m.schemaArg("begin_params_axis").Int()
+	}
 	if err != nil {
 		return nil, err
 	}
 	if paxis != axis {
 		return nil, unsupported("begin_params_axis %d differs from begin_norm_axis %d", paxis, axis)
 	}
-	if ea, err := m.intArg(-1, 1, "elementwise_affine"); err != nil || ea == 0 {
+	var eps float64
+	if fusion {
+		// Absent: true, since the node has gamma (the C++ Init default,
+		// false, is a LayerNorm without gamma and beta); a false one is
+		// refused.
+		ea, err := m.schemaArg("elementwise_affine").IntOr(1)
 		if err != nil {
 			return nil, err
 		}
-		return nil, unsupported("elementwise_affine false")
+		if ea == 0 {
+			return nil, unsupported("elementwise_affine false")
+		}
+		// Absent: ONNX LayerNormalization's 1e-5, the form this writer
+		// lowers from (it always writes epsilon; the schema says 1e-7).
+		eps, err = m.schemaArg("epsilon").FloatOr(1e-5)
+	} else {
+		eps, err = m.schemaArg("epsilon").Float()
 	}
-	eps, err := m.floatArg(-1, 1e-5, "epsilon")
 	if err != nil {
 		return nil, err
 	}

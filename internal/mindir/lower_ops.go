@@ -4,21 +4,23 @@ package mindir
 // for it (mindspore-lite/tools/converter/parser/onnx/*). IR ops not listed
 // are written as Custom(type="gkconv.<op>") by customFallback. The families
 // live in their own files (lower_elem.go, lower_nn.go); their reverse, the
-// reader's mapping of those primitives, is liftTable (ops.go dispatch).
+// reader's mapping of those primitives, is liftTable.
 var lowerTable = mergeTables(lowerSameTable(), lowerElemTable, lowerNNTable,
 	lowerLossNormTable, lowerIndexingTable, lowerQuantTable, lowerRecurrentTable, lowerControlTable, lowerMiscTable)
 
-// liftTable maps MindSpore primitives to readers that ops.go's dispatch
-// consults before its own cases.
+// liftTable is the one table of the reader: MindSpore primitive -> its
+// lift (ops.go dispatch). Its rows are the families' lifts, the framework
+// primitives and plumbing (lift_core.go), sameOps and the renamings.
 var liftTable = mergeTables(liftElemTable, liftNNTable,
-	liftLossNormTable, liftIndexingTable, liftQuantTable, liftRecurrentTable, liftControlTable, liftMiscTable)
+	liftLossNormTable, liftIndexingTable, liftQuantTable, liftRecurrentTable, liftControlTable, liftMiscTable,
+	liftCoreTable, liftSameTable(), liftRenameTable())
 
 func mergeTables[F any](tables ...map[string]F) map[string]F {
 	out := map[string]F{}
 	for _, t := range tables {
 		for k, f := range t {
 			if _, dup := out[k]; dup {
-				panic("mindir: op " + k + " is in two lowering tables")
+				panic("mindir: op " + k + " is in two lowering or lifting tables")
 			}
 			out[k] = f
 		}
@@ -26,17 +28,21 @@ func mergeTables[F any](tables ...map[string]F) map[string]F {
 	return out
 }
 
-// lowerSameTable: ops whose IR form is MindSpore's: same name, same inputs,
-// no attributes. (Exp, ReLU, Sigmoid and Tanh, which converter_lite writes as
-// ExpFusion and Activation, are in lower_elem.go.)
+// sameOps are the IR ops whose IR form is MindSpore's: same name, same
+// inputs, no attributes. The writer lowers them by lowerSame and the reader
+// lifts them by liftSame, so an op of this kind is added here once. (Exp,
+// ReLU, Sigmoid and Tanh, which converter_lite writes as ExpFusion and
+// Activation, are in lower_elem.go and lift_core.go's liftUnaryAs.)
+var sameOps = []string{
+	"Abs", "ACos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "Ceil", "Cos", "Cosh", "Erf", "Floor",
+	"HSwish", "IsInf", "IsNan", "LogicalNot", "Mish", "Neg", "Reciprocal", "ReLU6", "Rsqrt",
+	"Sign", "Sin", "Sinh", "Softsign", "Sqrt", "Square", "Tan",
+	"Equal", "Greater", "GreaterEqual", "Less", "LessEqual", "LogicalAnd", "LogicalOr", "SquaredDifference",
+}
+
 func lowerSameTable() map[string]lowerFunc {
 	t := map[string]lowerFunc{}
-	for _, op := range []string{
-		"Abs", "ACos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "Ceil", "Cos", "Cosh", "Erf", "Floor",
-		"HSwish", "IsInf", "IsNan", "LogicalNot", "Mish", "Neg", "Reciprocal", "ReLU6", "Rsqrt",
-		"Sign", "Sin", "Sinh", "Softsign", "Sqrt", "Square", "Tan",
-		"Equal", "Greater", "GreaterEqual", "Less", "LessEqual", "LogicalAnd", "LogicalOr", "SquaredDifference",
-	} {
+	for _, op := range sameOps {
 		t[op] = lowerSame
 	}
 	return t

@@ -2,7 +2,6 @@ package mindir
 
 import (
 	"fmt"
-	"math"
 	"strings"
 
 	"gkconv/internal/ir"
@@ -32,30 +31,6 @@ type mnode struct {
 }
 
 func unsupported(format string, a ...any) error { return &unsupportedOp{fmt.Sprintf(format, a...)} }
-
-// Primitive name maps for ops that need no attribute work.
-var (
-	unaryOps = map[string]string{
-		"ReLU": "ReLU", "Tanh": "Tanh", "Sigmoid": "Sigmoid", "Exp": "Exp", "Sqrt": "Sqrt", "Rsqrt": "Rsqrt",
-		"Neg": "Neg", "Abs": "Abs", "Floor": "Floor", "Ceil": "Ceil", "Sin": "Sin", "Cos": "Cos", "Erf": "Erf",
-		"Square": "Square", "Reciprocal": "Reciprocal", "Sign": "Sign", "Softsign": "Softsign", "HSwish": "HSwish",
-		"Mish": "Mish", "Tan": "Tan", "Atan": "Atan", "Asin": "Asin", "ACos": "ACos", "Sinh": "Sinh", "Cosh": "Cosh",
-		"Asinh": "Asinh", "Acosh": "Acosh", "Atanh": "Atanh", "LogicalNot": "LogicalNot", "IsNan": "IsNan",
-		"IsInf": "IsInf", "ReLU6": "ReLU6", "Round": "Round", "Softplus": "Softplus", "SeLU": "SeLU",
-		"Flatten": "Flatten", "Shape": "Shape", "TensorShape": "Shape", "Size": "Size",
-	}
-	binaryOps = map[string]string{
-		"Add": "Add", "Sub": "Sub", "Mul": "Mul", "RealDiv": "RealDiv", "Div": "RealDiv", "Maximum": "Maximum",
-		"Minimum": "Minimum", "Pow": "Pow", "Equal": "Equal", "Greater": "Greater", "GreaterEqual": "GreaterEqual",
-		"Less": "Less", "LessEqual": "LessEqual", "LogicalAnd": "LogicalAnd", "LogicalOr": "LogicalOr",
-		"SquaredDifference": "SquaredDifference", "ScalarAdd": "Add", "ScalarSub": "Sub", "ScalarMul": "Mul",
-		"ScalarDiv": "RealDiv",
-	}
-	reduceOps = map[string]string{
-		"ReduceSum": "ReduceSum", "ReduceMean": "ReduceMean", "ReduceMax": "ReduceMax", "ReduceMin": "ReduceMin",
-		"ReduceProd": "ReduceProd",
-	}
-)
 
 // mapNode converts one CNode; it returns the symbol its output stands for.
 func (c *conv) mapNode(m *mnode) (any, error) {
@@ -289,253 +264,11 @@ func spatial2(v []int64, what string) ([]int64, error) {
 	return nil, unsupported("%s %v", what, v)
 }
 
+// dispatch lifts the node through liftTable (lower_ops.go), the one table
+// of the primitives the reader maps.
 func (m *mnode) dispatch() (any, error) {
-	op := m.op
-	if f, ok := liftTable[op]; ok {
+	if f, ok := liftTable[m.op]; ok {
 		return f(m)
-	}
-	if irop, ok := unaryOps[op]; ok {
-		x, err := m.tensor(0)
-		if err != nil {
-			return nil, err
-		}
-		return m.emit1(irop, nil, x), nil
-	}
-	if irop, ok := binaryOps[op]; ok {
-		return m.binary(irop)
-	}
-	if irop, ok := reduceOps[op]; ok {
-		return m.reduce(irop)
-	}
-	switch op {
-	case "Load", "Depend", "Identity":
-		if len(m.ins) == 0 {
-			return nil, fmt.Errorf("no input")
-		}
-		return m.ins[0], nil
-	case "UpdateState":
-		return monadVal{}, nil
-	case "MakeTuple", "make_tuple":
-		return tuple(append([]any{}, m.ins...)), nil
-	case "TupleGetItem", "tuple_getitem", "ListGetItem":
-		return m.tupleGetItem()
-	case "Conv2D":
-		return m.conv2d()
-	case "MaxPool", "AvgPool":
-		return m.pool()
-	case "MatMul", "BatchMatMul", "MatMulExt":
-		return m.matmul() // MatMulExt: NumPy matmul, no transpose arguments
-	case "PadV3":
-		return m.padV3()
-	case "Muls", "Divs":
-		// Tensor-by-Python-scalar arithmetic (muls_op.yaml: input, other
-		// number): the scalar becomes a constant of the tensor's dtype.
-		x, err := m.tensor(0)
-		if err != nil {
-			return nil, err
-		}
-		f, err := m.floatArg(1, 0, "other")
-		if err != nil {
-			return nil, err
-		}
-		if !x.DType.IsFloat() {
-			return nil, unsupported("%s of a %s tensor", op, x.DType)
-		}
-		t := ir.NewTensor(x.DType, []int64{})
-		t.PutFloat(0, f)
-		irop := map[string]string{"Muls": "Mul", "Divs": "RealDiv"}[op]
-		return m.emit1(irop, nil, x, m.konst("other", t)), nil
-	case "SumExt", "MeanExt":
-		// sum_ext_op.yaml: input, dim (None: every axis), keepdim, dtype.
-		x, err := m.tensor(0)
-		if err != nil {
-			return nil, err
-		}
-		if _, none := m.arg(3, "dtype").(noneVal); m.arg(3, "dtype") != nil && !none {
-			return nil, unsupported("%s with a dtype", op)
-		}
-		keep, err := m.intArg(2, 0, "keepdim")
-		if err != nil {
-			return nil, err
-		}
-		irop := map[string]string{"SumExt": "ReduceSum", "MeanExt": "ReduceMean"}[op]
-		attrs := ir.Attrs{"keepdims": ir.IntAttr(b2i(keep != 0))}
-		if d := m.arg(1, "dim"); d != nil {
-			if _, none := d.(noneVal); !none {
-				axes, _, err := m.intsArg(1, "dim")
-				if err != nil {
-					return nil, err
-				}
-				return m.emit1(irop, attrs, x, m.ints64("axes", axes)), nil
-			}
-		}
-		return m.emit1(irop, attrs, x), nil
-	case "ReverseV2":
-		// ReverseV2(x, axis): ONNX Slice with step -1 over those axes.
-		x, err := m.tensor(0)
-		if err != nil {
-			return nil, err
-		}
-		axes, ok, err := m.intsArg(1, "axis")
-		if err != nil || !ok {
-			return nil, unsupported("axis must be constant integers")
-		}
-		k := len(axes)
-		starts, ends, steps := make([]int64, k), make([]int64, k), make([]int64, k)
-		for i := range axes {
-			starts[i], ends[i], steps[i] = -1, math.MinInt64, -1
-		}
-		return m.emit1("Slice", nil, x, m.ints64("starts", starts), m.ints64("ends", ends), m.ints64("axes", axes), m.ints64("steps", steps)), nil
-	case "NonZero":
-		// MindSpore's NonZero gives [count, rank] int64 (nonzero_op.yaml);
-		// ONNX's gives [rank, count].
-		x, err := m.tensor(0)
-		if err != nil {
-			return nil, err
-		}
-		nz := m.emit1("NonZero", nil, x)
-		return m.emit1("Transpose", ir.Attrs{"perm": ir.IntsAttr(1, 0)}, nz), nil
-	case "Dense":
-		return m.dense()
-	case "BiasAdd":
-		x, err := m.tensor(0)
-		if err != nil {
-			return nil, err
-		}
-		b, err := m.tensor(1)
-		if err != nil {
-			return nil, err
-		}
-		f, err := m.formatArg(2, "format", "data_format")
-		if err != nil {
-			return nil, err
-		}
-		return m.emit1("BiasAdd", ir.Attrs{"format": ir.StringAttr(f)}, x, b), nil
-	case "Reshape":
-		return m.reshape()
-	case "Softmax", "LogSoftmax":
-		x, err := m.tensor(0)
-		if err != nil {
-			return nil, err
-		}
-		axes, ok, err := m.intsArg(1, "axis")
-		if err != nil {
-			return nil, err
-		}
-		axis := int64(-1)
-		if ok {
-			if len(axes) != 1 {
-				return nil, unsupported("axis %v: only one axis is supported", axes)
-			}
-			axis = axes[0]
-		}
-		return m.emit1(op, ir.Attrs{"axis": ir.IntAttr(axis)}, x), nil
-	case "Cast":
-		return m.cast()
-	case "Transpose":
-		x, err := m.tensor(0)
-		if err != nil {
-			return nil, err
-		}
-		perm, ok, err := m.intsArg(1, "perm", "input_perm")
-		if err != nil {
-			return nil, err
-		}
-		attrs := ir.Attrs{}
-		if ok {
-			attrs["perm"] = ir.IntsAttr(perm...)
-		}
-		return m.emit1("Transpose", attrs, x), nil
-	case "Concat":
-		return m.concat()
-	case "ExpandDims":
-		x, err := m.tensor(0)
-		if err != nil {
-			return nil, err
-		}
-		axis, err := m.intArg(1, 0, "axis")
-		if err != nil {
-			return nil, err
-		}
-		return m.emit1("Unsqueeze", nil, x, m.ints64("axes", []int64{axis})), nil
-	case "Squeeze":
-		x, err := m.tensor(0)
-		if err != nil {
-			return nil, err
-		}
-		axes, _, err := m.intsArg(1, "axis")
-		if err != nil {
-			return nil, err
-		}
-		if len(axes) == 0 {
-			return m.emit1("Squeeze", nil, x), nil
-		}
-		return m.emit1("Squeeze", nil, x, m.ints64("axes", axes)), nil
-	case "StridedSlice":
-		return m.stridedSlice()
-	case "Gather", "GatherV2":
-		x, err := m.tensor(0)
-		if err != nil {
-			return nil, err
-		}
-		idx, err := m.tensor(1)
-		if err != nil {
-			return nil, err
-		}
-		axis, err := m.intArg(2, 0, "axis")
-		if err != nil {
-			return nil, err
-		}
-		if bd, _ := m.intArg(3, 0, "batch_dims"); bd != 0 {
-			return nil, unsupported("batch_dims %d", bd)
-		}
-		return m.emit1("Gather", ir.Attrs{"axis": ir.IntAttr(axis)}, x, idx), nil
-	case "CeLU":
-		return m.celu()
-	case "Log":
-		return m.log()
-	case "GeLU":
-		x, err := m.tensor(0)
-		if err != nil {
-			return nil, err
-		}
-		// MindSpore's GeLU primitive is the tanh approximation.
-		return m.emit1("GeLU", ir.Attrs{"approximate": ir.StringAttr("tanh")}, x), nil
-	case "Elu", "LeakyReLU":
-		x, err := m.tensor(0)
-		if err != nil {
-			return nil, err
-		}
-		def := 1.0
-		if op == "LeakyReLU" {
-			def = 0.01
-		}
-		alpha, err := m.floatArg(1, def, "alpha", "negative_slope")
-		if err != nil {
-			return nil, err
-		}
-		return m.emit1(op, ir.Attrs{"alpha": ir.FloatAttr(alpha)}, x), nil
-	case "HSigmoid":
-		x, err := m.tensor(0)
-		if err != nil {
-			return nil, err
-		}
-		return m.emit1("HSigmoid", ir.Attrs{"alpha": ir.FloatAttr(1.0 / 6), "beta": ir.FloatAttr(0.5)}, x), nil
-	case "BatchNorm":
-		return m.batchNorm()
-	case "LayerNorm":
-		return m.layerNorm()
-	case "UpsampleNearest1D", "UpsampleNearest2D", "UpsampleNearest3D":
-		return m.upsampleNearest(int(op[len(op)-2] - '0'))
-	case "AddN":
-		var vs []*ir.Value
-		for _, in := range m.ins {
-			vs = append(vs, flatten(in)...)
-		}
-		if len(vs) == 0 {
-			return nil, fmt.Errorf("no inputs")
-		}
-		return m.emit1("AddN", nil, vs...), nil
 	}
 	return nil, unsupported("")
 }
@@ -566,16 +299,17 @@ func (m *mnode) reduce(irop string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	keep, err := m.intArg(2, 0, "keep_dims")
+	keep, err := m.schemaArg("keep_dims").Int()
 	if err != nil {
 		return nil, err
 	}
 	attrs := ir.Attrs{"keepdims": ir.IntAttr(b2i(keep != 0))}
-	if v, ok := m.arg(1, "axis").(*ir.Value); ok && v.Const == nil && v.DType.IsInt() {
+	axis := m.schemaArg("axis")
+	if v, ok := axis.value().(*ir.Value); ok && axis.err == nil && v.Const == nil && v.DType.IsInt() {
 		// Axes computed at run time (a tensor input, as ONNX's axes input).
 		return m.emit1(irop, attrs, x, v), nil
 	}
-	axes, _, err := m.intsArg(1, "axis")
+	axes, _, err := axis.Ints()
 	if err != nil {
 		return nil, err
 	}

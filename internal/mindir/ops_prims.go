@@ -1,10 +1,12 @@
 package mindir
 
-// The MindSpore primitives dispatch (ops.go) maps with attribute work of
-// their own: Conv2D, the pools, MatMul/BatchMatMul, Dense, Reshape, Cast, Concat,
-// StridedSlice, CeLU, Log, BatchNorm, LayerNorm and UpsampleNearestND, with
-// the helpers only they use (pads, mindTypeIDs, rangeInts). The mnode
-// type, dispatch and the helpers shared by every mapping are in ops.go.
+// The MindSpore primitives liftCoreTable (lift_core.go) maps with attribute
+// work of their own: Conv2D, the pools, MatMul/BatchMatMul, Dense, Reshape,
+// Cast, Concat, StridedSlice, CeLU, Log, BatchNorm and UpsampleNearestND,
+// with the helpers only they use (pads, mindTypeIDs, rangeInts). Arguments
+// are read where the schema puts them (schemaArg), except the pools' and
+// Concat's, whose layouts the schema does not describe (said there). The
+// mnode type and the helpers shared by every mapping are in ops.go.
 
 import (
 	"fmt"
@@ -22,7 +24,7 @@ func (m *mnode) conv2d() (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	format, err := m.formatArg(-1, "format", "data_format")
+	format, err := m.schemaArg("format", "data_format").Format()
 	if err != nil {
 		return nil, err
 	}
@@ -30,7 +32,7 @@ func (m *mnode) conv2d() (any, error) {
 		return nil, unsupported("format %s", format)
 	}
 	attrs := ir.Attrs{}
-	if k, ok, _ := m.intsArg(-1, "kernel_size"); ok {
+	if k, ok, _ := m.schemaArg("kernel_size").Ints(); ok {
 		k2, err := spatial2(k, "kernel_size")
 		if err != nil {
 			return nil, err
@@ -38,7 +40,7 @@ func (m *mnode) conv2d() (any, error) {
 		attrs["kernel_shape"] = ir.IntsAttr(k2...)
 	}
 	for _, p := range [][2]string{{"stride", "strides"}, {"dilation", "dilations"}} {
-		v, ok, err := m.intsArg(-1, p[0], p[1])
+		v, ok, err := m.schemaArg(p[0], p[1]).Ints()
 		if err != nil {
 			return nil, err
 		}
@@ -51,12 +53,12 @@ func (m *mnode) conv2d() (any, error) {
 		}
 		attrs[p[1]] = ir.IntsAttr(v2...)
 	}
-	group, err := m.intArg(-1, 1, "group", "groups")
+	group, err := m.schemaArg("group", "groups").Int()
 	if err != nil {
 		return nil, err
 	}
 	attrs["group"] = ir.IntAttr(group)
-	mode, err := m.padModeArg(-1, "pad_mode")
+	mode, err := m.schemaArg("pad_mode").PadMode()
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +108,9 @@ func (m *mnode) pool() (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	// 2.x primitive functions pass kernel_size, strides, pad_mode, format as inputs 1..4.
+	// 2.x primitive functions pass kernel_size, strides, pad_mode, format
+	// as inputs 1..4, MaxPool too, whose schema row (ops/infer/max_pool.h)
+	// has them as attributes only: the positions are written here.
 	format, err := m.formatArg(4, "format", "data_format")
 	if err != nil {
 		return nil, err
@@ -161,15 +165,18 @@ func (m *mnode) matmul() (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	ta, err := m.intArg(2, 0, "transpose_a", "transpose_x1")
-	if err != nil {
-		return nil, err
-	}
-	tb, err := m.intArg(3, 0, "transpose_b", "transpose_x2")
-	if err != nil {
-		return nil, err
-	}
 	attrs := ir.Attrs{}
+	if m.op == "MatMulExt" { // NumPy matmul, no transpose arguments
+		return m.emit1("MatMul", attrs, a, b), nil
+	}
+	ta, err := m.schemaArg("transpose_a", "transpose_x1").Int()
+	if err != nil {
+		return nil, err
+	}
+	tb, err := m.schemaArg("transpose_b", "transpose_x2").Int()
+	if err != nil {
+		return nil, err
+	}
 	if ta != 0 {
 		attrs["transpose_a"] = ir.IntAttr(1)
 	}
@@ -206,7 +213,10 @@ func (m *mnode) reshape() (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := m.arg(1, "shape")
+	s, err := m.schemaArg("shape").Value()
+	if err != nil {
+		return nil, err
+	}
 	if s == nil {
 		return nil, fmt.Errorf("no shape")
 	}
@@ -239,7 +249,11 @@ func (m *mnode) cast() (any, error) {
 		return nil, err
 	}
 	var dt ir.DType
-	switch v := m.arg(1, "dst_type", "DstT", "to").(type) {
+	dst, err := m.schemaArg("dtype", "dst_type", "DstT", "to").Value()
+	if err != nil {
+		return nil, err
+	}
+	switch v := dst.(type) {
 	case dtypeVal:
 		dt = v.dt
 	case nil:
@@ -273,6 +287,8 @@ func (m *mnode) concat() (any, error) {
 	if len(vs) == 0 {
 		return nil, fmt.Errorf("no inputs")
 	}
+	// Not by the schema: the axis is input 1 only in the 2.x form, after a
+	// tuple of tensors, and older files give every tensor as an input.
 	axis, err := m.intArg(axisIn, 0, "axis")
 	if err != nil {
 		return nil, err
@@ -287,7 +303,7 @@ func (m *mnode) stridedSlice() (any, error) {
 	}
 	var lists [3][]int64
 	for i, n := range []string{"begin", "end", "strides"} {
-		v, ok, err := m.intsArg(i+1, n)
+		v, ok, err := m.schemaArg(n).Ints()
 		if err != nil {
 			return nil, err
 		}
@@ -302,7 +318,7 @@ func (m *mnode) stridedSlice() (any, error) {
 	}
 	var masks [5]int64
 	for i, n := range []string{"begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask"} {
-		if masks[i], err = m.intArg(4+i, 0, n); err != nil {
+		if masks[i], err = m.schemaArg(n).Int(); err != nil {
 			return nil, err
 		}
 	}
@@ -354,7 +370,10 @@ func (m *mnode) celu() (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := m.arg(1, "alpha")
+	a, err := m.schemaArg("alpha").Value()
+	if err != nil {
+		return nil, err
+	}
 	if a == nil {
 		return m.emit1("CeLU", ir.Attrs{"alpha": ir.FloatAttr(1)}, x), nil
 	}
@@ -385,7 +404,8 @@ func (m *mnode) celu() (any, error) {
 }
 
 // log maps MindSpore's Log with attributes base (-1 = e), scale, shift:
-// log_base(scale*x + shift).
+// log_base(scale*x + shift). The attributes are the older primitive's
+// (MindSpore Lite's); the 2.7 schema's Log has none, so they are read by name.
 func (m *mnode) log() (any, error) {
 	x, err := m.tensor(0)
 	if err != nil {
@@ -436,18 +456,18 @@ func (m *mnode) batchNorm() (any, error) {
 		}
 		in[i] = v
 	}
-	training, err := m.intArg(5, 0, "is_training")
+	training, err := m.schemaArg("is_training").Int()
 	if err != nil {
 		return nil, err
 	}
 	if training != 0 {
 		return nil, unsupported("is_training")
 	}
-	eps, err := m.floatArg(6, 1e-5, "epsilon")
+	eps, err := m.schemaArg("epsilon").Float()
 	if err != nil {
 		return nil, err
 	}
-	format, err := m.formatArg(8, "format", "data_format")
+	format, err := m.schemaArg("data_format", "format").Format()
 	if err != nil {
 		return nil, err
 	}
@@ -456,39 +476,6 @@ func (m *mnode) batchNorm() (any, error) {
 	}
 	y := m.emit1("BatchNorm", ir.Attrs{"epsilon": ir.FloatAttr(eps)}, in[:]...)
 	return tuple{y, poisonVal{}, poisonVal{}, poisonVal{}, poisonVal{}}, nil
-}
-
-func (m *mnode) layerNorm() (any, error) {
-	x, err := m.tensor(0)
-	if err != nil {
-		return nil, err
-	}
-	gamma, err := m.tensor(1)
-	if err != nil {
-		return nil, err
-	}
-	beta, err := m.tensor(2)
-	if err != nil {
-		return nil, err
-	}
-	axis, err := m.intArg(3, 1, "begin_norm_axis")
-	if err != nil {
-		return nil, err
-	}
-	paxis, err := m.intArg(4, 1, "begin_params_axis")
-	if err != nil {
-		return nil, err
-	}
-	if paxis != axis {
-		return nil, unsupported("begin_params_axis %d differs from begin_norm_axis %d", paxis, axis)
-	}
-	eps, err := m.floatArg(5, 1e-7, "epsilon")
-	if err != nil {
-		return nil, err
-	}
-	y := m.emit1("LayerNorm", ir.Attrs{"axis": ir.IntAttr(axis), "epsilon": ir.FloatAttr(eps)}, x, gamma, beta)
-	// MindSpore's other outputs are mean and variance; the IR's are mean and inv_std.
-	return tuple{y, poisonVal{}, poisonVal{}}, nil
 }
 
 // upsampleNearest maps UpsampleNearestND(x, output_size, scales) to Resize
@@ -503,7 +490,7 @@ func (m *mnode) upsampleNearest(nd int) (any, error) {
 		"coordinate_transformation_mode": ir.StringAttr("asymmetric"),
 		"nearest_mode":                   ir.StringAttr("floor"),
 	}
-	if size, ok, err := m.intsArg(1, "output_size"); err != nil {
+	if size, ok, err := m.schemaArg("output_size").Ints(); err != nil {
 		return nil, err
 	} else if ok && len(size) > 0 {
 		if len(size) != nd {
@@ -512,7 +499,10 @@ func (m *mnode) upsampleNearest(nd int) (any, error) {
 		attrs["axes"] = ir.IntsAttr(rangeInts(2, 2+nd)...)
 		return m.emit1("Resize", attrs, x, nil, nil, m.ints64("sizes", size)), nil
 	}
-	sv := m.arg(2, "scales")
+	sv, err := m.schemaArg("scales").Value()
+	if err != nil {
+		return nil, err
+	}
 	if ct, ok := sv.(constTuple); ok {
 		sv = ct.items
 	}

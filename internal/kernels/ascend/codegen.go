@@ -52,11 +52,8 @@ func Generate(symbol string, body *ir.Graph) (string, Plan, error) {
 	if err != nil {
 		return "", Plan{}, err
 	}
-	for _, n := range body.Nodes {
-		switch n.Op {
-		case "Sin", "Cos", "Tan", "ACos", "Asin", "Atan", "Acosh", "Asinh", "Atanh", "Sinh", "Cosh":
-			return "", Plan{}, fmt.Errorf("node %s: %s has no device implementation", n.Name, n.Op)
-		}
+	if err := kernels.CheckDeviceMath(body); err != nil {
+		return "", Plan{}, err
 	}
 	g := &agen{body: body, sym: symbol}
 	g.eg = &kernels.ElemGen{Body: body, IdxT: "int64_t", FloatAcc: true, Load: g.load}

@@ -189,3 +189,26 @@ func TestCubeRejects(t *testing.T) {
 		}
 	}
 }
+
+// TestDeviceMathRefused: an op whose libm call the device math lacks
+// (kernels.libmUnary without Device) is refused by name, on the vector
+// path and on the cube path's epilogue; one it has is not.
+func TestDeviceMathRefused(t *testing.T) {
+	body := func(op string, cube bool) *ir.Graph {
+		return gkNode(t, op, func(g *testkit.Graph) {
+			x := g.Input("x", 4, 8)
+			if cube {
+				x = g.Op("MatMul", nil, x, g.Input("w", 8, 8))
+			}
+			g.G.Outputs = append(g.G.Outputs, g.Op(op, nil, x))
+		}).Body
+	}
+	for _, cube := range []bool{false, true} {
+		if _, _, err := Generate("gk_sin", body("Sin", cube)); err == nil || !strings.Contains(err.Error(), "Sin has no device implementation") {
+			t.Errorf("Sin (cube %v): %v; want it refused by name", cube, err)
+		}
+		if _, _, err := Generate("gk_tanh", body("Tanh", cube)); err != nil {
+			t.Errorf("Tanh (cube %v): %v", cube, err)
+		}
+	}
+}

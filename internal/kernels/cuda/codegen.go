@@ -37,7 +37,7 @@ func Generate(symbol string, body *ir.Graph) (string, Launch, error) {
 	if err := kernels.CheckDeviceBody(body); err != nil {
 		return "", Launch{}, err
 	}
-	if err := checkDeviceOps(body); err != nil {
+	if err := kernels.CheckDeviceMath(body); err != nil {
 		return "", Launch{}, err
 	}
 	c := &cgen{body: body, sym: symbol}
@@ -83,22 +83,6 @@ func Generate(symbol string, body *ir.Graph) (string, Launch, error) {
 	sb.WriteString(code)
 	sb.WriteString("}\n")
 	return sb.String(), l, nil
-}
-
-// deviceUnsupported are ops whose math the device header does not implement.
-var deviceUnsupported = map[string]bool{
-	"Sin": true, "Cos": true, "Tan": true, "ACos": true, "Asin": true, "Atan": true, "Acosh": true,
-	"Asinh": true, "Atanh": true, "Sinh": true, "Cosh": true,
-}
-
-func checkDeviceOps(body *ir.Graph) error {
-	var errs []error
-	for _, n := range body.Nodes {
-		if deviceUnsupported[n.Op] {
-			errs = append(errs, fmt.Errorf("node %s: %s has no device implementation", n.Name, n.Op))
-		}
-	}
-	return errors.Join(errs...)
 }
 
 func allValues(body *ir.Graph) []*ir.Value {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"gkconv/internal/kerneltest"
 	"gkconv/internal/testkit"
+	"strings"
 	"testing"
 
 	"gkconv/internal/ir"
@@ -64,5 +65,18 @@ func TestSyntheticStrategies(t *testing.T) {
 				kerneltest.CompareTensors(t, fmt.Sprintf("output %d", k), got[k], want[k], 1e-5)
 			}
 		})
+	}
+}
+
+// TestDeviceMathRefused: an op whose libm call the device math lacks
+// (kernels.libmUnary without Device) is refused by name; one it has is not.
+func TestDeviceMathRefused(t *testing.T) {
+	sin := synthetic(t, "sin", func(b *testkit.Graph) []*ir.Value { return []*ir.Value{b.Op("Sin", nil, b.Input("", 8))} })
+	if _, _, err := Generate("gk_sin", sin.Body); err == nil || !strings.Contains(err.Error(), "Sin has no device implementation") {
+		t.Errorf("Sin: %v; want it refused by name", err)
+	}
+	tanh := synthetic(t, "tanh", func(b *testkit.Graph) []*ir.Value { return []*ir.Value{b.Op("Tanh", nil, b.Input("", 8))} })
+	if _, _, err := Generate("gk_tanh", tanh.Body); err != nil {
+		t.Errorf("Tanh: %v", err)
 	}
 }
