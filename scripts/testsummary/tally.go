@@ -283,45 +283,42 @@ func skipReason(msg string) string {
 		}
 	}
 	first = strings.TrimSpace(strings.TrimSuffix(first, ":"))
-	if mentionsShared(first) {
-		return "../shared absent"
-	}
 	words := strings.Fields(first)
 	for i, w := range words {
 		if strings.Contains(w, "/") {
-			w = relToRepo(w)
-			if parts := strings.Split(w, "/"); len(parts) > 2 {
-				w = strings.Join(parts[:2], "/")
-			}
-			words[i] = w
+			words[i] = relToRepo(w)
+		}
+	}
+	first = strings.Join(words, " ")
+	if mentionsShared(first) {
+		return "../shared absent"
+	}
+	for i, w := range words {
+		if parts := strings.Split(w, "/"); len(parts) > 2 {
+			words[i] = strings.Join(parts[:2], "/")
 		}
 	}
 	return strings.Join(words, " ")
 }
 
 func mentionsShared(s string) bool {
-	return strings.Contains(s, "../shared") || strings.Contains(s, "/shared/") || strings.HasSuffix(s, "/shared") || strings.Contains(s, "shared corpus")
+	return strings.Contains(s, "../shared") || strings.Contains(s, "/shared/") || strings.Contains(s, "shared corpus")
 }
 
-// shortenPaths rewrites absolute paths in msg relative to the repository,
-// and paths through ../shared as ../shared/...: the reader's view of them.
+// shortenPaths rewrites absolute paths in msg relative to the repository
+// (../shared/... for the reference corpus beside it): the reader's view.
 func shortenPaths(msg string) string {
 	words := strings.Split(msg, " ")
 	for i, w := range words {
-		if !strings.Contains(w, "/") {
-			continue
+		if strings.Contains(w, "/") {
+			words[i] = relToRepo(w)
 		}
-		if j := strings.Index(w, "/../shared"); j >= 0 {
-			words[i] = w[j+1:]
-			continue
-		}
-		words[i] = relToRepo(w)
 	}
 	return strings.Join(words, " ")
 }
 
 // relToRepo makes an absolute path under the working directory (the
-// repository root, where make runs) relative.
+// repository root, where make runs) or under ../shared relative to it.
 func relToRepo(p string) string {
 	if !filepath.IsAbs(p) {
 		return p
@@ -330,7 +327,11 @@ func relToRepo(p string) string {
 	if err != nil {
 		return p
 	}
-	if rel, err := filepath.Rel(wd, p); err == nil && !strings.HasPrefix(rel, "..") {
+	rel, err := filepath.Rel(wd, filepath.Clean(p))
+	if err != nil {
+		return p
+	}
+	if !strings.HasPrefix(rel, "..") || rel == "../shared" || strings.HasPrefix(rel, "../shared/") {
 		return rel
 	}
 	return p
