@@ -252,7 +252,7 @@ func (g *skipGroup) where() string {
 	var parts []string
 	for i, p := range pkgs {
 		if i == pkgsUpTo {
-			parts = append(parts, fmt.Sprintf("%d more packages", len(pkgs)-pkgsUpTo))
+			parts = append(parts, plural(len(pkgs)-pkgsUpTo, "more package"))
 			break
 		}
 		parts = append(parts, fmt.Sprintf("%s %d", shortPkg(p), perPkg[p]))
