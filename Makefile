@@ -2,8 +2,15 @@
 GO       ?= go
 FUZZTIME ?= 10s
 OUT      ?= out
+# make install: $(DESTDIR)$(PREFIX)/bin/converter
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+BINDIR    = $(DESTDIR)$(PREFIX)/bin
+# Each test step's `go test -json` events, summarised at the end of make test.
+TEST_JSON   := build/test-json
+TESTSUMMARY := build/testsummary
 
-.PHONY: all deps deps-test build test vet unit fuzz fuzz-long suite demo proto bench interop realmodels clean
+.PHONY: all deps deps-test build install uninstall test testsummary vet unit fuzz fuzz-long suite qdq demo proto bench interop realmodels clean
 SHELL := /bin/bash
 
 all: build
@@ -19,28 +26,61 @@ deps-test:
 build: deps
 	$(GO) build -o converter ./cmd/converter
 
+# The binary as a file: make install rebuilds it only when a source is newer,
+# so `make && sudo make install` does not need go on root's PATH.
+CONVERTER_SOURCES := $(shell find cmd internal -type f -not -path '*/testdata/*' -not -name '*_test.go') go.mod go.sum
+converter: $(CONVERTER_SOURCES) | deps
+	$(GO) build -o converter ./cmd/converter
+
+install: converter
+	install -d $(BINDIR)
+	install -m 755 converter $(BINDIR)/converter
+
+uninstall:
+	rm -f $(BINDIR)/converter
+
 vet:
 	$(GO) vet ./...
 
 # The project's test command (README, CI): vet, every unit/integration test
 # (the ONNX backend suite and corpus models run when ../shared is present),
-# then each fuzz target briefly.
-test: deps-test build vet unit suite fuzz
+# then each fuzz target briefly. Every step runs even when one before it
+# failed; the last lines are the skipped tests grouped by reason and one
+# "N passed, N failed, N skipped" line (scripts/testsummary).
+test: deps-test build vet testsummary
+	@rm -f $(TEST_JSON)/*.json; status=0; \
+	for step in unit suite fuzz; do $(MAKE) --no-print-directory $$step || status=1; done; \
+	$(TESTSUMMARY) report $(TEST_JSON)/*.json || status=1; \
+	exit $$status
 
-unit:
-	$(GO) test -count=1 -timeout 40m -skip '^TestBackendSuite$$' ./...
+testsummary:
+	@mkdir -p $(TEST_JSON)
+	@$(GO) build -o $(TESTSUMMARY) ./scripts/testsummary
 
-fuzz:
-	GO=$(GO) bash scripts/fuzz.sh $(FUZZTIME)
+unit: testsummary
+	$(TESTSUMMARY) run -name unit -json $(TEST_JSON)/unit.json -- \
+	  $(GO) test -json -count=1 -timeout 40m -skip '^TestBackendSuite$$' ./...
+
+fuzz: testsummary
+	GO=$(GO) TEST_JSON=$(TEST_JSON)/fuzz.json bash scripts/fuzz.sh $(FUZZTIME)
 
 # Every fuzz target for an hour (found inputs become regression seeds under
 # each package's testdata/fuzz).
 fuzz-long:
-	GO=$(GO) bash scripts/fuzz.sh 1h
+	GO=$(GO) FUZZ_STREAM=1 bash scripts/fuzz.sh 1h
 
-# The ONNX backend suites (node, simple, pytorch-*) at opt_level 0 and 2, with their summary lines.
-suite:
-	set -o pipefail; $(GO) test -count=1 -run '^TestBackendSuite$$' -v ./internal/convert/ | grep -E 'passed|FAIL|^ok|onnxruntime passes fails|floor'
+# The ONNX backend suites (node, simple, pytorch-*) at opt_level 0 and 2,
+# with their summary lines; "suite: SKIPPED — why" when ../shared is absent.
+suite: testsummary
+	$(TESTSUMMARY) run -name suite -show '^onnx-backend .* suite, opt_level' -json $(TEST_JSON)/suite.json -- \
+	  $(GO) test -json -count=1 -run '^TestBackendSuite$$' ./internal/convert/
+
+# The QDQ models TestQDQModels compares with onnxruntime, in build/qdq, made
+# from ../shared's corpus with the pinned onnxruntime of scripts/realmodels
+# (scripts/qdq.sh; one SKIP line without ../shared or PyPI). .ci/run runs it
+# before make test.
+qdq:
+	bash scripts/qdq.sh
 
 demo: build
 	@mkdir -p $(OUT)
@@ -70,4 +110,4 @@ bench: build
 	bash scripts/bench.sh
 
 clean:
-	rm -rf converter $(OUT)
+	rm -rf converter $(OUT) $(TEST_JSON) $(TESTSUMMARY)

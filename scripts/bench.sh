@@ -202,7 +202,7 @@ for m in $FUSION_MODELS; do
 done
 
 # QDQ: the float32 corpus model and its QDQ form (int8 weights, uint8
-# activations; scripts/qdq_quantize.py, generated into build/qdq when
+# activations; scripts/qdq.sh, generated into build/qdq when
 # missing), both at opt_level 2 on 1 thread, alternating round by round;
 # onnxruntime on the same QDQ model for scale. Skips a model it cannot get.
 qdq_rows=()
@@ -210,8 +210,8 @@ qdq_isa=unknown
 for m in $QDQ_MODELS; do
   fsrc="$SHARED/corpus/models/$m/model.onnx"
   qsrc="build/qdq/${m}_qdq/model.onnx"
-  if [ ! -f "$qsrc" ] && [ -f "$fsrc" ] && /usr/bin/python3 -c 'import onnx, numpy' 2>/dev/null; then
-    /usr/bin/python3 scripts/qdq_quantize.py "$SHARED/corpus/models/$m" >/dev/null || true
+  if [ ! -f "$qsrc" ] && [ -f "$fsrc" ]; then
+    SHARED="$SHARED" bash scripts/qdq.sh "$m" >/dev/null || true
   fi
   if [ ! -f "$fsrc" ] || [ ! -f "$qsrc" ]; then
     echo "QDQ $m: skipped (need $fsrc and $qsrc; scripts/qdq_quantize.py makes the latter)" >&2

@@ -1,13 +1,15 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Static QDQ quantizer for gkconv's quantization tests and benchmarks.
 
-Usage: /usr/bin/python3 scripts/qdq_quantize.py MODEL_DIR [MODEL_DIR...] [--out build/qdq]
+Usage: build/realmodels-venv/bin/python scripts/qdq_quantize.py MODEL_DIR [MODEL_DIR...] [--out build/qdq]
+(`make qdq` sets up that venv, pinned onnxruntime 1.30.0 / onnx 1.23.2 /
+numpy 1.26.4, and runs this on the models TestQDQModels reads.)
 
 MODEL_DIR holds model.onnx and test_data_set_0 (a corpus model of
 ../shared/corpus/models). For each, the script
   1. folds BatchNormalization into the Conv before it;
-  2. calibrates per-tensor activation ranges on test_data_set_0 (onnxruntime
-     via ../shared/tools/ort/run_ort.js, with the tensors as extra outputs);
+  2. calibrates per-tensor activation ranges on test_data_set_0
+     (onnxruntime, with the tensors as extra outputs);
   3. writes OUT/<name>_qdq/model.onnx: Conv, MatMul and Gemm with a constant
      weight get QuantizeLinear/DequantizeLinear (QDQ) on their activation
      input (uint8, asymmetric, per tensor), DequantizeLinear on their weight
@@ -19,17 +21,15 @@ MODEL_DIR holds model.onnx and test_data_set_0 (a corpus model of
 """
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
 import onnx
+import onnxruntime as ort
 from onnx import helper, numpy_helper, TensorProto
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SHARED = os.path.join(HERE, "..", "..", "shared")
-RUN_ORT = os.path.join(SHARED, "tools", "ort", "run_ort.js")
 
 
 def init_map(g):
@@ -93,9 +93,43 @@ def targets(m):
     return out
 
 
+def read_tensor(path):
+    t = onnx.TensorProto()
+    with open(path, "rb") as f:
+        t.ParseFromString(f.read())
+    return t
+
+
+def numbered(data_dir, prefix):
+    """data_dir's PREFIX_N.pb files in N order."""
+    names = [f for f in os.listdir(data_dir) if f.startswith(prefix) and f.endswith(".pb")]
+    return [os.path.join(data_dir, f) for f in sorted(names, key=lambda f: int(f[len(prefix):-3]))]
+
+
 def run_ort(model_path, data_dir, save_dir):
-    subprocess.run(["node", RUN_ORT, model_path, "--data", data_dir, "--save-out", save_dir, "--quiet", "--runs", "1", "--warmup", "0"],
-                   check=True, env=dict(os.environ, NODE_PATH=os.environ.get("NODE_PATH", "/tmp/ort/node_modules")))
+    """Runs model_path on data_dir's inputs (matched by name, else by
+    position) with onnxruntime's CPU provider at graph optimisation "all"
+    and writes its outputs to save_dir as output_N.pb, named after the
+    model's outputs."""
+    opts = ort.SessionOptions()
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    sess = ort.InferenceSession(model_path, opts, providers=["CPUExecutionProvider"])
+    input_names = [i.name for i in sess.get_inputs()]
+    feeds = {}
+    for k, p in enumerate(numbered(data_dir, "input_")):
+        t = read_tensor(p)
+        if t.name in input_names:
+            key = t.name
+        elif k < len(input_names):
+            key = input_names[k]
+        else:
+            sys.exit("%s: more input files than model inputs" % p)
+        feeds[key] = numpy_helper.to_array(t)
+    outputs = sess.run(None, feeds)
+    os.makedirs(save_dir, exist_ok=True)
+    for k, (o, a) in enumerate(zip(sess.get_outputs(), outputs)):
+        with open(os.path.join(save_dir, "output_%d.pb" % k), "wb") as f:
+            f.write(numpy_helper.from_array(np.asarray(a), o.name).SerializeToString())
 
 
 def calibrate(m, names, data_dir):
@@ -114,10 +148,7 @@ def calibrate(m, names, data_dir):
         ranges = {}
         for i, o in enumerate(cm.graph.output):
             if o.name in names:
-                t = onnx.TensorProto()
-                with open(os.path.join(out, "output_%d.pb" % i), "rb") as f:
-                    t.ParseFromString(f.read())
-                a = numpy_helper.to_array(t)
+                a = numpy_helper.to_array(read_tensor(os.path.join(out, "output_%d.pb" % i)))
                 ranges[o.name] = (float(a.min()), float(a.max()))
     return ranges
 

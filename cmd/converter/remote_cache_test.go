@@ -24,7 +24,7 @@ import (
 
 // The remote kernel cache (--kernelCacheDir=http://...) against a real
 // WebDAV server: nginx with PUT, started here on 127.0.0.1 with a private
-// configuration (scripts/deps.sh test installs it).
+// configuration (`bash scripts/deps.sh nginx` installs it; .ci/run does).
 
 // nginxServer is an nginx serving root over http://127.0.0.1:port.
 type nginxServer struct {
@@ -42,7 +42,7 @@ func findNginx(t *testing.T) string {
 			return p
 		}
 	}
-	t.Skip("nginx not found (not on PATH nor in /usr/sbin): the remote kernel cache test needs it; `bash scripts/deps.sh test` installs it")
+	t.Skip("nginx not found (not on PATH nor in /usr/sbin): the remote kernel cache test needs it; `bash scripts/deps.sh nginx` installs it")
 	return ""
 }
 

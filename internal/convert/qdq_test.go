@@ -9,12 +9,13 @@ import (
 	"gkconv/internal/mindir"
 )
 
-// qdqModelDir is where scripts/qdq_quantize.py writes the QDQ models
-// (gitignored build output).
+// qdqModelDir is where `make qdq` (scripts/qdq.sh, which .ci/run runs)
+// writes the QDQ models (gitignored build output).
 func qdqModelDir(t testing.TB, name string) string {
+	sharedDir(t) // without ../shared there is nothing to make them from: say that
 	dir := filepath.Join(repoRoot(t), "build", "qdq", name+"_qdq")
 	if _, err := os.Stat(filepath.Join(dir, "model.onnx")); err != nil {
-		t.Skipf("%s absent; generate it with: /usr/bin/python3 scripts/qdq_quantize.py ../shared/corpus/models/%s", dir, name)
+		t.Skipf("%s absent; `make qdq` generates it from ../shared/corpus/models/%s", dir, name)
 	}
 	return dir
 }
