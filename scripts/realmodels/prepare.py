@@ -527,7 +527,7 @@ def main():
                 write_pb(os.path.join(ds, f"output_{i}.pb"), a, n)
             entry = dict(dir=f"test_data_set_{k}", ort_spread=spread)
             if k == 0:
-                # onnxruntime's own time for the README table's ratio (1 thread,
+                # onnxruntime's own time for the docs/real-models.md table's ratio (1 thread,
                 # ORT_ENABLE_ALL, median of 15 runs after 3 warm-up runs)
                 import time
                 for _ in range(3):
