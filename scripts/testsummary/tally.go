@@ -268,37 +268,84 @@ func shortPkg(p string) string {
 	return p
 }
 
-// skipReason groups skip messages: the first clause of the message (up to
-// ": ", "; ", " (" or ", "), with a missing ../shared named as such
-// whatever path shows it, and other paths cut to their first two
-// components relative to the repository (build/qdq/x_qdq -> build/qdq).
+// skipReason groups skip messages by their first clause that says why: a
+// leading location (a file path, "node X (Op)") is passed over, the clause
+// ends at "; ", ", " or a " (" that opens an aside, numbers become N and
+// generated names (with "_" or digits) become "…". A message that says
+// material under ../shared is absent is grouped as "../shared absent";
+// other paths are cut to their first two components relative to the
+// repository (build/qdq/x_qdq -> build/qdq).
 func skipReason(msg string) string {
 	if msg == "" {
 		return "no reason given"
 	}
-	first := msg
-	for _, sep := range []string{": ", "; ", " (", ", "} {
+	head := msg
+	if i := strings.Index(head, "; "); i > 0 {
+		head = head[:i]
+	}
+	if mentionsShared(head) && saysAbsent(head) {
+		return "../shared absent"
+	}
+	clauses := strings.Split(msg, ": ")
+	for len(clauses) > 1 && isLocation(clauses[0]) {
+		clauses = clauses[1:]
+	}
+	first := clauses[0]
+	for _, sep := range []string{"; ", ", "} {
 		if i := strings.Index(first, sep); i > 0 {
 			first = first[:i]
 		}
 	}
+	if i := strings.Index(first, " ("); i > 0 && !strings.HasPrefix(first[i:], " (s)") {
+		first = first[:i]
+	}
 	first = strings.TrimSpace(strings.TrimSuffix(first, ":"))
 	words := strings.Fields(first)
 	for i, w := range words {
-		if strings.Contains(w, "/") {
-			words[i] = relToRepo(w)
-		}
-	}
-	first = strings.Join(words, " ")
-	if mentionsShared(first) {
-		return "../shared absent"
-	}
-	for i, w := range words {
-		if parts := strings.Split(w, "/"); len(parts) > 2 {
-			words[i] = strings.Join(parts[:2], "/")
+		switch {
+		case strings.Contains(w, "/"):
+			w = relToRepo(w)
+			if parts := strings.Split(w, "/"); len(parts) > 2 {
+				w = strings.Join(parts[:2], "/")
+			}
+			words[i] = w
+		case isNumber(w):
+			words[i] = "N"
+		case strings.Contains(w, "_") || strings.ContainsAny(w, "0123456789"):
+			words[i] = "…"
 		}
 	}
 	return strings.Join(words, " ")
+}
+
+// isLocation: a clause that says where, not why (a path, "node X (Op)").
+func isLocation(c string) bool {
+	if !strings.Contains(c, " ") && strings.Contains(c, "/") {
+		return true
+	}
+	f := strings.Fields(c)
+	return len(f) == 3 && f[0] == "node" && strings.HasPrefix(f[2], "(") && strings.HasSuffix(f[2], ")")
+}
+
+func isNumber(w string) bool {
+	if w == "" {
+		return false
+	}
+	for _, r := range w {
+		if (r < '0' || r > '9') && r != '.' {
+			return false
+		}
+	}
+	return true
+}
+
+func saysAbsent(s string) bool {
+	for _, w := range []string{"absent", "not checked out", "no such file", "not found", "missing"} {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
 }
 
 func mentionsShared(s string) bool {

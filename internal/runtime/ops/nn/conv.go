@@ -2,7 +2,7 @@ package nn
 
 /*
 #cgo CFLAGS: -O3 -std=gnu11
-#include "kernels.h"
+#include "im2col_dwconv.h"
 #include "dwconv_rows.h"
 */
 import "C"

@@ -1,5 +1,5 @@
 // Row-oriented direct depthwise convolution for square 3x3, 5x5 and 7x7
-// kernels with dilation 1 and stride 1 or 2 (dwconv_f32 in kernels.c calls
+// kernels with dilation 1 and stride 1 or 2 (dwconv_f32 in im2col_dwconv.c calls
 // it for every such shape but the 3x3 ones its AVX-512 kernels take).
 //
 // Each input row of a plane is copied once into a zero-padded row buffer,

@@ -2,7 +2,7 @@ package nn
 
 // The instruction-set level of this package's C code (isa.h): the packed
 // GEMM, the packed convolution's GEMM and tile transpose, and the kernels
-// of kernels.c and conv_packed_tile.c follow cpuisa's level, which
+// of im2col_dwconv.c and conv_packed_tile.c follow cpuisa's level, which
 // GKCONV_CPU_ISA can force below the CPU's best.
 
 /*

@@ -1,7 +1,7 @@
 package nn
 
 /*
-#include "kernels.h"
+#include "im2col_dwconv.h"
 */
 import "C"
 

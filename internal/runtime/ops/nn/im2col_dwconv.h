@@ -1,5 +1,5 @@
-#ifndef GKCONV_NN_KERNELS_H
-#define GKCONV_NN_KERNELS_H
+#ifndef GKCONV_NN_IM2COL_DWCONV_H
+#define GKCONV_NN_IM2COL_DWCONV_H
 void im2col_f32(const float *x, float *col, int C, int D, int H, int W,
                 int KD, int KH, int KW, int SD, int SH, int SW,
                 int PD, int PH, int PW, int DD, int DH, int DW,

@@ -1,11 +1,11 @@
-// Float32 hot loops of the nn package: im2col/col2im for convolutions and the
-// direct depthwise convolution. Compiled with -O3; GK_ISA_VARIANTS (isa.h)
+// Float32 hot loops of the nn package: im2col/col2im for convolutions, the
+// direct depthwise convolution and the max-pool rows. Compiled with -O3; GK_ISA_VARIANTS (isa.h)
 // builds AVX-512, AVX2 and baseline versions and runs the one of the level
 // in use (the CPU's best unless GKCONV_CPU_ISA forces a lower one), so the
 // binary still runs on CPUs without AVX-512.
 #include <string.h>
 #include <immintrin.h>
-#include "kernels.h"
+#include "im2col_dwconv.h"
 #include "actvec.h"
 #include "conv_act.h"
 #include "dwconv_rows.h"
