@@ -151,7 +151,7 @@ func runBenchmark(f *benchFlags) (err error) {
 			return err
 		}
 	}
-	if err := checkMemory(g, limit); err != nil {
+	if err := benchmark.CheckMemory(g, memoryLimit(limit)); err != nil {
 		return fmt.Errorf("%s: %w", f.modelFile, err)
 	}
 	policy := runtime.KernelPolicy{
@@ -168,7 +168,7 @@ func runBenchmark(f *benchFlags) (err error) {
 	if err != nil {
 		return fmt.Errorf("%s: %w", f.modelFile, err)
 	}
-	if err := checkPlan(sess.MemoryPlan(), g, limit); err != nil {
+	if err := benchmark.CheckPlan(sess.MemoryPlan(), g, memoryLimit(limit)); err != nil {
 		return fmt.Errorf("%s: %w", f.modelFile, err)
 	}
 	printKernelSummary(sess.Kernels(), kt)
