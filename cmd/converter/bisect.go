@@ -41,10 +41,9 @@ when one does; "BISECT RESULT FAILED:<code>" (exit 1) when bisect could not run.
 			if configFile == "" {
 				return convert.Errorf(convert.CodeParamInvalid, "--configFile is required: bisect compares the fusion it configures against none")
 			}
-			bf := &benchFlags{inDataFile: inDataFile, seed: seed}
 			res, err := convert.Bisect(context.Background(), convert.BisectOptions{
 				Convert:  o,
-				Inputs:   func(g *ir.Graph) ([]*ir.Tensor, error) { return loadInputs(g, bf) },
+				Inputs:   func(g *ir.Graph) ([]*ir.Tensor, error) { return loadInputs(g, inDataFile, seed) },
 				Atol:     atol,
 				Rtol:     rtol,
 				ReproDir: reproDir,
