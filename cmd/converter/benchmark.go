@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"gkconv/internal/trust"
+	"gkconv/internal/safefs"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -446,7 +446,7 @@ func loadTensors(vals []*ir.Value, files []string, what string) ([]*ir.Tensor, e
 			if st, err := os.Stat(file); err == nil && st.Mode().IsRegular() && st.Size() != want {
 				return nil, fmt.Errorf("%s: %d bytes, %s %s%v needs %d", file, st.Size(), what, v.DType, v.Shape, want)
 			}
-			data, err := trust.ReadRegular(file, want)
+			data, err := safefs.ReadRegular(file, want)
 			if err != nil {
 				return nil, err
 			}
@@ -518,7 +518,7 @@ func randomTensor(rng *rand.Rand, v *ir.Value) *ir.Tensor {
 // openModelFile opens a model for reading, refusing what is not a regular
 // file before opening it (a FIFO would block).
 func openModelFile(path string) (*os.File, error) {
-	f, _, err := trust.OpenRegular(path)
+	f, _, err := safefs.OpenRegular(path)
 	return f, err
 }
 

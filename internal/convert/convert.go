@@ -22,7 +22,7 @@ import (
 	"gkconv/internal/mindir"
 	"gkconv/internal/onnx"
 	"gkconv/internal/runtime"
-	"gkconv/internal/trust"
+	"gkconv/internal/safefs"
 )
 
 // Options are converter_lite's conversion options, already parsed. The
@@ -248,7 +248,7 @@ func Convert(ctx context.Context, opts Options) (rep *Report, err error) {
 		}
 	}
 	prog.written(0)
-	target, stream, err := trust.OutputTarget(o.output)
+	target, stream, err := safefs.OutputTarget(o.output)
 	if err != nil {
 		return rep, Errorf(CodeParamInvalid, "--outputFile: %v", err)
 	}
@@ -384,16 +384,16 @@ func (opts *Options) check() (checked, error) {
 	c.output = opts.OutputFile
 	// converter_lite appends .mindir; a FIFO or device named as the output
 	// (a pipe, /dev/stdout) is written as it is.
-	if _, stream, err := trust.OutputTarget(c.output); !strings.HasSuffix(c.output, ".mindir") && (err != nil || !stream) {
+	if _, stream, err := safefs.OutputTarget(c.output); !strings.HasSuffix(c.output, ".mindir") && (err != nil || !stream) {
 		c.output += ".mindir"
 	}
 	// Output paths first, so a run that cannot write them fails before any
 	// work (and never leaves a model without its report).
-	if _, _, err := trust.OutputTarget(c.output); err != nil {
+	if _, _, err := safefs.OutputTarget(c.output); err != nil {
 		return c, Errorf(CodeParamInvalid, "--outputFile: %v", err)
 	}
 	if opts.ReportFile != "" {
-		if _, _, err := trust.OutputTarget(opts.ReportFile); err != nil {
+		if _, _, err := safefs.OutputTarget(opts.ReportFile); err != nil {
 			return c, Errorf(CodeParamInvalid, "--reportFile: %v", err)
 		}
 	}

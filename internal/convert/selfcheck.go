@@ -14,7 +14,7 @@ import (
 	"gkconv/internal/ir"
 	"gkconv/internal/kernels"
 	"gkconv/internal/runtime"
-	"gkconv/internal/trust"
+	"gkconv/internal/safefs"
 )
 
 // The kernel self-check (buildkernel.kernel_self_check): every compiled CPU
@@ -111,7 +111,7 @@ func (c *kernelSelfCheck) CheckKernel(k *ir.Node) error {
 	}
 	if m != "" { // best effort: without it the next run checks again
 		_ = os.MkdirAll(filepath.Dir(m), 0o700)
-		_ = trust.WriteBytesAtomic(m, []byte(k.Attrs.String(ir.GKKernelName, "")+"\n"), 0o600)
+		_ = safefs.WriteBytesAtomic(m, []byte(k.Attrs.String(ir.GKKernelName, "")+"\n"), 0o600)
 	}
 	return nil
 }

@@ -15,7 +15,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"gkconv/internal/trust"
+	"gkconv/internal/safefs"
 )
 
 // The content-addressed kernel cache and its worker pool, shared by every
@@ -83,7 +83,7 @@ var keyLocks sync.Map // entry path -> *sync.Mutex
 // Fetch returns the artifact stored under key (lower-case hex, at least
 // two digits), or builds it (build returns the artifact bytes, checked) and
 // stores it; hit reports a cache hit. The store goes through crash-safe
-// atomic writes (trust.WriteFileAtomic): concurrent converters may race
+// atomic writes (safefs.WriteFileAtomic): concurrent converters may race
 // harmlessly and readers never see a partial file.
 //
 // With a remote cache (Dir a URL), a local miss asks the remote; a
@@ -157,7 +157,7 @@ func isHexKey(k string) bool {
 // load returns the entry at path if it passes every check (see Cache and
 // provenance.go).
 func (c *Cache) load(root, path string) ([]byte, error) {
-	if err := trust.CheckSafeDir(filepath.Dir(path)); err != nil {
+	if err := safefs.CheckSafeDir(filepath.Dir(path)); err != nil {
 		return nil, err
 	}
 	want, err := readSidecar(path)
@@ -187,7 +187,7 @@ func readTrusted(path string, limit int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := trust.CheckSafeFile(linfo); err != nil {
+	if err := safefs.CheckSafeFile(linfo); err != nil {
 		return nil, err
 	}
 	f, err := os.Open(path)
@@ -233,7 +233,7 @@ func (c *Cache) store(root, path string, b []byte, sig []byte) error {
 	if err := mkdirAll(dir); err != nil {
 		return err
 	}
-	if err := trust.CheckSafeDir(dir); err != nil {
+	if err := safefs.CheckSafeDir(dir); err != nil {
 		return err
 	}
 	sum := sha256.Sum256(b)
@@ -413,7 +413,7 @@ var checkedDirs sync.Map // folder as given -> *checkedDir
 
 // CheckCacheDir returns the folder to use as the kernel cache for dir
 // (created, mode 0755, when missing). It is dir itself when only the
-// current user or root can change it (trust.CheckSafeDir: dir and every
+// current user or root can change it (safefs.CheckSafeDir: dir and every
 // folder above owned by them and not writable by group or others without
 // the sticky bit). Otherwise anyone who can write there could plant a
 // kernel, so it is a private cache instead ($TMPDIR/gkconv-kernels-<uid>,
@@ -430,7 +430,7 @@ func CheckCacheDir(dir string) (use, warning string, err error) {
 		err = mkdirAll(abs)
 	}
 	if err == nil {
-		err = trust.CheckSafeDir(abs)
+		err = safefs.CheckSafeDir(abs)
 		if err == nil {
 			if c.use, err = filepath.EvalSymlinks(abs); err != nil {
 				c.use = abs
@@ -457,7 +457,7 @@ func CheckCacheDir(dir string) (use, warning string, err error) {
 func privateCacheDir() (string, error) {
 	p := filepath.Join(os.TempDir(), fmt.Sprintf("gkconv-kernels-%d", os.Getuid()))
 	if err := os.Mkdir(p, 0o700); err == nil || errors.Is(err, fs.ErrExist) {
-		if info, err := os.Lstat(p); err == nil && info.IsDir() && info.Mode().Perm()&0o077 == 0 && trust.CheckSafeDir(p) == nil {
+		if info, err := os.Lstat(p); err == nil && info.IsDir() && info.Mode().Perm()&0o077 == 0 && safefs.CheckSafeDir(p) == nil {
 			return p, nil
 		}
 	}
@@ -465,7 +465,7 @@ func privateCacheDir() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := trust.CheckSafeDir(p); err != nil {
+	if err := safefs.CheckSafeDir(p); err != nil {
 		return "", err
 	}
 	return p, nil
@@ -473,13 +473,13 @@ func privateCacheDir() (string, error) {
 
 // WriteAtomic writes data to path (creating its folder) crash-safely: an
 // unnamed O_TMPFILE file linked into place, or a named temporary file that
-// a later run removes if this one dies (trust.WriteFileAtomic). Readers
+// a later run removes if this one dies (safefs.WriteFileAtomic). Readers
 // never see a partial file.
 func WriteAtomic(path string, data []byte) error {
 	if err := mkdirAll(filepath.Dir(path)); err != nil {
 		return err
 	}
-	return trust.WriteBytesAtomic(path, data, 0o644)
+	return safefs.WriteBytesAtomic(path, data, 0o644)
 }
 
 // Evict removes from the local cache folder of setting dir every entry

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"gkconv/internal/trust"
+	"gkconv/internal/safefs"
 )
 
 // fakeSO is a stand-in shared object: an ELF magic and the key.
@@ -125,7 +125,7 @@ func TestCacheChecksEveryHit(t *testing.T) {
 	}
 	// nothing temporary is left in the cache
 	filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
-		if err == nil && (trust.IsTempName(info.Name()) || strings.HasPrefix(info.Name(), ".tmp")) {
+		if err == nil && (safefs.IsTempName(info.Name()) || strings.HasPrefix(info.Name(), ".tmp")) {
 			t.Errorf("temporary file left: %s", p)
 		}
 		return nil

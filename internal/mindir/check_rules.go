@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	pb "gkconv/internal/mindir/mindirpb"
-	"gkconv/internal/trust"
+	"gkconv/internal/safefs"
 )
 
 type valueMode uint8
@@ -499,7 +499,7 @@ func (c *checker) checkExternal(l loc, t *pb.TensorProto, nbytes int64) {
 		// Opened beneath the model's folder on the descriptor (a location
 		// like ../../etc/shadow, or a link out of the folder, is refused
 		// before a byte is read).
-		if f, st, err := trust.OpenBeneath(c.dir, ext.GetLocation()); err != nil {
+		if f, st, err := safefs.OpenBeneath(c.dir, ext.GetLocation()); err != nil {
 			fi.err = err
 		} else {
 			fi.size = st.Size()

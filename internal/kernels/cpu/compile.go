@@ -16,7 +16,7 @@ import (
 	"sync/atomic"
 
 	"gkconv/internal/kernels"
-	"gkconv/internal/trust"
+	"gkconv/internal/safefs"
 )
 
 // The C compiler driver: which compiler, its identity (cached so a warm
@@ -136,7 +136,7 @@ func resolveCompiler(cc, march, cacheDir string) (*compiler, error) {
 	idKey := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%d\x00%d\x00%s", strings.Join(argv, " "), st.Size(), st.ModTime().UnixNano(), march)))
 	idPath := filepath.Join(cacheDir, "cc-"+hex.EncodeToString(idKey[:12])+".json")
 	var id ccIdentity
-	if b, err := trust.ReadRegular(idPath, 64<<10); err == nil && json.Unmarshal(b, &id) == nil && id.Version != "" {
+	if b, err := safefs.ReadRegular(idPath, 64<<10); err == nil && json.Unmarshal(b, &id) == nil && id.Version != "" {
 		c.apply(&id)
 		return c, nil
 	}
@@ -182,7 +182,7 @@ func probeCompiler(c *compiler) (ccIdentity, error) {
 		return id, fmt.Errorf("C compiler %s rejects -march=%s: %s", c.argv[0], c.march, strings.TrimSpace(string(out)))
 	}
 	id.Features, id.Feature = isaFeatures(string(out))
-	dir, err := trust.MkdirTemp("", "gkconv-ccprobe-")
+	dir, err := safefs.MkdirTemp("", "gkconv-ccprobe-")
 	if err != nil {
 		return id, err
 	}
@@ -305,7 +305,7 @@ func soCache(dir string, counts *kernels.CacheCounts) *kernels.Cache {
 // compiler; hit reports a cache hit.
 func (c *compiler) compile(src string, cache *kernels.Cache, what string) (so []byte, hit bool, err error) {
 	return cache.Fetch(c.cacheKey(src), func() ([]byte, error) {
-		work, err := trust.MkdirTemp("", "gkconv-cc-")
+		work, err := safefs.MkdirTemp("", "gkconv-cc-")
 		if err != nil {
 			return nil, err
 		}

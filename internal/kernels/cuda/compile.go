@@ -14,7 +14,7 @@ import (
 	"sync/atomic"
 
 	"gkconv/internal/kernels"
-	"gkconv/internal/trust"
+	"gkconv/internal/safefs"
 )
 
 // clang is a resolved clang binary with its version line.
@@ -88,7 +88,7 @@ func ptxCache(dir string, counts *kernels.CacheCounts) *kernels.Cache {
 // compile returns the PTX of src, from the cache or by running clang.
 func (c *clang) compile(src, arch string, cache *kernels.Cache, what string) ([]byte, bool, error) {
 	return cache.Fetch(c.cacheKey(src, arch), func() ([]byte, error) {
-		work, err := trust.MkdirTemp("", "gkconv-ptx-")
+		work, err := safefs.MkdirTemp("", "gkconv-ptx-")
 		if err != nil {
 			return nil, err
 		}
@@ -151,7 +151,7 @@ func Assemble(ptx []byte, arch string) (ok bool, err error) {
 	if err != nil {
 		return false, nil
 	}
-	dir, err := trust.MkdirTemp("", "gkconv-ptxas-")
+	dir, err := safefs.MkdirTemp("", "gkconv-ptxas-")
 	if err != nil {
 		return true, err
 	}

@@ -1,4 +1,4 @@
-package trust
+package safefs
 
 import (
 	"errors"
@@ -27,7 +27,7 @@ const TempDirStaleAge = 10 * time.Minute
 // process removes the orphans other runs of ours left there.
 func MkdirTemp(base, prefix string) (string, error) {
 	if !strings.HasPrefix(prefix, "gkconv-") || !strings.HasSuffix(prefix, "-") {
-		return "", fmt.Errorf("trust.MkdirTemp: prefix %q must look like gkconv-<what>-", prefix)
+		return "", fmt.Errorf("safefs.MkdirTemp: prefix %q must look like gkconv-<what>-", prefix)
 	}
 	if base == "" {
 		base = os.TempDir()

@@ -1,4 +1,4 @@
-package trust
+package safefs
 
 import (
 	"fmt"
@@ -58,7 +58,7 @@ func CheckSafeFile(info fs.FileInfo) error {
 
 // unsafeMode says why info may be changed by someone else, or "".
 func unsafeMode(info fs.FileInfo, stickyOK bool) string {
-	if uid, ok := ownerOf(info); ok && uid != os.Getuid() && uid != 0 {
+	if uid, ok := FileOwner(info); ok && uid != os.Getuid() && uid != 0 {
 		return fmt.Sprintf("owned by another user (uid %d)", uid)
 	}
 	m := info.Mode()

@@ -1,6 +1,6 @@
 //go:build unix
 
-package trust
+package safefs
 
 import "syscall"
 

@@ -1,4 +1,4 @@
-package trust
+package safefs
 
 import (
 	"errors"
@@ -119,7 +119,7 @@ func lockExclusive(f *os.File) {
 }
 
 func ownedByMe(info fs.FileInfo) bool {
-	uid, ok := ownerOf(info)
+	uid, ok := FileOwner(info)
 	return ok && uid == os.Getuid()
 }
 
