@@ -24,8 +24,9 @@ const module = "gkconv"
 // orphan-aware work folders) imports nothing of ours; every package that
 // reads or writes a user's file uses it. trust (who is trusted: SSH
 // signatures and keys, allowed_signers, the provenance secret) imports only
-// safefs; cmd, convert and the kernels root (provenance) use it; runtime
-// does not.
+// safefs; cmd, convert and the kernel cache (provenance, remote objects) use
+// it; runtime does not. The kernel cache (kernels/cache) knows nothing of
+// kernels: the builders (kernels/cpu, kernels/cuda) and convert use it.
 // fusion reads its flags from akgcfg (its input, a value type); kernels/* and
 // runtime never import fusion; runtime never imports kernels; the device
 // generators use only the shared kernels root; ir imports nothing of ours.
@@ -33,7 +34,7 @@ const module = "gkconv"
 // imports nothing of ours; cmd, convert, the readers and akgcfg use it.
 var allowed = map[string][]string{
 	"cmd/converter":                    {"internal/convert", "internal/ir", "internal/mindir", "internal/onnx", "internal/runtime", "internal/runtime/cpuisa", "internal/runtime/native", "internal/safefs", "internal/textsafe", "internal/trust"},
-	"internal/convert":                 {"internal/akgcfg", "internal/fusion", "internal/ir", "internal/kernels", "internal/kernels/ascend", "internal/kernels/cpu", "internal/kernels/cuda", "internal/mindir", "internal/onnx", "internal/runtime", "internal/runtime/cpuisa", "internal/safefs", "internal/textsafe", "internal/trust"},
+	"internal/convert":                 {"internal/akgcfg", "internal/fusion", "internal/ir", "internal/kernels", "internal/kernels/ascend", "internal/kernels/cache", "internal/kernels/cpu", "internal/kernels/cuda", "internal/mindir", "internal/onnx", "internal/runtime", "internal/runtime/cpuisa", "internal/safefs", "internal/textsafe", "internal/trust"},
 	"internal/onnx":                    {"internal/ir", "internal/onnx/onnxpb", "internal/safefs", "internal/textsafe"},
 	"internal/onnx/onnxpb":             {},
 	"internal/mindir":                  {"internal/ir", "internal/mindir/mindirpb", "internal/safefs", "internal/textsafe"},
@@ -41,10 +42,11 @@ var allowed = map[string][]string{
 	"internal/mindir/schemagen":        {},
 	"internal/akgcfg":                  {"internal/safefs", "internal/textsafe"},
 	"internal/fusion":                  {"internal/akgcfg", "internal/ir"},
-	"internal/kernels":                 {"internal/ir", "internal/safefs", "internal/trust"},
-	"internal/kernels/cpu":             {"internal/ir", "internal/kernels", "internal/safefs"},
-	"internal/kernels/cuda":            {"internal/ir", "internal/kernels", "internal/safefs"},
+	"internal/kernels":                 {"internal/ir", "internal/safefs"},
+	"internal/kernels/cpu":             {"internal/ir", "internal/kernels", "internal/kernels/cache", "internal/safefs"},
+	"internal/kernels/cuda":            {"internal/ir", "internal/kernels", "internal/kernels/cache", "internal/safefs"},
 	"internal/kernels/ascend":          {"internal/ir", "internal/kernels"},
+	"internal/kernels/cache":           {"internal/safefs", "internal/trust"},
 	"internal/runtime":                 {"internal/ir", "internal/runtime/native", "internal/runtime/opkernel", "internal/runtime/ops/elementwise", "internal/runtime/ops/nn", "internal/runtime/ops/tensorops"},
 	"internal/runtime/cpuisa":          {"internal/runtime/native"},
 	"internal/runtime/native":          {"internal/ir", "internal/safefs"},

@@ -18,7 +18,7 @@ import (
 
 	"gkconv/internal/akgcfg"
 	"gkconv/internal/ir"
-	"gkconv/internal/kernels"
+	"gkconv/internal/kernels/cache"
 	"gkconv/internal/mindir"
 	"gkconv/internal/onnx"
 	"gkconv/internal/runtime"
@@ -72,7 +72,7 @@ type Options struct {
 	SignKeyFile string
 	// TrustedKeysFile is an allowed_signers file (ssh-keygen format): with
 	// a remote kernel cache, only objects signed by one of its keys are
-	// used (kernels.RemoteTrust); "" uses none. Uploads are signed with
+	// used (cache.RemoteTrust); "" uses none. Uploads are signed with
 	// SignKeyFile's key.
 	TrustedKeysFile string
 
@@ -141,7 +141,7 @@ func Convert(ctx context.Context, opts Options) (rep *Report, err error) {
 	if err != nil {
 		return rep, err
 	}
-	kernels.SetRemoteTrust(kernels.RemoteTrust{AllowedSigners: o.trustedKeys, SignKey: o.signKey})
+	cache.SetRemoteTrust(cache.RemoteTrust{AllowedSigners: o.trustedKeys, SignKey: o.signKey})
 	rep.Output = o.output
 
 	// Config.

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"gkconv/internal/ir"
-	"gkconv/internal/kernels"
+	"gkconv/internal/kernels/cache"
 	"gkconv/internal/runtime"
 	"gkconv/internal/safefs"
 )
@@ -46,7 +46,7 @@ type kernelSelfCheck struct {
 
 func newKernelSelfCheck(cacheDir string) *kernelSelfCheck {
 	c := &kernelSelfCheck{cacheDir: cacheDir}
-	if dir, err := kernels.ResolveCacheDir(cacheDir); err == nil {
+	if dir, err := cache.ResolveDir(cacheDir); err == nil {
 		c.markerDir = filepath.Join(dir, "selfcheck")
 	}
 	return c
@@ -120,7 +120,7 @@ func (c *kernelSelfCheck) CheckKernel(k *ir.Node) error {
 // no later build reuses it (a remote-served or damaged object included).
 func (c *kernelSelfCheck) fail(k *ir.Node, err error) error {
 	if hash := k.Attrs.String(ir.GKKernelSOHash, ""); hash != "" {
-		if _, eerr := kernels.Evict(c.cacheDir, hash); eerr != nil {
+		if _, eerr := cache.Evict(c.cacheDir, hash); eerr != nil {
 			slog.Debug("kernel self-check: evicting the failed object", "kernel", k.Name, "err", eerr)
 		}
 	}

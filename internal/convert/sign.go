@@ -5,7 +5,7 @@ import (
 	"io"
 	"os"
 
-	"gkconv/internal/kernels"
+	"gkconv/internal/kernels/cache"
 	"gkconv/internal/safefs"
 	"gkconv/internal/trust"
 )
@@ -81,6 +81,6 @@ func UseRemoteTrust(trustedKeys string) error {
 			return fmt.Errorf("--trustedKeys=%s: %w", trustedKeys, err)
 		}
 	}
-	kernels.SetRemoteTrust(kernels.RemoteTrust{AllowedSigners: b})
+	cache.SetRemoteTrust(cache.RemoteTrust{AllowedSigners: b})
 	return nil
 }

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"gkconv/internal/kernels"
+	"gkconv/internal/kernels/cache"
 	"gkconv/internal/safefs"
 )
 
@@ -80,14 +80,14 @@ func (c *clang) cacheKey(src, arch string) string {
 
 // ptxCache is the PTX kind of the kernel cache (dir a folder or a remote
 // cache's URL); counts receives the remote's work.
-func ptxCache(dir string, counts *kernels.CacheCounts) *kernels.Cache {
-	return &kernels.Cache{Dir: dir, Sub: "ptx", Ext: ".ptx", Counts: counts,
+func ptxCache(dir string, counts *cache.Counts) *cache.Cache {
+	return &cache.Cache{Dir: dir, Sub: "ptx", Ext: ".ptx", Counts: counts,
 		Valid: func(b []byte) bool { return bytes.Contains(b, []byte(".entry")) }}
 }
 
 // compile returns the PTX of src, from the cache or by running clang.
-func (c *clang) compile(src, arch string, cache *kernels.Cache, what string) ([]byte, bool, error) {
-	return cache.Fetch(c.cacheKey(src, arch), func() ([]byte, error) {
+func (c *clang) compile(src, arch string, objects *cache.Cache, what string) ([]byte, bool, error) {
+	return objects.Fetch(c.cacheKey(src, arch), func() ([]byte, error) {
 		work, err := safefs.MkdirTemp("", "gkconv-ptx-")
 		if err != nil {
 			return nil, err

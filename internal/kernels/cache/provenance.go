@@ -1,4 +1,4 @@
-package kernels
+package cache
 
 import (
 	"crypto/hmac"
@@ -17,7 +17,7 @@ import (
 )
 
 // Provenance of local cache entries (issue 32 S3). The folder checks
-// (CheckCacheDir, readTrusted) keep other users out, but not whatever
+// (CheckDir, readTrusted) keep other users out, but not whatever
 // else fills the folder as this user: a CI cache restored from a shared
 // store (actions/cache, a build-cache tarball), a copy from another
 // machine, a remote object stored under trust that has since been

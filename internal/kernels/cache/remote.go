@@ -1,4 +1,4 @@
-package kernels
+package cache
 
 import (
 	"bytes"
@@ -50,16 +50,16 @@ const (
 	remoteConnectTimeout = time.Second
 )
 
-// IsRemoteCache reports whether a cache folder setting is an http:// or
+// IsRemote reports whether a cache folder setting is an http:// or
 // https:// URL.
-func IsRemoteCache(dir string) bool {
+func IsRemote(dir string) bool {
 	d := strings.ToLower(dir)
 	return strings.HasPrefix(d, "http://") || strings.HasPrefix(d, "https://")
 }
 
-// CacheCounts count what Fetch did with a remote cache; safe for
+// Counts count what Fetch did with a remote cache; safe for
 // concurrent use (Cache.Counts).
-type CacheCounts struct {
+type Counts struct {
 	RemoteHits   atomic.Int64 // entries fetched from the remote (and verified)
 	RemotePuts   atomic.Int64 // entries stored on the remote
 	RemoteErrors atomic.Int64 // failed requests and rejected entries
@@ -68,7 +68,7 @@ type CacheCounts struct {
 	warnings []string
 }
 
-func (c *CacheCounts) warn(w string) {
+func (c *Counts) warn(w string) {
 	if c == nil {
 		return
 	}
@@ -77,7 +77,7 @@ func (c *CacheCounts) warn(w string) {
 	c.mu.Unlock()
 }
 
-func (c *CacheCounts) errored() {
+func (c *Counts) errored() {
 	if c != nil {
 		c.RemoteErrors.Add(1)
 	}
@@ -85,14 +85,14 @@ func (c *CacheCounts) errored() {
 
 // Warnings are the remote cache's warnings seen by the Fetch calls counted
 // here (each was logged once, when it happened).
-func (c *CacheCounts) Warnings() []string {
+func (c *Counts) Warnings() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return append([]string(nil), c.warnings...)
 }
 
 // AddCounts adds the remote counters and warnings of c to st.
-func (st *Stats) AddCounts(c *CacheCounts) {
+func (st *Stats) AddCounts(c *Counts) {
 	st.RemoteHits += int(c.RemoteHits.Load())
 	st.RemotePuts += int(c.RemotePuts.Load())
 	st.RemoteErrors += int(c.RemoteErrors.Load())
@@ -173,7 +173,7 @@ func (r *remote) objectURL(rel string) string { return r.base + "/" + rel }
 // timeout or a 5xx answer turns the remote off (warning once) and returns
 // an error; otherwise the response is returned (its body for the caller
 // to close).
-func (r *remote) do(method, rel string, body []byte, counts *CacheCounts) (*http.Response, error) {
+func (r *remote) do(method, rel string, body []byte, counts *Counts) (*http.Response, error) {
 	switch r.state.Load() {
 	case remoteDown:
 		return nil, errRemoteDown
@@ -222,7 +222,7 @@ func bytesReader(b []byte) io.Reader {
 
 // fail turns the remote off; the first failure is logged as a warning and
 // recorded in counts.
-func (r *remote) fail(err error, counts *CacheCounts) {
+func (r *remote) fail(err error, counts *Counts) {
 	counts.errored()
 	if r.state.Swap(remoteDown) == remoteDown {
 		return
@@ -237,7 +237,7 @@ func (r *remote) fail(err error, counts *CacheCounts) {
 // accepts it, and its signature (returned with it) verifies. A miss is
 // (nil, nil, nil); a rejected entry is (nil, nil, error) and
 // counted, without turning the remote off.
-func (r *remote) get(rel, name string, valid func([]byte) bool, counts *CacheCounts) (obj, sig []byte, err error) {
+func (r *remote) get(rel, name string, valid func([]byte) bool, counts *Counts) (obj, sig []byte, err error) {
 	if currentRemoteTrust().AllowedSigners == nil {
 		// Nothing a server sends could be used: do not even ask.
 		if !warnedNoTrust.Swap(true) {
@@ -277,7 +277,7 @@ func (r *remote) get(rel, name string, valid func([]byte) bool, counts *CacheCou
 
 // reject counts and logs a corrupt remote entry (it is compiled locally,
 // and the PUT that follows replaces it).
-func (r *remote) reject(rel, why string, counts *CacheCounts) error {
+func (r *remote) reject(rel, why string, counts *Counts) error {
 	counts.errored()
 	w := fmt.Sprintf("remote kernel cache %s: entry %s rejected (%s); compiled locally instead", r.shown, rel, why)
 	slog.Warn(w)
@@ -286,7 +286,7 @@ func (r *remote) reject(rel, why string, counts *CacheCounts) error {
 }
 
 // getBody GETs rel: nil, nil for a 404 (or 410); at most limit bytes.
-func (r *remote) getBody(rel string, limit int64, counts *CacheCounts) ([]byte, error) {
+func (r *remote) getBody(rel string, limit int64, counts *Counts) ([]byte, error) {
 	resp, err := r.do(http.MethodGet, rel, nil, counts)
 	if err != nil {
 		return nil, err
@@ -315,7 +315,7 @@ func (r *remote) getBody(rel string, limit int64, counts *CacheCounts) ([]byte, 
 // put stores the entry rel and then its sidecar (a reader in between sees
 // a mismatch and compiles). A server that refuses a PUT (4xx) keeps
 // serving GETs: puts stop, with one warning.
-func (r *remote) put(rel string, b []byte, counts *CacheCounts) {
+func (r *remote) put(rel string, b []byte, counts *Counts) {
 	if r.noPuts.Load() {
 		return
 	}

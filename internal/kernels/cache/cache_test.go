@@ -1,4 +1,4 @@
-package kernels
+package cache
 
 import (
 	"bytes"
@@ -183,13 +183,13 @@ func TestCacheDirRefusedWhenOthersCanWrite(t *testing.T) {
 
 	check := func(t *testing.T, dir string, wantOwn bool, wantMsg string) {
 		t.Helper()
-		use, warning, err := CheckCacheDir(dir)
+		use, warning, err := CheckDir(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
 		real, _ := filepath.EvalSymlinks(dir)
 		if own := use == real; own != wantOwn {
-			t.Fatalf("CheckCacheDir(%s) = %s (warning %q); want own folder %v", dir, use, warning, wantOwn)
+			t.Fatalf("CheckDir(%s) = %s (warning %q); want own folder %v", dir, use, warning, wantOwn)
 		}
 		if wantOwn {
 			if warning != "" {
@@ -290,14 +290,14 @@ func TestCacheDirRefusedWhenOthersCanWrite(t *testing.T) {
 			t.Errorf("the other user's folder was written")
 		}
 	})
-	t.Run("ResolveCacheDir", func(t *testing.T) {
+	t.Run("ResolveDir", func(t *testing.T) {
 		d := mk(t, 0o777)
-		use, err := ResolveCacheDir(d)
+		use, err := ResolveDir(d)
 		if err != nil || use == d {
-			t.Fatalf("ResolveCacheDir = %s, %v", use, err)
+			t.Fatalf("ResolveDir = %s, %v", use, err)
 		}
 		t.Setenv("GKCONV_KERNEL_CACHE", d)
-		if _, w, _ := ResolveCacheDirChecked(""); w == "" {
+		if _, w, _ := ResolveDirChecked(""); w == "" {
 			t.Fatal("no warning for an unsafe $GKCONV_KERNEL_CACHE")
 		}
 	})

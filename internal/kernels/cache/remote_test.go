@@ -1,4 +1,4 @@
-package kernels
+package cache
 
 import (
 	"bytes"
@@ -78,10 +78,10 @@ func (s *store) set(path string, b []byte) {
 }
 
 // remoteCache is a cache on url with an empty local folder in front.
-func remoteCache(t *testing.T, url string) (*Cache, *CacheCounts, string) {
+func remoteCache(t *testing.T, url string) (*Cache, *Counts, string) {
 	local := t.TempDir()
 	t.Setenv(RemoteLocalEnv, local)
-	counts := &CacheCounts{}
+	counts := &Counts{}
 	return &Cache{Dir: url, Sub: "sub", Ext: ".so", Valid: isFakeSO, Counts: counts}, counts, local
 }
 
@@ -238,13 +238,13 @@ func TestRemoteCacheSetting(t *testing.T) {
 		t.Error("UsesRemote")
 	}
 	for _, dir := range []string{"", "http://cache.example/k"} {
-		use, err := ResolveCacheDir(dir)
+		use, err := ResolveDir(dir)
 		if want, _ := filepath.EvalSymlinks(local); err != nil || use != want {
-			t.Errorf("ResolveCacheDir(%q) = %s, %v; want the local folder %s", dir, use, err, want)
+			t.Errorf("ResolveDir(%q) = %s, %v; want the local folder %s", dir, use, err, want)
 		}
 	}
 	t.Setenv(RemoteLocalEnv, "http://other/")
-	if _, err := ResolveCacheDir(""); err == nil {
+	if _, err := ResolveDir(""); err == nil {
 		t.Error("a URL as the local folder was accepted")
 	}
 	if _, err := remoteFor("http://user:secret@host/k?x=1"); err == nil || strings.Contains(err.Error(), "secret") {
@@ -346,7 +346,7 @@ func TestRemoteCacheNeedsTrustedSignature(t *testing.T) {
 			warnedNoTrust.Store(false)
 			c.setup()
 			local := t.TempDir()
-			counts := &CacheCounts{}
+			counts := &Counts{}
 			cache := &Cache{Dir: srv.URL, Ext: ".so", Valid: isFakeSO, Counts: counts}
 			t.Setenv(RemoteLocalEnv, local)
 			var builds counter

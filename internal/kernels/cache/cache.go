@@ -1,4 +1,4 @@
-package kernels
+package cache
 
 import (
 	"crypto/sha256"
@@ -30,7 +30,7 @@ type Stats struct {
 	Unique    int // distinct sources
 	Compiled  int // compiler runs (cache misses)
 	CacheHits int // local and remote hits
-	// The remote cache's work (CacheCounts): verified hits, uploads, and
+	// The remote cache's work (Counts): verified hits, uploads, and
 	// failed requests or rejected entries, with their warnings.
 	RemoteHits, RemotePuts, RemoteErrors int
 	Warnings                             []string
@@ -50,12 +50,12 @@ type Stats struct {
 // it and its provenance record (<key><Ext>.prov, provenance.go) says this
 // user's converter stored it; anything else (a missing, corrupt, truncated, planted or
 // replaced entry, a missing or wrong sidecar) is rebuilt and overwritten.
-// Dir itself is checked once per process (CheckCacheDir): a folder others
+// Dir itself is checked once per process (CheckDir): a folder others
 // can write is replaced by a private cache, with a warning.
 //
 // Dir may also be an http:// or https:// URL: a remote cache with the
 // same layout, with a local folder in front (see remote.go and
-// ResolveCacheDir); its entries pass the same sha256 and Valid checks.
+// ResolveDir); its entries pass the same sha256 and Valid checks.
 type Cache struct {
 	Dir, Sub, Ext string
 	// Valid tells a usable cached artifact from a damaged one (which is
@@ -64,7 +64,7 @@ type Cache struct {
 	Valid func([]byte) bool
 	// Counts, when set, receives the remote cache's hits, uploads and
 	// errors.
-	Counts *CacheCounts
+	Counts *Counts
 }
 
 const (
@@ -93,7 +93,7 @@ func (c *Cache) Fetch(key string, build func() ([]byte, error)) (data []byte, hi
 	if !isHexKey(key) {
 		return nil, false, fmt.Errorf("kernel cache: bad key %q", key)
 	}
-	root, err := ResolveCacheDir(c.Dir)
+	root, err := ResolveDir(c.Dir)
 	if err != nil {
 		return nil, false, err
 	}
@@ -332,9 +332,9 @@ func CompileAll(n, jobs int, st *Stats, compile func(i int) ([]byte, bool, error
 	return out, errors.Join(errs...)
 }
 
-// DefaultCacheDir is $GKCONV_KERNEL_CACHE (a folder or a remote cache's
+// DefaultDir is $GKCONV_KERNEL_CACHE (a folder or a remote cache's
 // URL), else os.UserCacheDir()/gkconv/kernels.
-func DefaultCacheDir() (string, error) {
+func DefaultDir() (string, error) {
 	if d := os.Getenv("GKCONV_KERNEL_CACHE"); d != "" {
 		return d, nil
 	}
@@ -350,13 +350,13 @@ func userCacheDir() (string, error) {
 	return filepath.Join(d, "gkconv", "kernels"), nil
 }
 
-// ResolveCacheDir is the kernel cache folder to use for dir ("" for the
-// default, DefaultCacheDir), checked by CheckCacheDir; a warning is logged
+// ResolveDir is the kernel cache folder to use for dir ("" for the
+// default, DefaultDir), checked by CheckDir; a warning is logged
 // (slog, once per folder and process) when a private cache replaces it.
 // For a remote cache (an http:// or https:// URL) it is the local folder in
 // front of it: $GKCONV_KERNEL_CACHE_LOCAL, else os.UserCacheDir()/gkconv/kernels.
-func ResolveCacheDir(dir string) (string, error) {
-	use, warning, err := ResolveCacheDirChecked(dir)
+func ResolveDir(dir string) (string, error) {
+	use, warning, err := ResolveDirChecked(dir)
 	if warning != "" {
 		if _, done := warned.LoadOrStore(dir, true); !done {
 			slog.Warn(warning)
@@ -367,25 +367,25 @@ func ResolveCacheDir(dir string) (string, error) {
 
 var warned sync.Map // folder -> true: its warning was logged
 
-// ResolveCacheDirChecked is ResolveCacheDir returning the warning instead
+// ResolveDirChecked is ResolveDir returning the warning instead
 // of logging it, for a caller that reports warnings itself.
-func ResolveCacheDirChecked(dir string) (use, warning string, err error) {
+func ResolveDirChecked(dir string) (use, warning string, err error) {
 	if dir == "" {
-		if dir, err = DefaultCacheDir(); err != nil {
+		if dir, err = DefaultDir(); err != nil {
 			return "", "", err
 		}
 	}
-	if IsRemoteCache(dir) {
+	if IsRemote(dir) {
 		if dir = os.Getenv(RemoteLocalEnv); dir == "" {
 			if dir, err = userCacheDir(); err != nil {
 				return "", "", err
 			}
 		}
-		if IsRemoteCache(dir) {
+		if IsRemote(dir) {
 			return "", "", fmt.Errorf("%s=%s: want a local folder", RemoteLocalEnv, redactURL(dir))
 		}
 	}
-	return CheckCacheDir(dir)
+	return CheckDir(dir)
 }
 
 // UsesRemote reports whether the cache setting dir ("" for the default,
@@ -401,7 +401,7 @@ func remoteBase(dir string) (string, bool) {
 	if dir == "" {
 		dir = os.Getenv("GKCONV_KERNEL_CACHE")
 	}
-	return dir, IsRemoteCache(dir)
+	return dir, IsRemote(dir)
 }
 
 type checkedDir struct {
@@ -411,7 +411,7 @@ type checkedDir struct {
 
 var checkedDirs sync.Map // folder as given -> *checkedDir
 
-// CheckCacheDir returns the folder to use as the kernel cache for dir
+// CheckDir returns the folder to use as the kernel cache for dir
 // (created, mode 0755, when missing). It is dir itself when only the
 // current user or root can change it (safefs.CheckSafeDir: dir and every
 // folder above owned by them and not writable by group or others without
@@ -419,7 +419,7 @@ var checkedDirs sync.Map // folder as given -> *checkedDir
 // kernel, so it is a private cache instead ($TMPDIR/gkconv-kernels-<uid>,
 // mode 0700, or a fresh temporary folder when that one is not safe), and
 // warning says why. The answer is computed once per folder and process.
-func CheckCacheDir(dir string) (use, warning string, err error) {
+func CheckDir(dir string) (use, warning string, err error) {
 	if v, ok := checkedDirs.Load(dir); ok {
 		c := v.(*checkedDir)
 		return c.use, c.warning, c.err
@@ -491,7 +491,7 @@ func Evict(dir, sum string) (int, error) {
 	if len(sum) != 64 || !isHexKey(sum) {
 		return 0, fmt.Errorf("kernel cache: bad sha256 %q", sum)
 	}
-	root, err := ResolveCacheDir(dir)
+	root, err := ResolveDir(dir)
 	if err != nil {
 		return 0, err
 	}
