@@ -30,14 +30,18 @@ const module = "gkconv"
 // fusion reads its flags from akgcfg (its input, a value type); kernels/* and
 // runtime never import fusion; runtime never imports kernels; the device
 // generators use only the shared kernels root; ir imports nothing of ours.
+// mindir/check (`converter check`, the validator) reads files through
+// mindir's decoder; cmd uses it, mindir never imports it (mindir's tests
+// reach it through an external test file, checkhook_ext_test.go).
 // textsafe (escaping model and config strings for terminals and logs)
 // imports nothing of ours; cmd, convert, the readers and akgcfg use it.
 var allowed = map[string][]string{
-	"cmd/converter":                    {"internal/convert", "internal/ir", "internal/mindir", "internal/onnx", "internal/runtime", "internal/runtime/cpuisa", "internal/runtime/native", "internal/safefs", "internal/textsafe", "internal/trust"},
+	"cmd/converter":                    {"internal/convert", "internal/ir", "internal/mindir", "internal/mindir/check", "internal/onnx", "internal/runtime", "internal/runtime/cpuisa", "internal/runtime/native", "internal/safefs", "internal/textsafe", "internal/trust"},
 	"internal/convert":                 {"internal/akgcfg", "internal/fusion", "internal/ir", "internal/kernels", "internal/kernels/ascend", "internal/kernels/cache", "internal/kernels/cpu", "internal/kernels/cuda", "internal/mindir", "internal/onnx", "internal/runtime", "internal/runtime/cpuisa", "internal/safefs", "internal/textsafe", "internal/trust"},
 	"internal/onnx":                    {"internal/ir", "internal/onnx/onnxpb", "internal/safefs", "internal/textsafe"},
 	"internal/onnx/onnxpb":             {},
 	"internal/mindir":                  {"internal/ir", "internal/mindir/mindirpb", "internal/safefs", "internal/textsafe"},
+	"internal/mindir/check":            {"internal/mindir", "internal/mindir/mindirpb", "internal/safefs"},
 	"internal/mindir/mindirpb":         {},
 	"internal/mindir/schemagen":        {},
 	"internal/akgcfg":                  {"internal/safefs", "internal/textsafe"},

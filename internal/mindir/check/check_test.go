@@ -1,4 +1,4 @@
-package mindir
+package check
 
 import (
 	"errors"
@@ -12,14 +12,16 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"gkconv/internal/mindir"
 	pb "gkconv/internal/mindir/mindirpb"
+	"gkconv/internal/repotest"
 )
 
 // corpusMindIR lists MindSpore-written .mindir files of ../shared, skipping
 // the test when the corpus is absent.
 func corpusMindIR(t *testing.T) (files []string, encrypted string) {
 	t.Helper()
-	root := sharedDir(t, "corpus/mindir")
+	root := repotest.SharedDir(t, "corpus/mindir")
 	all, _ := filepath.Glob(filepath.Join(root, "*.mindir"))
 	more, _ := filepath.Glob(filepath.Join(root, "mindspore-tests", "*.mindir"))
 	for _, f := range append(all, more...) {
@@ -36,14 +38,14 @@ func corpusMindIR(t *testing.T) (files []string, encrypted string) {
 }
 
 // withSchema replaces the checker's schema lookup for one test.
-func withSchema(t *testing.T, prims ...PrimSchema) {
+func withSchema(t *testing.T, prims ...mindir.PrimSchema) {
 	t.Helper()
-	m := map[string]*PrimSchema{}
+	m := map[string]*mindir.PrimSchema{}
 	for i := range prims {
 		m[prims[i].Name] = &prims[i]
 	}
 	old := checkLookup
-	checkLookup = func(name string) (*PrimSchema, bool) {
+	checkLookup = func(name string) (*mindir.PrimSchema, bool) {
 		p, ok := m[name]
 		return p, ok
 	}
@@ -56,7 +58,7 @@ func TestCheckCorpus(t *testing.T) {
 	files, _ := corpusMindIR(t)
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
-			rep, err := CheckFile(f)
+			rep, err := File(f)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -77,40 +79,40 @@ func TestCheckCorpusWithSchema(t *testing.T) {
 	files, _ := corpusMindIR(t)
 	withSchema(t,
 		// op_def yaml: celu (alpha prim_init, default 1.0)
-		PrimSchema{Name: "CeLU", Outputs: 1, Args: []PrimArg{
-			{Name: "x", Form: FormInput, Type: "tensor"},
-			{Name: "alpha", Form: FormAttr, Type: "float", MindIR: pb.AttributeProto_FLOAT, Default: "1.0"}}},
-		PrimSchema{Name: "UpsampleNearest3D", Outputs: 1, Args: []PrimArg{
-			{Name: "x", Form: FormInput, Type: "tensor"},
-			{Name: "output_size", Form: FormInput, Type: "tuple[int]", Default: "None"},
-			{Name: "scales", Form: FormInput, Type: "tuple[float]", Default: "None"}}},
+		mindir.PrimSchema{Name: "CeLU", Outputs: 1, Args: []mindir.PrimArg{
+			{Name: "x", Form: mindir.FormInput, Type: "tensor"},
+			{Name: "alpha", Form: mindir.FormAttr, Type: "float", MindIR: pb.AttributeProto_FLOAT, Default: "1.0"}}},
+		mindir.PrimSchema{Name: "UpsampleNearest3D", Outputs: 1, Args: []mindir.PrimArg{
+			{Name: "x", Form: mindir.FormInput, Type: "tensor"},
+			{Name: "output_size", Form: mindir.FormInput, Type: "tuple[int]", Default: "None"},
+			{Name: "scales", Form: mindir.FormInput, Type: "tuple[float]", Default: "None"}}},
 		// ops/infer Conv2D: enum pad_mode/format written as STRING by MindSpore
-		PrimSchema{Name: "Conv2D", Outputs: 1, Args: []PrimArg{
-			{Name: "x", Form: FormInput, Type: "tensor"},
-			{Name: "w", Form: FormInput, Type: "tensor"},
-			{Name: "out_channel", Form: FormAttr, Type: "int", MindIR: pb.AttributeProto_INT64},
-			{Name: "kernel_size", Form: FormAttr, Type: "list[int]", MindIR: pb.AttributeProto_LIST, Elem: pb.AttributeProto_INT64},
-			{Name: "pad_mode", Form: FormAttr, Type: "enum:PadMode", MindIR: pb.AttributeProto_INT64, Default: "VALID"},
-			{Name: "format", Form: FormAttr, Type: "enum:Format", MindIR: pb.AttributeProto_INT64, Default: "NCHW"},
-			{Name: "group", Form: FormAttr, Type: "int", MindIR: pb.AttributeProto_INT64, Default: "1"}}},
-		PrimSchema{Name: "MatMul", Outputs: 1, Args: []PrimArg{
-			{Name: "input", Form: FormInput, Type: "tensor"},
-			{Name: "mat2", Form: FormInput, Type: "tensor"},
-			{Name: "transpose_a", Form: FormAttr, Type: "bool", MindIR: pb.AttributeProto_BOOL, Default: "False"},
-			{Name: "transpose_b", Form: FormAttr, Type: "bool", MindIR: pb.AttributeProto_BOOL, Default: "False"}}},
-		PrimSchema{Name: "Reshape", Outputs: 1, Args: []PrimArg{
-			{Name: "input", Form: FormInput, Type: "tensor"},
-			{Name: "shape", Form: FormInput, Type: "tuple[int]"}}},
-		PrimSchema{Name: "Load", Outputs: 1, Args: []PrimArg{{Name: "variable", Form: FormInput, Type: "tensor"}}},
-		PrimSchema{Name: "LSTM", Outputs: 5, Args: []PrimArg{
-			{Name: "x", Form: FormInput, Type: "tensor"}, {Name: "h", Form: FormInput, Type: "tensor"},
-			{Name: "c", Form: FormInput, Type: "tensor"}, {Name: "w", Form: FormInput, Type: "tensor"},
-			{Name: "hidden_size", Form: FormAttr, Type: "int", MindIR: pb.AttributeProto_INT64},
-			{Name: "has_bias", Form: FormAttr, Type: "bool", MindIR: pb.AttributeProto_BOOL},
-			{Name: "dropout", Form: FormAttr, Type: "float", MindIR: pb.AttributeProto_FLOAT}}},
+		mindir.PrimSchema{Name: "Conv2D", Outputs: 1, Args: []mindir.PrimArg{
+			{Name: "x", Form: mindir.FormInput, Type: "tensor"},
+			{Name: "w", Form: mindir.FormInput, Type: "tensor"},
+			{Name: "out_channel", Form: mindir.FormAttr, Type: "int", MindIR: pb.AttributeProto_INT64},
+			{Name: "kernel_size", Form: mindir.FormAttr, Type: "list[int]", MindIR: pb.AttributeProto_LIST, Elem: pb.AttributeProto_INT64},
+			{Name: "pad_mode", Form: mindir.FormAttr, Type: "enum:PadMode", MindIR: pb.AttributeProto_INT64, Default: "VALID"},
+			{Name: "format", Form: mindir.FormAttr, Type: "enum:Format", MindIR: pb.AttributeProto_INT64, Default: "NCHW"},
+			{Name: "group", Form: mindir.FormAttr, Type: "int", MindIR: pb.AttributeProto_INT64, Default: "1"}}},
+		mindir.PrimSchema{Name: "MatMul", Outputs: 1, Args: []mindir.PrimArg{
+			{Name: "input", Form: mindir.FormInput, Type: "tensor"},
+			{Name: "mat2", Form: mindir.FormInput, Type: "tensor"},
+			{Name: "transpose_a", Form: mindir.FormAttr, Type: "bool", MindIR: pb.AttributeProto_BOOL, Default: "False"},
+			{Name: "transpose_b", Form: mindir.FormAttr, Type: "bool", MindIR: pb.AttributeProto_BOOL, Default: "False"}}},
+		mindir.PrimSchema{Name: "Reshape", Outputs: 1, Args: []mindir.PrimArg{
+			{Name: "input", Form: mindir.FormInput, Type: "tensor"},
+			{Name: "shape", Form: mindir.FormInput, Type: "tuple[int]"}}},
+		mindir.PrimSchema{Name: "Load", Outputs: 1, Args: []mindir.PrimArg{{Name: "variable", Form: mindir.FormInput, Type: "tensor"}}},
+		mindir.PrimSchema{Name: "LSTM", Outputs: 5, Args: []mindir.PrimArg{
+			{Name: "x", Form: mindir.FormInput, Type: "tensor"}, {Name: "h", Form: mindir.FormInput, Type: "tensor"},
+			{Name: "c", Form: mindir.FormInput, Type: "tensor"}, {Name: "w", Form: mindir.FormInput, Type: "tensor"},
+			{Name: "hidden_size", Form: mindir.FormAttr, Type: "int", MindIR: pb.AttributeProto_INT64},
+			{Name: "has_bias", Form: mindir.FormAttr, Type: "bool", MindIR: pb.AttributeProto_BOOL},
+			{Name: "dropout", Form: mindir.FormAttr, Type: "float", MindIR: pb.AttributeProto_FLOAT}}},
 	)
 	for _, f := range files {
-		rep, err := CheckFile(f)
+		rep, err := File(f)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -125,7 +127,7 @@ func TestCheckEncrypted(t *testing.T) {
 	if enc == "" {
 		t.Skip("the encrypted corpus file is absent")
 	}
-	_, err := CheckFile(enc)
+	_, err := File(enc)
 	if err == nil || !strings.Contains(err.Error(), "encrypted MindIR") || !strings.Contains(err.Error(), "cannot be checked without the key") {
 		t.Fatalf("want the encrypted-file error, got %v", err)
 	}
@@ -138,7 +140,7 @@ func TestCheckUnreadable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := CheckBytes(b, "good")
+	rep, err := Bytes(b, "good")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,12 +164,12 @@ func TestCheckUnreadable(t *testing.T) {
 			if err := os.WriteFile(p, tc.data, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			_, err := CheckFile(p)
+			_, err := File(p)
 			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), p) {
 				t.Fatalf("want an error naming the file and %q, got %v", tc.want, err)
 			}
-			if _, err := CheckBytes(tc.data, tc.name); err == nil {
-				t.Fatal("CheckBytes accepted it")
+			if _, err := Bytes(tc.data, tc.name); err == nil {
+				t.Fatal("Bytes accepted it")
 			}
 		})
 	}
@@ -176,13 +178,13 @@ func TestCheckUnreadable(t *testing.T) {
 		if err := syscall.Mkfifo(p, 0o644); err != nil {
 			t.Skip(err)
 		}
-		_, err := CheckFile(p) // must not block
+		_, err := File(p) // must not block
 		if err == nil || !strings.Contains(err.Error(), "not a regular file") {
 			t.Fatalf("want a not-a-regular-file error, got %v", err)
 		}
 	})
 	t.Run("directory", func(t *testing.T) {
-		if _, err := CheckFile(dir); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		if _, err := File(dir); err == nil || !strings.Contains(err.Error(), "not a regular file") {
 			t.Fatalf("want a not-a-regular-file error, got %v", err)
 		}
 	})
@@ -197,13 +199,13 @@ func TestCheckUnreadable(t *testing.T) {
 		if err != nil {
 			t.Skip(err)
 		}
-		_, err = CheckFile(p)
+		_, err = File(p)
 		if err == nil || !strings.Contains(err.Error(), "2 GiB") || !strings.Contains(err.Error(), p) {
 			t.Fatalf("want the size error, got %v", err)
 		}
 	})
 	t.Run("missing", func(t *testing.T) {
-		if _, err := CheckFile(filepath.Join(dir, "nope.mindir")); err == nil {
+		if _, err := File(filepath.Join(dir, "nope.mindir")); err == nil {
 			t.Fatal("no error for a missing file")
 		}
 	})
@@ -282,13 +284,13 @@ func minimalModel() *pb.ModelProto {
 }
 
 // checkModel marshals m (exercising the real decoder) and checks it.
-func checkModel(t *testing.T, m *pb.ModelProto) *CheckReport {
+func checkModel(t *testing.T, m *pb.ModelProto) *Report {
 	t.Helper()
 	b, err := proto.Marshal(m)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := CheckBytes(b, "test.mindir")
+	rep, err := Bytes(b, "test.mindir")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,7 +299,7 @@ func checkModel(t *testing.T, m *pb.ModelProto) *CheckReport {
 
 // expectRule asserts that rep has a violation containing every fragment,
 // in Rule/Want/Got/Ref/Node/Attr, and that its Ref cites a source line.
-func expectRule(t *testing.T, rep *CheckReport, fragments ...string) {
+func expectRule(t *testing.T, rep *Report, fragments ...string) {
 	t.Helper()
 	for _, v := range rep.Violations {
 		text := v.String()
@@ -463,16 +465,16 @@ func TestCheckRules(t *testing.T) {
 
 func TestCheckSchemaRules(t *testing.T) {
 	withSchema(t,
-		PrimSchema{Name: "Add", Outputs: 1, Source: "add_op.yaml", Args: []PrimArg{
-			{Name: "input", Form: FormInput, Type: "tensor"},
-			{Name: "other", Form: FormInput, Type: "tensor"}}},
-		PrimSchema{Name: "ReLU", Outputs: 1, Source: "relu_op.yaml", Args: []PrimArg{
-			{Name: "input", Form: FormInput, Type: "tensor"},
-			{Name: "axis", Form: FormAttr, Type: "int", MindIR: pb.AttributeProto_INT64},
-			{Name: "keep", Form: FormAttr, Type: "bool", MindIR: pb.AttributeProto_BOOL, Default: "False"},
-			{Name: "pad_mode", Form: FormAttr, Type: "enum:PadMode", MindIR: pb.AttributeProto_INT64, Default: "0"},
-			{Name: "dims", Form: FormAttr, Type: "tuple[int]", MindIR: pb.AttributeProto_TUPLE, Elem: pb.AttributeProto_INT64, Default: "()"}}},
-		PrimSchema{Name: "Split", Outputs: 2, Source: "split_op.yaml", Args: []PrimArg{{Name: "x", Form: FormInput, Type: "tensor"}}},
+		mindir.PrimSchema{Name: "Add", Outputs: 1, Source: "add_op.yaml", Args: []mindir.PrimArg{
+			{Name: "input", Form: mindir.FormInput, Type: "tensor"},
+			{Name: "other", Form: mindir.FormInput, Type: "tensor"}}},
+		mindir.PrimSchema{Name: "ReLU", Outputs: 1, Source: "relu_op.yaml", Args: []mindir.PrimArg{
+			{Name: "input", Form: mindir.FormInput, Type: "tensor"},
+			{Name: "axis", Form: mindir.FormAttr, Type: "int", MindIR: pb.AttributeProto_INT64},
+			{Name: "keep", Form: mindir.FormAttr, Type: "bool", MindIR: pb.AttributeProto_BOOL, Default: "False"},
+			{Name: "pad_mode", Form: mindir.FormAttr, Type: "enum:PadMode", MindIR: pb.AttributeProto_INT64, Default: "0"},
+			{Name: "dims", Form: mindir.FormAttr, Type: "tuple[int]", MindIR: pb.AttributeProto_TUPLE, Elem: pb.AttributeProto_INT64, Default: "()"}}},
+		mindir.PrimSchema{Name: "Split", Outputs: 2, Source: "split_op.yaml", Args: []mindir.PrimArg{{Name: "x", Form: mindir.FormInput, Type: "tensor"}}},
 	)
 	axis := func(a *pb.AttributeProto) func(m *pb.ModelProto) {
 		return func(m *pb.ModelProto) {
@@ -607,7 +609,7 @@ func TestCheckGraphKernel(t *testing.T) {
 	})
 }
 
-// TestCheckFileNoCopy: CheckFile reports violations that do not alias the
+// TestCheckFileNoCopy: File reports violations that do not alias the
 // (unmapped) file.
 func TestCheckFileNoCopy(t *testing.T) {
 	m := minimalModel()
@@ -617,7 +619,7 @@ func TestCheckFileNoCopy(t *testing.T) {
 	if err := os.WriteFile(p, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := CheckFile(p)
+	rep, err := File(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -644,7 +646,7 @@ func FuzzCheckBytes(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		rep, err := CheckBytes(data, "fuzz")
+		rep, err := Bytes(data, "fuzz")
 		if err != nil {
 			if strings.Contains(err.Error(), "internal error") {
 				t.Fatal(err)
@@ -681,7 +683,7 @@ func BenchmarkCheckLargeModel(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	b.ResetTimer()
 	for range b.N {
-		rep, err := CheckBytes(data, "large")
+		rep, err := Bytes(data, "large")
 		if err != nil || !rep.OK() {
 			b.Fatal(err, rep.Violations)
 		}
@@ -726,7 +728,7 @@ func TestCheckExternalDataStaysInFolder(t *testing.T) {
 		if err := os.WriteFile(path, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		rep, err := CheckFile(path)
+		rep, err := File(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -749,8 +751,8 @@ func TestReadExternalParameterRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = Parse(b)
-	var ue *UnsupportedError
+	_, err = mindir.Parse(b)
+	var ue *mindir.UnsupportedError
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "g:w") || !strings.Contains(err.Error(), "external") {
 		t.Fatalf("want an UnsupportedError naming g:w's external data, got %v", err)
 	}

@@ -1,4 +1,4 @@
-package mindir
+package check
 
 // The GraphKernel rules of `converter check` (see check.go): the attributes
 // and inputs of converter_lite's GraphKernel Custom node (its attr map, the

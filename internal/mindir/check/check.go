@@ -1,17 +1,18 @@
-package mindir
-
-// `converter check`: a MindIR validator that applies the rules of MindSpore's
-// own loader, mindspore/core/load_mindir/load_model.cc (MSANFModelParser,
-// MindSpore 2.x), to a file without loading it into MindSpore. Every rule
-// names the load_model.cc function and line it comes from; a Violation is
-// something that makes that loader fail, throw, log an error, or read a value
-// other than the one written (a sequence whose items sit in `ints` loads
-// empty, a scalar in the wrong field loads as 0, ...). The per-primitive rules
-// come from the primitive schema (schema.go) and the GraphKernel Custom rules
-// from converter_lite's AKG kernel builders.
+// Package check is `converter check`: a MindIR validator that applies the
+// rules of MindSpore's own loader, mindspore/core/load_mindir/load_model.cc
+// (MSANFModelParser, MindSpore 2.x), to a file without loading it into
+// MindSpore. Every rule names the load_model.cc function and line it comes
+// from; a Violation is something that makes that loader fail, throw, log an
+// error, or read a value other than the one written (a sequence whose items
+// sit in `ints` loads empty, a scalar in the wrong field loads as 0, ...).
+// The per-primitive rules come from the primitive schema (internal/mindir's
+// schema.go) and the GraphKernel Custom rules from converter_lite's AKG
+// kernel builders.
 //
-// The file is mapped read-only and decoded with decodeModel, whose tensors
-// alias the mapping, so a large model is never copied.
+// The file is mapped read-only and decoded with mindir.DecodeModel, whose
+// tensors alias the mapping, so a large model is never copied. The reader
+// is used only to decode: the rules here are MindSpore's, not the reader's.
+package check
 
 import (
 	"encoding/binary"
@@ -27,6 +28,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"gkconv/internal/mindir"
 	pb "gkconv/internal/mindir/mindirpb"
 )
 
@@ -54,8 +56,8 @@ func dash(s string) string {
 	return s
 }
 
-// CheckReport is the result of checking one model.
-type CheckReport struct {
+// Report is the result of checking one model.
+type Report struct {
 	File            string
 	Producer        string
 	ProducerVersion string // model_version (MindSpore writes its version there)
@@ -74,10 +76,10 @@ type CheckReport struct {
 }
 
 // OK reports whether the model broke no rule.
-func (r *CheckReport) OK() bool { return len(r.Violations) == 0 && r.Omitted == 0 }
+func (r *Report) OK() bool { return len(r.Violations) == 0 && r.Omitted == 0 }
 
 // Summary is a one-line description of the checked model and the outcome.
-func (r *CheckReport) Summary() string {
+func (r *Report) Summary() string {
 	prod := r.Producer
 	if r.ProducerVersion != "" {
 		prod += " " + r.ProducerVersion
@@ -104,12 +106,12 @@ const (
 )
 
 // checkLookup is the schema lookup used by the checker (a test hook).
-var checkLookup = LookupPrim
+var checkLookup = mindir.LookupPrim
 
-// CheckFile maps path read-only and checks it. The error is for files that
+// File maps path read-only and checks it. The error is for files that
 // cannot be checked at all: missing, not a regular file, empty, absurdly
 // large, encrypted, truncated or not a MindIR protobuf.
-func CheckFile(path string) (*CheckReport, error) {
+func File(path string) (*Report, error) {
 	st, err := os.Stat(path) // before opening: opening a FIFO would block
 	if err != nil {
 		return nil, err
@@ -143,9 +145,9 @@ func CheckFile(path string) (*CheckReport, error) {
 	return check(data, path, filepath.Dir(path))
 }
 
-// CheckBytes checks a model held in memory; name labels messages. External
+// Bytes checks a model held in memory; name labels messages. External
 // data files are not opened (there is no directory to look in).
-func CheckBytes(data []byte, name string) (*CheckReport, error) {
+func Bytes(data []byte, name string) (*Report, error) {
 	if name == "" {
 		name = "mindir"
 	}
@@ -184,7 +186,7 @@ func checkSize(name string, size int64) error {
 // check decodes and checks a model. An encrypted file (MindSpore's magic
 // numbers) is what ParseModelProto decrypts only with dec_key
 // (load_model.cc:2726-2734); without the key nothing can be checked.
-func check(data []byte, name, dir string) (rep *CheckReport, err error) {
+func check(data []byte, name, dir string) (rep *Report, err error) {
 	defer func() {
 		// The checker never panics on input; a bug becomes an error naming the file.
 		if r := recover(); r != nil {
@@ -192,17 +194,17 @@ func check(data []byte, name, dir string) (rep *CheckReport, err error) {
 		}
 	}()
 	if len(data) >= 4 {
-		if mode, ok := encryptMagic[binary.LittleEndian.Uint32(data)]; ok {
+		if mode, ok := mindir.EncryptionMode(binary.LittleEndian.Uint32(data)); ok {
 			return nil, fmt.Errorf("%s: encrypted MindIR (MindSpore %s, magic 0x%08X): cannot be checked without the key; decrypt it with MindSpore (mindspore.load with dec_key/dec_mode) and check the plain file", name, mode, binary.LittleEndian.Uint32(data))
 		}
 	}
 	if err := checkFraming(data); err != nil {
 		return nil, fmt.Errorf("%s: not a MindIR protobuf: %w", name, err)
 	}
-	mp, err := decodeModel(data)
+	mp, err := mindir.DecodeModel(data)
 	if err != nil {
-		if errors.Is(err, errTooDeep) {
-			return nil, fmt.Errorf("%s: messages nested deeper than %d levels: %w", name, maxDepth, err)
+		if errors.Is(err, mindir.ErrTooDeep) {
+			return nil, fmt.Errorf("%s: messages nested deeper than %d levels: %w", name, mindir.MaxDepth, err)
 		}
 		return nil, fmt.Errorf("%s: not a valid MindIR protobuf (%v); if the model was exported with encryption, decrypt it first", name, err)
 	}
@@ -311,9 +313,9 @@ type secondary struct {
 
 type checker struct {
 	mp    *pb.ModelProto
-	rep   *CheckReport
+	rep   *Report
 	name  string
-	dir   string // for external data; "" for CheckBytes
+	dir   string // for external data; "" for Bytes
 	names map[string]*def
 	// defined: every definition in the file (pre-scan), for messages about
 	// inputs used before their definition.
@@ -338,7 +340,7 @@ func newChecker(mp *pb.ModelProto, name, dir string) *checker {
 		mp:          mp,
 		name:        name,
 		dir:         dir,
-		rep:         &CheckReport{File: name},
+		rep:         &Report{File: name},
 		names:       map[string]*def{},
 		defined:     map[string]where{},
 		secondary:   map[string]secondary{},

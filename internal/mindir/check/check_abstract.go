@@ -1,4 +1,4 @@
-package mindir
+package check
 
 // The abstract and output-arity rules of `converter check` (see check.go):
 // the `shape` attribute and ValueInfoProto.attr_info in their new and old

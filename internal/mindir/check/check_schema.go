@@ -1,4 +1,4 @@
-package mindir
+package check
 
 // The primitive schema rules of `converter check` (see check.go): a
 // primitive's attributes and inputs checked against the schema (schema.go,
@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"strings"
 
+	"gkconv/internal/mindir"
 	pb "gkconv/internal/mindir/mindirpb"
 )
 
@@ -25,7 +26,7 @@ var variadicPrims = map[string]bool{
 	"Partial": true, "Switch": true, "SwitchLayer": true,
 }
 
-func isEnumArg(a PrimArg) bool {
+func isEnumArg(a mindir.PrimArg) bool {
 	t := strings.ToLower(a.Type)
 	return strings.Contains(t, "enum") || strings.Contains(t, "handler")
 }
@@ -81,7 +82,7 @@ func isSeq(t pb.AttributeProto_AttributeType) bool {
 // or INT64 for enum arguments (Type "enum:X", "enum:X|str" or
 // "int|str_to_enum": a string converted by the arg handler, or the enum's
 // integer), and TENSORS or INT64 for "TypeId|dtype_to_type_id".
-func typeMatches(arg PrimArg, want, got pb.AttributeProto_AttributeType) bool {
+func typeMatches(arg mindir.PrimArg, want, got pb.AttributeProto_AttributeType) bool {
 	if isSeq(want) {
 		return isSeq(got)
 	}
@@ -94,7 +95,7 @@ func typeMatches(arg PrimArg, want, got pb.AttributeProto_AttributeType) bool {
 	return isEnumArg(arg) && (got == pb.AttributeProto_STRING || got == pb.AttributeProto_INT64)
 }
 
-func describeArg(arg PrimArg) string {
+func describeArg(arg mindir.PrimArg) string {
 	s := arg.MindIR.String()
 	if isSeq(arg.MindIR) && arg.Elem != pb.AttributeProto_UNDEFINED {
 		s += " of " + arg.Elem.String()
@@ -173,7 +174,7 @@ func (c *checker) checkSchema(l loc, primName string, prim *pb.PrimitiveProto, a
 	// required there.
 	if usesAttrs && strings.HasSuffix(s.Source, ".yaml") {
 		for _, arg := range s.Args {
-			if arg.Form == FormAttr && !arg.Optional() && present[arg.Name] == nil {
+			if arg.Form == mindir.FormAttr && !arg.Optional() && present[arg.Name] == nil {
 				c.at(l.with(arg.Name), "required primitive attribute missing (attributes hold primitive-init arguments when mind_ir_version < 2 or prim_type is PRIMITIVE)",
 					describeArg(arg), "absent", ref)
 			}
@@ -188,7 +189,7 @@ func (c *checker) checkSchema(l loc, primName string, prim *pb.PrimitiveProto, a
 // between the required inputs and all inputs, not counting
 // the monads (UMonad/IOMonad values, UpdateState results) MindSpore appends
 // to side-effect nodes.
-func (c *checker) checkInputCount(l loc, primName string, s *PrimSchema, usesAttrs bool, inputs []string, monads []bool, ref string) {
+func (c *checker) checkInputCount(l loc, primName string, s *mindir.PrimSchema, usesAttrs bool, inputs []string, monads []bool, ref string) {
 	if variadicPrims[primName] {
 		return
 	}

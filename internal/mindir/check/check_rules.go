@@ -1,4 +1,4 @@
-package mindir
+package check
 
 // The value and tensor rules of `converter check` (see check.go); the
 // abstract, schema and GraphKernel rules are in check_abstract.go,

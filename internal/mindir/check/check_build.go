@@ -1,4 +1,4 @@
-package mindir
+package check
 
 // The graph walk of `converter check` (see check.go): BuildPrimitiveNode,
 // the graph builders of load_model.cc (inputs, parameters, map parameters,
@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"strings"
 
+	"gkconv/internal/mindir"
 	pb "gkconv/internal/mindir/mindirpb"
 )
 
@@ -187,19 +188,6 @@ func (c *checker) explainMissing(name string) string {
 	return fmt.Sprintf("%q, which is not defined", name)
 }
 
-const doSignaturePrefix = "S_Prim_" // kDoSignaturePrimitivePrefix
-
-// primBaseName strips MindSpore's DoSignature prefixes.
-func primBaseName(s string) string {
-	if t, ok := strings.CutPrefix(s, doSignaturePrefix); ok {
-		return t
-	}
-	if t, ok := strings.CutPrefix(s, "S-Prim-"); ok {
-		return t
-	}
-	return s
-}
-
 // buildNode implements ImportNodesForGraph's per-node step
 // (load_model.cc:2080-2104): Constant nodes through BuildValueNodeForFuncGraph,
 // everything else through BuildCNodeForFuncGraph (1971-2021).
@@ -234,10 +222,10 @@ func (c *checker) buildNode(graph string, i int, n *pb.NodeProto, depth int) {
 			c.at(l.with("op_type"), "REF:: op_type does not resolve (\"Can't find the ref\")", "a primitive, function graph or earlier node name",
 				c.explainMissing(ref), "load_model.cc:1891 BuildOperatorNode")
 		case d.kind == defPrim:
-			prim, primName, isPrim = d.prim, primBaseName(d.prim.GetOpType()), true
+			prim, primName, isPrim = d.prim, mindir.PrimBaseName(d.prim.GetOpType()), true
 		}
 	} else if op != "" {
-		primName, isPrim = primBaseName(op), true
+		primName, isPrim = mindir.PrimBaseName(op), true
 	}
 	// Inputs (load_model.cc:1991-1998): each must already be in the map.
 	monads := make([]bool, len(n.Input))
