@@ -15,7 +15,7 @@ import (
 	"gkconv/internal/ir"
 	"gkconv/internal/mindir"
 	"gkconv/internal/runtime"
-	"gkconv/internal/trust"
+	"gkconv/internal/safefs"
 )
 
 type benchFlags struct {
@@ -272,7 +272,7 @@ func loadInputs(g *ir.Graph, inDataFile string, seed uint64) ([]*ir.Tensor, erro
 // openModelFile opens a model for reading, refusing what is not a regular
 // file before opening it (a FIFO would block).
 func openModelFile(path string) (*os.File, error) {
-	f, _, err := trust.OpenRegular(path)
+	f, _, err := safefs.OpenRegular(path)
 	return f, err
 }
 

@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"gkconv/internal/convert"
-	"gkconv/internal/mindir"
+	"gkconv/internal/mindir/check"
 )
 
 func newCheckCmd() *cobra.Command {
@@ -52,7 +52,7 @@ func runCheck(modelFile string) error {
 	if modelFile == "" {
 		return convert.Errorf(convert.CodeParamInvalid, "--modelFile is required")
 	}
-	rep, err := mindir.CheckFile(modelFile)
+	rep, err := check.File(modelFile)
 	if err != nil {
 		if !strings.Contains(err.Error(), modelFile) {
 			err = fmt.Errorf("%s: %w", modelFile, err)

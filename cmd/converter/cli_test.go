@@ -10,7 +10,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"gkconv/internal/mindir"
+	"gkconv/internal/mindir/check"
 	"gkconv/internal/onnx/onnxbuild"
 	"gkconv/internal/onnx/onnxpb"
 )
@@ -77,7 +77,7 @@ func checkWritten(t *testing.T, args []string) {
 	if !strings.HasSuffix(out, ".mindir") {
 		out += ".mindir"
 	}
-	rep, err := mindir.CheckFile(out)
+	rep, err := check.File(out)
 	if err != nil {
 		t.Errorf("check %s: %v", out, err)
 		return

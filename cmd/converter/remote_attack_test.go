@@ -18,7 +18,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"gkconv/internal/kernels"
+	"gkconv/internal/kernels/cache"
 	"gkconv/internal/trust"
 )
 
@@ -67,7 +67,7 @@ func TestHostileRemoteCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	der, _ := x509.MarshalPKCS8PrivateKey(priv)
-	strangerSig, err := trust.Sign(bytes.NewReader(evil), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), kernels.RemoteNamespace)
+	strangerSig, err := trust.Sign(bytes.NewReader(evil), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), cache.RemoteNamespace)
 	if err != nil {
 		t.Fatal(err)
 	}

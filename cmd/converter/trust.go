@@ -11,6 +11,7 @@ import (
 
 	"gkconv/internal/convert"
 	"gkconv/internal/runtime"
+	"gkconv/internal/safefs"
 	"gkconv/internal/trust"
 )
 
@@ -64,7 +65,7 @@ func (t *trustFlags) decide(f *os.File, modelPath string) (kernelTrust, error) {
 	}
 	keys := trustedKeysOr(t.trustedKeys)
 	sigPath := modelPath + convert.SignatureSuffix
-	sig, sigErr := trust.ReadRegular(sigPath, 16<<10)
+	sig, sigErr := safefs.ReadRegular(sigPath, 16<<10)
 	switch {
 	case keys == "" && optIn == "":
 		if sigErr == nil {
@@ -76,7 +77,7 @@ func (t *trustFlags) decide(f *os.File, modelPath string) (kernelTrust, error) {
 		if sigErr != nil {
 			return kt, fmt.Errorf("model signature %s: %v", sigPath, sigErr)
 		}
-		allowed, err := trust.ReadRegular(keys, 4<<20)
+		allowed, err := safefs.ReadRegular(keys, 4<<20)
 		if err != nil {
 			return kt, fmt.Errorf("--trustedKeys=%s: %v", keys, err)
 		}

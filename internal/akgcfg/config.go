@@ -12,8 +12,8 @@ import (
 
 	"gopkg.in/ini.v1"
 
+	"gkconv/internal/safefs"
 	"gkconv/internal/textsafe"
-	"gkconv/internal/trust"
 )
 
 // GraphKernelSection is the converter_lite section holding the flags.
@@ -150,7 +150,7 @@ func LoadConfigFile(path string) (*Config, error) {
 	} else if err == nil && st.Size() > maxConfigSize {
 		return nil, &Error{File: path, Msg: fmt.Sprintf("cannot read config file: %d bytes, more than a config file can be (%d)", st.Size(), maxConfigSize)}
 	}
-	data, err := trust.ReadRegular(path, maxConfigSize) // bounded by the size stat declared
+	data, err := safefs.ReadRegular(path, maxConfigSize) // bounded by the size stat declared
 	if err != nil {
 		msg := err.Error()
 		var pe *fs.PathError

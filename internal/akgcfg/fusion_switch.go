@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"gkconv/internal/trust"
+	"gkconv/internal/safefs"
 )
 
 // converter_lite's switches of its graph fusion passes (the "anf fusion pass
@@ -79,7 +79,7 @@ const maxSwitchFileSize = 1 << 20
 // LoadFusionSwitch reads an ATC fusion switch file. Errors name the file
 // and, for a bad value, the section and pass.
 func LoadFusionSwitch(path string) (*FusionSwitch, error) {
-	data, err := trust.ReadRegular(path, maxSwitchFileSize)
+	data, err := safefs.ReadRegular(path, maxSwitchFileSize)
 	if err != nil {
 		return nil, &Error{File: path, Msg: "cannot read fusion switch file: " + err.Error()}
 	}

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"unicode"
 
-	"gkconv/internal/trust"
+	"gkconv/internal/safefs"
 )
 
 // EnvVar is the environment variable that carries a flags string.
@@ -251,7 +251,7 @@ func readFlagsJSON(path string, from Origin) ([]rawFlag, []Warning, []error) {
 	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() && st.Size() > maxJSONSize {
 		return fail("%s is %d bytes, more than a flags file can be (%d)", path, st.Size(), maxJSONSize)
 	}
-	data, err := trust.ReadRegular(path, maxJSONSize)
+	data, err := safefs.ReadRegular(path, maxJSONSize)
 	if err != nil {
 		return fail("%v", err)
 	}

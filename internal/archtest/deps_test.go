@@ -20,41 +20,51 @@ const module = "gkconv"
 // allowed lists, per package (path relative to the module), the project
 // packages its non-test files may import. The pipeline reads top to bottom:
 // cmd -> convert -> {onnx, mindir, akgcfg, fusion, kernels/*, runtime} -> ir.
-// trust (signatures, crash-safe output files, safe-folder checks) imports
-// nothing of ours; cmd, convert, mindir (its output file) and the kernels
-// root (its cache) use it; runtime does not.
+// safefs (crash-safe output files, regular-file opening, safe-folder checks,
+// orphan-aware work folders) imports nothing of ours; every package that
+// reads or writes a user's file uses it. trust (who is trusted: SSH
+// signatures and keys, allowed_signers, the provenance secret) imports only
+// safefs; cmd, convert and the kernel cache (provenance, remote objects) use
+// it; runtime does not. The kernel cache (kernels/cache) knows nothing of
+// kernels: the builders (kernels/cpu, kernels/cuda) and convert use it.
 // fusion reads its flags from akgcfg (its input, a value type); kernels/* and
 // runtime never import fusion; runtime never imports kernels; the device
 // generators use only the shared kernels root; ir imports nothing of ours.
 // benchmark (what `converter benchmark` does: input files, timed runs,
 // reference checks) reads tensor files through onnx and runs the runtime;
 // it never converts, so it does not import convert.
+// mindir/check (`converter check`, the validator) reads files through
+// mindir's decoder; cmd uses it, mindir never imports it (mindir's tests
+// reach it through an external test file, checkhook_ext_test.go).
 // textsafe (escaping model and config strings for terminals and logs)
 // imports nothing of ours; cmd, convert, the readers and akgcfg use it.
 var allowed = map[string][]string{
-	"cmd/converter":                    {"internal/benchmark", "internal/convert", "internal/ir", "internal/mindir", "internal/runtime", "internal/runtime/cpuisa", "internal/runtime/native", "internal/textsafe", "internal/trust"},
-	"internal/convert":                 {"internal/akgcfg", "internal/fusion", "internal/ir", "internal/kernels", "internal/kernels/ascend", "internal/kernels/cpu", "internal/kernels/cuda", "internal/mindir", "internal/onnx", "internal/runtime", "internal/runtime/cpuisa", "internal/textsafe", "internal/trust"},
-	"internal/benchmark":               {"internal/ir", "internal/onnx", "internal/runtime", "internal/trust"},
-	"internal/onnx":                    {"internal/ir", "internal/onnx/onnxpb", "internal/textsafe", "internal/trust"},
+	"cmd/converter":                    {"internal/benchmark", "internal/convert", "internal/ir", "internal/mindir", "internal/mindir/check", "internal/runtime", "internal/runtime/cpuisa", "internal/runtime/native", "internal/safefs", "internal/textsafe", "internal/trust"},
+	"internal/convert":                 {"internal/akgcfg", "internal/fusion", "internal/ir", "internal/kernels", "internal/kernels/ascend", "internal/kernels/cache", "internal/kernels/cpu", "internal/kernels/cuda", "internal/mindir", "internal/onnx", "internal/runtime", "internal/runtime/cpuisa", "internal/safefs", "internal/textsafe", "internal/trust"},
+	"internal/onnx":                    {"internal/ir", "internal/onnx/onnxpb", "internal/safefs", "internal/textsafe"},
+	"internal/benchmark":               {"internal/ir", "internal/onnx", "internal/runtime", "internal/safefs"},
 	"internal/onnx/onnxpb":             {},
-	"internal/mindir":                  {"internal/ir", "internal/mindir/mindirpb", "internal/textsafe", "internal/trust"},
+	"internal/mindir":                  {"internal/ir", "internal/mindir/mindirpb", "internal/safefs", "internal/textsafe"},
+	"internal/mindir/check":            {"internal/mindir", "internal/mindir/mindirpb", "internal/safefs"},
 	"internal/mindir/mindirpb":         {},
 	"internal/mindir/schemagen":        {},
-	"internal/akgcfg":                  {"internal/textsafe", "internal/trust"},
+	"internal/akgcfg":                  {"internal/safefs", "internal/textsafe"},
 	"internal/fusion":                  {"internal/akgcfg", "internal/ir"},
-	"internal/kernels":                 {"internal/ir", "internal/trust"},
-	"internal/kernels/cpu":             {"internal/ir", "internal/kernels", "internal/trust"},
-	"internal/kernels/cuda":            {"internal/ir", "internal/kernels", "internal/trust"},
+	"internal/kernels":                 {"internal/ir", "internal/safefs"},
+	"internal/kernels/cpu":             {"internal/ir", "internal/kernels", "internal/kernels/cache", "internal/safefs"},
+	"internal/kernels/cuda":            {"internal/ir", "internal/kernels", "internal/kernels/cache", "internal/safefs"},
 	"internal/kernels/ascend":          {"internal/ir", "internal/kernels"},
+	"internal/kernels/cache":           {"internal/safefs", "internal/trust"},
 	"internal/runtime":                 {"internal/ir", "internal/runtime/native", "internal/runtime/opkernel", "internal/runtime/ops/elementwise", "internal/runtime/ops/nn", "internal/runtime/ops/tensorops"},
 	"internal/runtime/cpuisa":          {"internal/runtime/native"},
-	"internal/runtime/native":          {"internal/ir", "internal/trust"},
+	"internal/runtime/native":          {"internal/ir", "internal/safefs"},
 	"internal/runtime/opkernel":        {"internal/ir"},
 	"internal/runtime/ops/elementwise": {"internal/ir", "internal/runtime/cpuisa", "internal/runtime/opkernel"},
 	"internal/runtime/ops/nn":          {"internal/ir", "internal/runtime/cpuisa", "internal/runtime/opkernel"},
 	"internal/runtime/ops/tensorops":   {"internal/ir", "internal/runtime/opkernel"},
 	"internal/ir":                      {},
-	"internal/trust":                   {},
+	"internal/trust":                   {"internal/safefs"},
+	"internal/safefs":                  {},
 	"internal/textsafe":                {},
 	"internal/archtest":                {},
 	"scripts/testsummary":              {}, // make test's summariser: the standard library only

@@ -10,7 +10,7 @@ import (
 	"gkconv/internal/ir"
 	"gkconv/internal/onnx"
 	"gkconv/internal/runtime"
-	"gkconv/internal/trust"
+	"gkconv/internal/safefs"
 )
 
 // SplitList splits a comma-separated file list, dropping empty entries.
@@ -185,7 +185,7 @@ func readRaw(file string, v *ir.Value, what string) (*ir.Tensor, error) {
 	if st, err := os.Stat(file); err == nil && st.Mode().IsRegular() && st.Size() != want {
 		return nil, fmt.Errorf("%s: %d bytes, %s %s%v needs %d", file, st.Size(), what, v.DType, v.Shape, want)
 	}
-	data, err := trust.ReadRegular(file, want)
+	data, err := safefs.ReadRegular(file, want)
 	if err != nil {
 		return nil, err
 	}

@@ -18,11 +18,11 @@ import (
 
 	"gkconv/internal/akgcfg"
 	"gkconv/internal/ir"
-	"gkconv/internal/kernels"
+	"gkconv/internal/kernels/cache"
 	"gkconv/internal/mindir"
 	"gkconv/internal/onnx"
 	"gkconv/internal/runtime"
-	"gkconv/internal/trust"
+	"gkconv/internal/safefs"
 )
 
 // Options are converter_lite's conversion options, already parsed. The
@@ -72,7 +72,7 @@ type Options struct {
 	SignKeyFile string
 	// TrustedKeysFile is an allowed_signers file (ssh-keygen format): with
 	// a remote kernel cache, only objects signed by one of its keys are
-	// used (kernels.RemoteTrust); "" uses none. Uploads are signed with
+	// used (cache.RemoteTrust); "" uses none. Uploads are signed with
 	// SignKeyFile's key.
 	TrustedKeysFile string
 
@@ -141,7 +141,7 @@ func Convert(ctx context.Context, opts Options) (rep *Report, err error) {
 	if err != nil {
 		return rep, err
 	}
-	kernels.SetRemoteTrust(kernels.RemoteTrust{AllowedSigners: o.trustedKeys, SignKey: o.signKey})
+	cache.SetRemoteTrust(cache.RemoteTrust{AllowedSigners: o.trustedKeys, SignKey: o.signKey})
 	rep.Output = o.output
 
 	// Config.
@@ -248,7 +248,7 @@ func Convert(ctx context.Context, opts Options) (rep *Report, err error) {
 		}
 	}
 	prog.written(0)
-	target, stream, err := trust.OutputTarget(o.output)
+	target, stream, err := safefs.OutputTarget(o.output)
 	if err != nil {
 		return rep, Errorf(CodeParamInvalid, "--outputFile: %v", err)
 	}
@@ -384,16 +384,16 @@ func (opts *Options) check() (checked, error) {
 	c.output = opts.OutputFile
 	// converter_lite appends .mindir; a FIFO or device named as the output
 	// (a pipe, /dev/stdout) is written as it is.
-	if _, stream, err := trust.OutputTarget(c.output); !strings.HasSuffix(c.output, ".mindir") && (err != nil || !stream) {
+	if _, stream, err := safefs.OutputTarget(c.output); !strings.HasSuffix(c.output, ".mindir") && (err != nil || !stream) {
 		c.output += ".mindir"
 	}
 	// Output paths first, so a run that cannot write them fails before any
 	// work (and never leaves a model without its report).
-	if _, _, err := trust.OutputTarget(c.output); err != nil {
+	if _, _, err := safefs.OutputTarget(c.output); err != nil {
 		return c, Errorf(CodeParamInvalid, "--outputFile: %v", err)
 	}
 	if opts.ReportFile != "" {
-		if _, _, err := trust.OutputTarget(opts.ReportFile); err != nil {
+		if _, _, err := safefs.OutputTarget(opts.ReportFile); err != nil {
 			return c, Errorf(CodeParamInvalid, "--reportFile: %v", err)
 		}
 	}

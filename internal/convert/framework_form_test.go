@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"gkconv/internal/mindir"
+	"gkconv/internal/mindir/check"
 )
 
 // liteOnlyPrimitives are converter_lite's fusion primitives, for which
@@ -43,7 +44,7 @@ func TestMindSporeFramework(t *testing.T) {
 			o := onnxOptions(t, filepath.Join(dir, "model.onnx"))
 			o.Optimize, o.PrimitiveSet = "none", "mindspore"
 			out, _ := convertOK(t, o)
-			chk, err := mindir.CheckFile(out)
+			chk, err := check.File(out)
 			if err != nil {
 				t.Fatal(err)
 			}

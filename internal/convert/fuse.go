@@ -13,6 +13,7 @@ import (
 	"gkconv/internal/ir"
 	"gkconv/internal/kernels"
 	"gkconv/internal/kernels/ascend"
+	"gkconv/internal/kernels/cache"
 	"gkconv/internal/kernels/cpu"
 	"gkconv/internal/kernels/cuda"
 )
@@ -109,7 +110,7 @@ func fuse(g *ir.Graph, cfg *akgcfg.Config, backend akgcfg.Backend, fo fuseOption
 		}
 		rep.Kernels = append(rep.Kernels, rk)
 	}
-	var st *kernels.Stats
+	var st *cache.Stats
 	switch b := builder.(type) {
 	case *cpu.Builder:
 		st = &b.Stats
@@ -118,7 +119,7 @@ func fuse(g *ir.Graph, cfg *akgcfg.Config, backend akgcfg.Backend, fo fuseOption
 	}
 	if st != nil {
 		rep.KernelBuild = &ReportBuild{Kernels: st.Kernels, Unique: st.Unique, Compiled: st.Compiled, CacheHits: st.CacheHits}
-		if kernels.UsesRemote(fo.kernelCacheDir) {
+		if cache.UsesRemote(fo.kernelCacheDir) {
 			rep.KernelBuild.Remote = &ReportRemote{Hits: st.RemoteHits, Puts: st.RemotePuts, Errors: st.RemoteErrors}
 		}
 		// Already logged by the cache, once per process.

@@ -12,6 +12,7 @@ import (
 
 	"gkconv/internal/ir"
 	"gkconv/internal/mindir"
+	"gkconv/internal/mindir/check"
 	"gkconv/internal/onnx"
 	"gkconv/internal/repotest"
 	"gkconv/internal/runtime"
@@ -74,7 +75,7 @@ func convertOK(t *testing.T, o Options) (string, *Report) {
 	if !strings.HasSuffix(out, ".mindir") {
 		out += ".mindir"
 	}
-	chk, err := mindir.CheckFile(out)
+	chk, err := check.File(out)
 	if err != nil {
 		t.Fatalf("check %s: %v", out, err)
 	}

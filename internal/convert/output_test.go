@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"gkconv/internal/trust"
+	"gkconv/internal/safefs"
 )
 
 // TestWriteFileAtomicLeavesNoTemps: the report/result writer (the same
@@ -22,10 +22,10 @@ import (
 func TestWriteFileAtomicLeavesNoTemps(t *testing.T) {
 	for _, noTmpfile := range []string{"", "1"} {
 		t.Run("GKCONV_NO_O_TMPFILE="+noTmpfile, func(t *testing.T) {
-			t.Setenv(trust.EnvNoTmpfile, noTmpfile)
+			t.Setenv(safefs.EnvNoTmpfile, noTmpfile)
 			dir := t.TempDir()
-			old := time.Now().Add(-2 * trust.StaleAge)
-			stale := filepath.Join(dir, trust.TempPrefix+"0123456789abcdef-report.json")
+			old := time.Now().Add(-2 * safefs.StaleAge)
+			stale := filepath.Join(dir, safefs.TempPrefix+"0123456789abcdef-report.json")
 			foreign := filepath.Join(dir, ".tmp-report.json-123")
 			for _, p := range []string{stale, foreign} {
 				os.WriteFile(p, []byte("x"), 0o600)

@@ -5,7 +5,7 @@ import (
 	"log/slog"
 
 	"gkconv/internal/ir"
-	"gkconv/internal/trust"
+	"gkconv/internal/safefs"
 )
 
 // Report is what a conversion did; Options.ReportFile receives it as JSON.
@@ -143,11 +143,11 @@ func (r *Report) write(path string) error {
 }
 
 // WriteFileAtomic writes an output file the user named (report, result):
-// trust.WriteOutput, which also writes the .mindir. A regular file is
+// safefs.WriteOutput, which also writes the .mindir. A regular file is
 // replaced crash-safely (readers never see a partial file, and neither an
 // error nor a kill -9 leaves a temporary file behind); a FIFO, pipe or
 // character device (/dev/stdout, /proc/self/fd/N) is written as it is,
 // never replaced; "-" is standard output.
 func WriteFileAtomic(path string, data []byte) error {
-	return trust.WriteOutputBytes(path, data, 0o644)
+	return safefs.WriteOutputBytes(path, data, 0o644)
 }

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"gkconv/internal/ir"
-	"gkconv/internal/kernels"
+	"gkconv/internal/kernels/cache"
 	"gkconv/internal/runtime"
-	"gkconv/internal/trust"
+	"gkconv/internal/safefs"
 )
 
 // The kernel self-check (buildkernel.kernel_self_check): every compiled CPU
@@ -46,7 +46,7 @@ type kernelSelfCheck struct {
 
 func newKernelSelfCheck(cacheDir string) *kernelSelfCheck {
 	c := &kernelSelfCheck{cacheDir: cacheDir}
-	if dir, err := kernels.ResolveCacheDir(cacheDir); err == nil {
+	if dir, err := cache.ResolveDir(cacheDir); err == nil {
 		c.markerDir = filepath.Join(dir, "selfcheck")
 	}
 	return c
@@ -111,7 +111,7 @@ func (c *kernelSelfCheck) CheckKernel(k *ir.Node) error {
 	}
 	if m != "" { // best effort: without it the next run checks again
 		_ = os.MkdirAll(filepath.Dir(m), 0o700)
-		_ = trust.WriteBytesAtomic(m, []byte(k.Attrs.String(ir.GKKernelName, "")+"\n"), 0o600)
+		_ = safefs.WriteBytesAtomic(m, []byte(k.Attrs.String(ir.GKKernelName, "")+"\n"), 0o600)
 	}
 	return nil
 }
@@ -120,7 +120,7 @@ func (c *kernelSelfCheck) CheckKernel(k *ir.Node) error {
 // no later build reuses it (a remote-served or damaged object included).
 func (c *kernelSelfCheck) fail(k *ir.Node, err error) error {
 	if hash := k.Attrs.String(ir.GKKernelSOHash, ""); hash != "" {
-		if _, eerr := kernels.Evict(c.cacheDir, hash); eerr != nil {
+		if _, eerr := cache.Evict(c.cacheDir, hash); eerr != nil {
 			slog.Debug("kernel self-check: evicting the failed object", "kernel", k.Name, "err", eerr)
 		}
 	}

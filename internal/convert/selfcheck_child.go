@@ -15,7 +15,7 @@ import (
 	"gkconv/internal/mindir"
 	"gkconv/internal/onnx"
 	"gkconv/internal/runtime"
-	"gkconv/internal/trust"
+	"gkconv/internal/safefs"
 )
 
 // The self-check runs each compiled kernel in a short-lived child process
@@ -42,7 +42,7 @@ const selfCheckTimeout = 2 * time.Minute
 
 // runCompiledIsolated runs compiled kernel node n on inputs in a child.
 func runCompiledIsolated(n *ir.Node, inputs []*ir.Tensor) ([]*ir.Tensor, error) {
-	dir, err := trust.MkdirTemp("", "gkconv-selfcheck-")
+	dir, err := safefs.MkdirTemp("", "gkconv-selfcheck-")
 	if err != nil {
 		return nil, err
 	}

@@ -5,7 +5,8 @@ import (
 	"io"
 	"os"
 
-	"gkconv/internal/kernels"
+	"gkconv/internal/kernels/cache"
+	"gkconv/internal/safefs"
 	"gkconv/internal/trust"
 )
 
@@ -29,7 +30,7 @@ func readSignKey(path string) ([]byte, error) {
 	if st.Size() > 64<<10 {
 		return nil, fmt.Errorf("%d bytes is too large for a key file", st.Size())
 	}
-	b, err := trust.ReadRegular(path, 64<<10)
+	b, err := safefs.ReadRegular(path, 64<<10)
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +52,7 @@ func signFile(path string, key []byte) error {
 	if err != nil {
 		return err
 	}
-	return trust.WriteOutput(path+SignatureSuffix, 0o644, func(w io.Writer) error {
+	return safefs.WriteOutput(path+SignatureSuffix, 0o644, func(w io.Writer) error {
 		_, err := w.Write(sig)
 		return err
 	})
@@ -59,7 +60,7 @@ func signFile(path string, key []byte) error {
 
 // readTrustedKeys reads an allowed_signers file and checks that it parses.
 func readTrustedKeys(path string) ([]byte, error) {
-	b, err := trust.ReadRegular(path, 1<<20)
+	b, err := safefs.ReadRegular(path, 1<<20)
 	if err != nil {
 		return nil, err
 	}
@@ -80,6 +81,6 @@ func UseRemoteTrust(trustedKeys string) error {
 			return fmt.Errorf("--trustedKeys=%s: %w", trustedKeys, err)
 		}
 	}
-	kernels.SetRemoteTrust(kernels.RemoteTrust{AllowedSigners: b})
+	cache.SetRemoteTrust(cache.RemoteTrust{AllowedSigners: b})
 	return nil
 }

@@ -19,6 +19,7 @@ import (
 
 	"gkconv/internal/ir"
 	"gkconv/internal/mindir"
+	"gkconv/internal/mindir/check"
 	"gkconv/internal/onnx"
 	"gkconv/internal/runtime"
 	"gkconv/internal/runtime/opkernel"
@@ -80,7 +81,7 @@ func roundTrip(g *ir.Graph) (*ir.Graph, error) {
 		return nil, err
 	}
 	// Every file the suite writes must pass MindSpore's loader rules.
-	rep, err := mindir.CheckBytes(buf.Bytes(), g.Name)
+	rep, err := check.Bytes(buf.Bytes(), g.Name)
 	if err != nil {
 		return nil, fmt.Errorf("check: %w", err)
 	}
@@ -119,7 +120,7 @@ func runONNXTest(dir string, optLevel int, tmp, config string) error {
 		}
 		out := o.OutputFile + ".mindir"
 		defer os.Remove(out)
-		chk, err := mindir.CheckFile(out)
+		chk, err := check.File(out)
 		if err != nil {
 			return fmt.Errorf("check: %w", err)
 		}

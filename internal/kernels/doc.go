@@ -12,8 +12,10 @@
 //   - what builders share (jobs.go, names.go): the GraphKernel nodes to
 //     build, identical sources compiled once, kernel names and I/O
 //     attributes (the attribute names are ir's GraphKernel schema);
-//   - the content-addressed kernel cache and its worker pool (cache.go);
 //   - AKG kernel-info JSON, written and read (info*.go);
 //   - the device math and the host emulation the device generators' tests
 //     run their kernels in (device_math.go, host_emulation.go).
+//
+// The kernel cache the builders compile through is its own package,
+// internal/kernels/cache.
 package kernels

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"gkconv/internal/ir"
-	"gkconv/internal/trust"
+	"gkconv/internal/safefs"
 )
 
 // FindHostCXX resolves the host C++ compiler of the emulation: $CXX, else
@@ -40,7 +40,7 @@ func RunHostProgram(cxx, dir, prog string, n *ir.Node, inputs []*ir.Tensor) ([]*
 		}
 		cxx = p
 	}
-	work, err := trust.MkdirTemp(dir, "gkconv-emu-")
+	work, err := safefs.MkdirTemp(dir, "gkconv-emu-")
 	if err != nil {
 		return nil, err
 	}

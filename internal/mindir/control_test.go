@@ -113,3 +113,24 @@ func TestReadMindSporeCalls(t *testing.T) {
 		t.Fatalf("self-recursion: want an UnsupportedError naming the recursion, got %v", err)
 	}
 }
+
+// Builders of hand-written MindIR protobufs for the tests above (the
+// validator's tests in internal/mindir/check have the same).
+
+func s(v string) *string { return proto.String(v) }
+
+func tensorInfo(name string, dt pb.TensorProto_DataType, dims ...int64) *pb.ValueInfoProto {
+	return &pb.ValueInfoProto{Name: s(name), Tensor: []*pb.TensorProto{{DataType: proto.Int32(int32(dt)), Dims: dims}}}
+}
+
+func prim(name, op string, attrs ...*pb.AttributeProto) *pb.PrimitiveProto {
+	return &pb.PrimitiveProto{Name: s(name), OpType: s(op), Attribute: attrs, PrimType: pb.PrimitiveProto_PRIMITIVE.Enum()}
+}
+
+// node is a CNode with a 2x2 float shape attribute.
+func node(out, op string, inputs ...string) *pb.NodeProto {
+	shape := &pb.AttributeProto{Name: s("shape"), Type: pb.AttributeProto_TENSORS.Enum(),
+		Tensors: []*pb.TensorProto{{DataType: proto.Int32(int32(pb.TensorProto_FLOAT)), Dims: []int64{2, 2}}}}
+	return &pb.NodeProto{Name: s(out), Output: []string{out}, OpType: s(op), Input: inputs,
+		Attribute: []*pb.AttributeProto{shape}}
+}

@@ -36,7 +36,7 @@ func TestConvActivationRoundTrip(t *testing.T) {
 	g := b.node("Conv2D", ir.Attrs{ir.AttrActivation: ir.IntAttr(ir.ActReLU)}, 1,
 		b.in("x", ir.Float32, 1, 2, 3, 3, 3), b.floats("w", 1, 2, 2, 1, 1, 1))
 	data := writeBytes(t, g, WriteOptions{})
-	if rep, err := CheckBytes(data, "conv3d.mindir"); err != nil || !rep.OK() {
+	if rep, err := checkBytes(data, "conv3d.mindir"); err != nil || !rep.OK() {
 		t.Fatalf("check: %v %+v", err, rep)
 	}
 	back, err := Parse(data)
@@ -48,12 +48,12 @@ func TestConvActivationRoundTrip(t *testing.T) {
 	}
 }
 
-// writeChecked writes g, checks the file with CheckBytes and returns it and
+// writeChecked writes g, checks the file with checkBytes and returns it and
 // its decoded form.
 func writeChecked(t *testing.T, g *ir.Graph, name string) ([]byte, *pb.ModelProto) {
 	t.Helper()
 	data := writeBytes(t, g, WriteOptions{})
-	rep, err := CheckBytes(data, name)
+	rep, err := checkBytes(data, name)
 	if err != nil || !rep.OK() {
 		t.Fatalf("check: %v %+v", err, rep)
 	}

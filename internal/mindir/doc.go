@@ -7,8 +7,9 @@
 // the IR conventions of internal/ir/ops.go. Writing lowers every IR op to the
 // primitive converter_lite writes for it (lower*.go), fused kernels to
 // converter_lite's GraphKernel Custom layout, and follows the loader's rules
-// (mindspore/core/load_mindir/load_model.cc), which check.go implements as a
-// validator. The primitive schema (prims_gen.go) is generated from
+// (mindspore/core/load_mindir/load_model.cc), which package
+// internal/mindir/check implements as a validator (it decodes through
+// export_check.go). The primitive schema (prims_gen.go) is generated from
 // MindSpore's sources by schemagen. Parameter weights alias the input buffer
 // (an mmap for Open), so a model is never held twice in memory.
 package mindir

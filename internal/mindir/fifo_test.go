@@ -19,7 +19,7 @@ func TestFIFORefused(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		_, err := Open(p)
-		_, err2 := CheckFile(p)
+		_, err2 := checkFile(p)
 		if err == nil || err2 == nil {
 			done <- errors.New("accepted")
 			return

@@ -303,7 +303,7 @@ func TestElemLowerings(t *testing.T) {
 			if tc.check != nil {
 				tc.check(t, mp, p, node)
 			}
-			rep, err := CheckBytes(data, tc.name)
+			rep, err := checkBytes(data, tc.name)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -64,7 +64,7 @@ func TestMiscLowerings(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			g := tc.g(newNNGraph(t))
 			data := writeBytes(t, g, WriteOptions{})
-			if rep, err := CheckBytes(data, tc.name); err != nil || !rep.OK() {
+			if rep, err := checkBytes(data, tc.name); err != nil || !rep.OK() {
 				t.Fatalf("converter check: %v %v", err, rep)
 			}
 			if w := nnDecode(t, data); w.prim != tc.prim {
@@ -103,7 +103,7 @@ func TestCastLikeAsCast(t *testing.T) {
 	b := newNNGraph(t)
 	g := b.node("CastLike", nil, 1, b.in("x", ir.Float32, 3), b.in("like", ir.Int32, 2))
 	data := writeBytes(t, g, WriteOptions{})
-	if rep, err := CheckBytes(data, "castlike"); err != nil || !rep.OK() {
+	if rep, err := checkBytes(data, "castlike"); err != nil || !rep.OK() {
 		t.Fatalf("converter check: %v %v", err, rep)
 	}
 	if w := nnDecode(t, data); w.prim != "Cast" {

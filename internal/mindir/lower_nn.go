@@ -67,7 +67,7 @@ var lowerNNTable = schemaGated(map[string]lowerFunc{
 // schemaGated wraps every lowering so that a node whose input count the
 // primitive schema (schema.go, generated from MindSpore's sources) does not
 // allow is written as Custom instead: `converter check` applies the same
-// rule (check_rules.go checkInputCount), and converter_lite's Lite forms
+// rule (internal/mindir/check, checkInputCount), and converter_lite's Lite forms
 // with extra inputs (a bias on Conv2DFusion/MatMulFusion, N tensors on
 // Concat/Einsum, LayerNormFusion without beta, Conv2dTransposeFusion
 // without input_sizes) are outside the MindSpore rows the schema has. Once

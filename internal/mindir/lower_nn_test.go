@@ -706,7 +706,7 @@ func runNNCase(t *testing.T, tc nnCase, g *ir.Graph) {
 		t.Logf("the primitive schema has no %d-input form: expecting %s", tc.needs, tc.prim)
 	}
 	data := writeBytes(t, g, WriteOptions{})
-	rep, err := CheckBytes(data, tc.name)
+	rep, err := checkBytes(data, tc.name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"gkconv/internal/trust"
+	"gkconv/internal/safefs"
 	"maps"
 	"os"
 	"slices"
@@ -60,7 +60,7 @@ type Model struct {
 
 // Open maps path read-only and converts it.
 func Open(path string) (*Model, error) {
-	f, _, err := trust.OpenRegular(path)
+	f, _, err := safefs.OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}

@@ -13,7 +13,7 @@ import (
 
 	"gkconv/internal/ir"
 	pb "gkconv/internal/mindir/mindirpb"
-	"gkconv/internal/trust"
+	"gkconv/internal/safefs"
 )
 
 // WriteOptions configures Write.
@@ -296,14 +296,14 @@ func (e *emitter) payload(q *part) error {
 	return nil
 }
 
-// WriteFile writes g to path (trust.WriteOutput: nothing but a regular
+// WriteFile writes g to path (safefs.WriteOutput: nothing but a regular
 // file is replaced; a FIFO or device is written as it is) crash-safely
-// (trust.WriteFileAtomic: an
+// (safefs.WriteFileAtomic: an
 // unnamed O_TMPFILE file in the same folder linked into place when
 // complete, or a named temporary file a later run cleans up), so neither an
 // error nor a kill leaves partial output.
 func WriteFile(path string, g *ir.Graph, opts WriteOptions) error {
-	return trust.WriteOutput(path, 0o644, func(w io.Writer) error {
+	return safefs.WriteOutput(path, 0o644, func(w io.Writer) error {
 		if opts.OnWrite != nil {
 			w = &countingWriter{w: w, onWrite: opts.OnWrite}
 		}

@@ -3,7 +3,7 @@ package onnx
 import (
 	"encoding/binary"
 	"fmt"
-	"gkconv/internal/trust"
+	"gkconv/internal/safefs"
 	"math"
 	"os"
 	"path/filepath"
@@ -242,7 +242,7 @@ func (l *loader) mapSide(location string) ([]byte, error) {
 	// Opened once, beneath the model's folder, and mapped from that
 	// descriptor: a link inside the folder must not lead outside it, and a
 	// path checked and then opened again could be swapped in between.
-	f, st, err := trust.OpenBeneath(l.dir, location)
+	f, st, err := safefs.OpenBeneath(l.dir, location)
 	if err != nil {
 		return nil, fmt.Errorf("external data location %q: %w", location, err)
 	}
@@ -264,7 +264,7 @@ func (l *loader) mapSide(location string) ([]byte, error) {
 
 // mmapFile maps a whole file read-only; an empty file gives an empty slice.
 func mmapFile(path string) ([]byte, error) {
-	f, st, err := trust.OpenRegular(path)
+	f, st, err := safefs.OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}

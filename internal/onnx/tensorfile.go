@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 
 	"gkconv/internal/ir"
-	"gkconv/internal/trust"
+	"gkconv/internal/safefs"
 )
 
 // ReadTensorFile reads one ONNX TensorProto file, as in the backend tests'
@@ -15,7 +15,7 @@ func ReadTensorFile(path string) (*ir.Tensor, string, error) {
 	// A FIFO or device is refused before it is opened (it would block or
 	// never end); the read is bounded by the size stat declared, and a
 	// tensor file holds at most one tensor of the largest size allowed.
-	data, err := trust.ReadRegular(path, ir.MaxTensorBytes+1<<20)
+	data, err := safefs.ReadRegular(path, ir.MaxTensorBytes+1<<20)
 	if err != nil {
 		return nil, "", err
 	}

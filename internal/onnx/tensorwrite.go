@@ -7,11 +7,11 @@ import (
 
 	"gkconv/internal/ir"
 	"gkconv/internal/onnx/onnxpb"
-	"gkconv/internal/trust"
+	"gkconv/internal/safefs"
 )
 
 // WriteTensorFile writes t as one ONNX TensorProto file (raw_data, the
-// backend tests' input_N.pb form), crash-safely (trust.WriteOutput). ir's dtype numbering is
+// backend tests' input_N.pb form), crash-safely (safefs.WriteOutput). ir's dtype numbering is
 // ONNX's.
 func WriteTensorFile(path, name string, t *ir.Tensor) error {
 	pb := &onnxpb.TensorProto{Name: proto.String(name), Dims: append([]int64{}, t.Shape...), DataType: proto.Int32(int32(t.DType))}
@@ -26,5 +26,5 @@ func WriteTensorFile(path, name string, t *ir.Tensor) error {
 	if err != nil {
 		return err
 	}
-	return trust.WriteOutputBytes(path, b, fs.FileMode(0o644))
+	return safefs.WriteOutputBytes(path, b, fs.FileMode(0o644))
 }

@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"gkconv/internal/safefs"
 )
 
 // secretBytes is the size of a secret made by LoadOrCreateSecret.
@@ -77,7 +79,7 @@ func readSecret(path string) ([]byte, error) {
 	if !info.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s: not a regular file", path)
 	}
-	if uid, ok := ownerOf(info); ok && uid != os.Getuid() {
+	if uid, ok := safefs.FileOwner(info); ok && uid != os.Getuid() {
 		return nil, fmt.Errorf("%s: owned by uid %d, not by this user", path, uid)
 	}
 	if info.Mode().Perm()&0o077 != 0 {

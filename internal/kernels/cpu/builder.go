@@ -7,6 +7,7 @@ import (
 
 	"gkconv/internal/ir"
 	"gkconv/internal/kernels"
+	"gkconv/internal/kernels/cache"
 )
 
 // Builder compiles GraphKernel nodes to shared objects; it satisfies
@@ -14,7 +15,7 @@ import (
 type Builder struct {
 	opts  Options
 	cc    *compiler
-	Stats kernels.Stats
+	Stats cache.Stats
 }
 
 // NewBuilder returns a Builder; nothing runs until BuildKernels.
@@ -34,7 +35,7 @@ func (b *Builder) BuildKernels(nodes []*ir.Node) error {
 	if err != nil || len(jobs) == 0 {
 		return err
 	}
-	cacheDir, err := kernels.ResolveCacheDir(b.opts.CacheDir)
+	cacheDir, err := cache.ResolveDir(b.opts.CacheDir)
 	if err != nil {
 		return err
 	}
@@ -46,10 +47,10 @@ func (b *Builder) BuildKernels(nodes []*ir.Node) error {
 	index, srcs, names := kernels.UniqueSources(jobs)
 	b.Stats.Kernels += len(jobs)
 	b.Stats.Unique += len(srcs)
-	var counts kernels.CacheCounts
-	cache := soCache(b.opts.CacheDir, &counts) // the setting: a remote URL stays one
-	sos, err := kernels.CompileAll(len(srcs), b.opts.Jobs, &b.Stats, func(i int) ([]byte, bool, error) {
-		return b.cc.compile(srcs[i], cache, names[i])
+	var counts cache.Counts
+	objects := soCache(b.opts.CacheDir, &counts) // the setting: a remote URL stays one
+	sos, err := cache.CompileAll(len(srcs), b.opts.Jobs, &b.Stats, func(i int) ([]byte, bool, error) {
+		return b.cc.compile(srcs[i], objects, names[i])
 	})
 	b.Stats.AddCounts(&counts)
 	if err != nil {

@@ -15,8 +15,8 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"gkconv/internal/kernels"
-	"gkconv/internal/trust"
+	"gkconv/internal/kernels/cache"
+	"gkconv/internal/safefs"
 )
 
 // The C compiler driver: which compiler, its identity (cached so a warm
@@ -34,7 +34,7 @@ type Options struct {
 	// CacheDir holds compiled kernels by content hash; default
 	// $GKCONV_KERNEL_CACHE, then os.UserCacheDir()/gkconv/kernels. An
 	// http(s) URL is a remote cache with a local one in front
-	// (kernels.Cache).
+	// (cache.Cache).
 	CacheDir string
 	// Jobs is the number of parallel compiles; default min(8, NumCPU).
 	Jobs int
@@ -136,7 +136,7 @@ func resolveCompiler(cc, march, cacheDir string) (*compiler, error) {
 	idKey := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%d\x00%d\x00%s", strings.Join(argv, " "), st.Size(), st.ModTime().UnixNano(), march)))
 	idPath := filepath.Join(cacheDir, "cc-"+hex.EncodeToString(idKey[:12])+".json")
 	var id ccIdentity
-	if b, err := trust.ReadRegular(idPath, 64<<10); err == nil && json.Unmarshal(b, &id) == nil && id.Version != "" {
+	if b, err := safefs.ReadRegular(idPath, 64<<10); err == nil && json.Unmarshal(b, &id) == nil && id.Version != "" {
 		c.apply(&id)
 		return c, nil
 	}
@@ -145,7 +145,7 @@ func resolveCompiler(cc, march, cacheDir string) (*compiler, error) {
 		return nil, err
 	}
 	if b, err := json.Marshal(&id); err == nil {
-		_ = kernels.WriteAtomic(idPath, b)
+		_ = cache.WriteAtomic(idPath, b)
 	}
 	c.apply(&id)
 	return c, nil
@@ -182,7 +182,7 @@ func probeCompiler(c *compiler) (ccIdentity, error) {
 		return id, fmt.Errorf("C compiler %s rejects -march=%s: %s", c.argv[0], c.march, strings.TrimSpace(string(out)))
 	}
 	id.Features, id.Feature = isaFeatures(string(out))
-	dir, err := trust.MkdirTemp("", "gkconv-ccprobe-")
+	dir, err := safefs.MkdirTemp("", "gkconv-ccprobe-")
 	if err != nil {
 		return id, err
 	}
@@ -297,15 +297,15 @@ func (c *compiler) cacheKey(src string) string {
 
 // soCache is the shared-object kind of the kernel cache (dir a folder or
 // a remote cache's URL); counts receives the remote's work.
-func soCache(dir string, counts *kernels.CacheCounts) *kernels.Cache {
-	return &kernels.Cache{Dir: dir, Ext: ".so", Valid: isSharedObject, Counts: counts}
+func soCache(dir string, counts *cache.Counts) *cache.Cache {
+	return &cache.Cache{Dir: dir, Ext: ".so", Valid: isSharedObject, Counts: counts}
 }
 
 // compile returns the shared object of src, from the cache or by running the
 // compiler; hit reports a cache hit.
-func (c *compiler) compile(src string, cache *kernels.Cache, what string) (so []byte, hit bool, err error) {
-	return cache.Fetch(c.cacheKey(src), func() ([]byte, error) {
-		work, err := trust.MkdirTemp("", "gkconv-cc-")
+func (c *compiler) compile(src string, objects *cache.Cache, what string) (so []byte, hit bool, err error) {
+	return objects.Fetch(c.cacheKey(src), func() ([]byte, error) {
+		work, err := safefs.MkdirTemp("", "gkconv-cc-")
 		if err != nil {
 			return nil, err
 		}

@@ -17,6 +17,7 @@ import (
 
 	"gkconv/internal/ir"
 	"gkconv/internal/kernels"
+	"gkconv/internal/kernels/cache"
 )
 
 // Options configure the CUDA builder.
@@ -26,8 +27,8 @@ type Options struct {
 	// Arch is the GPU architecture, "sm_XX"; default sm_80.
 	Arch string
 	// CacheDir holds compiled PTX by content hash; default the CPU kernel
-	// cache (kernels.DefaultCacheDir). An http(s) URL is a remote cache
-	// with a local one in front (kernels.Cache).
+	// cache (cache.DefaultDir). An http(s) URL is a remote cache
+	// with a local one in front (cache.Cache).
 	CacheDir string
 	// Jobs is the number of parallel compiles; default min(8, NumCPU).
 	Jobs int
@@ -41,7 +42,7 @@ type Options struct {
 type Builder struct {
 	opts  Options
 	cc    *clang
-	Stats kernels.Stats
+	Stats cache.Stats
 }
 
 // NewBuilder returns a Builder; nothing runs until BuildKernels.
@@ -88,7 +89,7 @@ func (b *Builder) BuildKernels(nodes []*ir.Node) error {
 	if err != nil || len(jobs) == 0 {
 		return err
 	}
-	if _, err := kernels.ResolveCacheDir(b.opts.CacheDir); err != nil {
+	if _, err := cache.ResolveDir(b.opts.CacheDir); err != nil {
 		return err
 	}
 	if b.cc == nil {
@@ -99,10 +100,10 @@ func (b *Builder) BuildKernels(nodes []*ir.Node) error {
 	index, srcs, names := kernels.UniqueSources(jobs)
 	b.Stats.Kernels += len(jobs)
 	b.Stats.Unique += len(srcs)
-	var counts kernels.CacheCounts
-	cache := ptxCache(b.opts.CacheDir, &counts) // the setting: a remote URL stays one
-	ptxs, err := kernels.CompileAll(len(srcs), b.opts.Jobs, &b.Stats, func(i int) ([]byte, bool, error) {
-		return b.cc.compile(srcs[i], b.opts.Arch, cache, names[i])
+	var counts cache.Counts
+	objects := ptxCache(b.opts.CacheDir, &counts) // the setting: a remote URL stays one
+	ptxs, err := cache.CompileAll(len(srcs), b.opts.Jobs, &b.Stats, func(i int) ([]byte, bool, error) {
+		return b.cc.compile(srcs[i], b.opts.Arch, objects, names[i])
 	})
 	b.Stats.AddCounts(&counts)
 	if err != nil {

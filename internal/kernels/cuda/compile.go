@@ -13,8 +13,8 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"gkconv/internal/kernels"
-	"gkconv/internal/trust"
+	"gkconv/internal/kernels/cache"
+	"gkconv/internal/safefs"
 )
 
 // clang is a resolved clang binary with its version line.
@@ -80,15 +80,15 @@ func (c *clang) cacheKey(src, arch string) string {
 
 // ptxCache is the PTX kind of the kernel cache (dir a folder or a remote
 // cache's URL); counts receives the remote's work.
-func ptxCache(dir string, counts *kernels.CacheCounts) *kernels.Cache {
-	return &kernels.Cache{Dir: dir, Sub: "ptx", Ext: ".ptx", Counts: counts,
+func ptxCache(dir string, counts *cache.Counts) *cache.Cache {
+	return &cache.Cache{Dir: dir, Sub: "ptx", Ext: ".ptx", Counts: counts,
 		Valid: func(b []byte) bool { return bytes.Contains(b, []byte(".entry")) }}
 }
 
 // compile returns the PTX of src, from the cache or by running clang.
-func (c *clang) compile(src, arch string, cache *kernels.Cache, what string) ([]byte, bool, error) {
-	return cache.Fetch(c.cacheKey(src, arch), func() ([]byte, error) {
-		work, err := trust.MkdirTemp("", "gkconv-ptx-")
+func (c *clang) compile(src, arch string, objects *cache.Cache, what string) ([]byte, bool, error) {
+	return objects.Fetch(c.cacheKey(src, arch), func() ([]byte, error) {
+		work, err := safefs.MkdirTemp("", "gkconv-ptx-")
 		if err != nil {
 			return nil, err
 		}
@@ -151,7 +151,7 @@ func Assemble(ptx []byte, arch string) (ok bool, err error) {
 	if err != nil {
 		return false, nil
 	}
-	dir, err := trust.MkdirTemp("", "gkconv-ptxas-")
+	dir, err := safefs.MkdirTemp("", "gkconv-ptxas-")
 	if err != nil {
 		return true, err
 	}

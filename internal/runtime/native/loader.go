@@ -69,7 +69,7 @@ import (
 	"sync"
 	"unsafe"
 
-	"gkconv/internal/trust"
+	"gkconv/internal/safefs"
 )
 
 // Kernel is one loaded kernel function.
@@ -136,7 +136,7 @@ func open(so []byte, sha string) (unsafe.Pointer, error) {
 			lastErr = err
 			continue
 		}
-		dir, err := trust.MkdirTemp(base, "gkconv-kernel-")
+		dir, err := safefs.MkdirTemp(base, "gkconv-kernel-")
 		if err != nil {
 			lastErr = err
 			continue

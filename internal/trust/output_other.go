@@ -1,7 +1,0 @@
-//go:build !unix
-
-package trust
-
-import "errors"
-
-func dupFD(int) (int, error) { return -1, errors.New("writing to a descriptor by name is Unix-only") }
