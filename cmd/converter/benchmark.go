@@ -127,8 +127,8 @@ func runBenchmark(f *benchFlags) (err error) {
 	if err != nil {
 		return err
 	}
-	if kt.signer != "" {
-		sayf("Model signature: verified, signed by %s\n", kt.signer)
+	if kt.Signer != "" {
+		sayf("Model signature: verified, signed by %s\n", kt.Signer)
 	}
 	m, err := mindir.OpenFile(mf)
 	if err != nil {
@@ -155,13 +155,13 @@ func runBenchmark(f *benchFlags) (err error) {
 		return fmt.Errorf("%s: %w", f.modelFile, err)
 	}
 	policy := runtime.KernelPolicy{
-		TrustEmbedded: kt.trusted,
+		TrustEmbedded: kt.Trusted,
 		Warn:          printWarning,
 	}
 	if err := convert.UseRemoteTrust(trustedKeysOr(f.trust.trustedKeys)); err != nil {
 		return err
 	}
-	if !kt.trusted && hasGraphKernels(g) {
+	if !kt.Trusted && hasGraphKernels(g) {
 		policy.Rebuild, _ = convert.RebuildKernels(g, f.kernelCacheDir) // an error: the lookup reports it, the runtime interprets
 	}
 	sess, err := runtime.NewSession(g, runtime.Options{Threads: f.numThreads, Profile: f.timeProfiling, KernelPolicy: policy})
@@ -172,7 +172,7 @@ func runBenchmark(f *benchFlags) (err error) {
 		return fmt.Errorf("%s: %w", f.modelFile, err)
 	}
 	printKernelSummary(sess.Kernels(), kt)
-	res.ISA = isaPath(g, kt.trusted)
+	res.ISA = isaPath(g, kt.Trusted)
 	sayf("ISA path: %s\n", res.ISA)
 	inputs, err := loadInputs(g, f.inDataFile, f.seed)
 	if err != nil {

@@ -65,8 +65,8 @@ func kernelPlanner(g *ir.Graph, file string, isMindIR bool, tf *trustFlags) func
 			f.Close()
 		}
 	}
-	if kt.signer != "" {
-		sayf("Signature: verified, signed by %s\n", kt.signer)
+	if kt.Signer != "" {
+		sayf("Signature: verified, signed by %s\n", kt.Signer)
 	}
 	var rebuildErr func(*ir.Node) error
 	return func(n *ir.Node) string {
@@ -74,13 +74,13 @@ func kernelPlanner(g *ir.Graph, file string, isMindIR bool, tf *trustFlags) func
 			return "refused (" + trustErr.Error() + ")"
 		}
 		var rerr error
-		if !kt.trusted {
+		if !kt.Trusted {
 			if rebuildErr == nil {
 				rebuildErr = convert.CheckRebuild()
 			}
 			rerr = rebuildErr(n)
 		}
-		mode, reason, err := runtime.PlanKernel(n, kt.trusted, rerr)
+		mode, reason, err := runtime.PlanKernel(n, kt.Trusted, rerr)
 		if err != nil {
 			return "refused (" + err.Error() + ")"
 		}

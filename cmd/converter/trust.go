@@ -1,26 +1,19 @@
 package main
 
 import (
-	"errors"
-	"fmt"
-	stdio "io"
 	"os"
-	"strconv"
 
 	"github.com/spf13/cobra"
 
 	"gkconv/internal/convert"
 	"gkconv/internal/runtime"
-	"gkconv/internal/safefs"
 	"gkconv/internal/trust"
 )
 
-// Environment variables of the kernel trust policy.
+// Environment variables of the kernel trust policy (internal/trust).
 const (
-	// TrustEnv=1 is --trustEmbeddedKernels.
-	TrustEnv = "GKCONV_TRUST_EMBEDDED_KERNELS"
-	// TrustedKeysEnv is the default of --trustedKeys.
-	TrustedKeysEnv = "GKCONV_TRUSTED_KEYS"
+	TrustEnv       = trust.TrustEnv
+	TrustedKeysEnv = trust.TrustedKeysEnv
 )
 
 // trustFlags are the flags of the kernel trust policy (benchmark, inspect).
@@ -38,71 +31,13 @@ func (t *trustFlags) register(cmd *cobra.Command) {
 }
 
 // kernelTrust is the decision for one model file.
-type kernelTrust struct {
-	trusted bool
-	why     string // "--trustEmbeddedKernels", "signed by alice", or why not trusted
-	signer  string // the verified principal, if any
-}
+type kernelTrust = trust.Decision
 
-// decideTrust applies the flags, the environment and <model>.sig to the
-// model open as f (read through f, so that the verified bytes are the
-// loaded ones). A signature that exists but does not verify against the
-// trusted keys (a modified model, a malformed .sig, another namespace) is an
-// error; one by a key that is not trusted leaves the model untrusted.
+// decide applies the flags, the environment and <model>.sig to the model
+// open as f.
 func (t *trustFlags) decide(f *os.File, modelPath string) (kernelTrust, error) {
-	var kt kernelTrust
-	optIn := ""
-	if t.trustEmbedded {
-		optIn = "--trustEmbeddedKernels"
-	} else if v := os.Getenv(TrustEnv); v != "" {
-		on, err := strconv.ParseBool(v)
-		if err != nil {
-			return kt, fmt.Errorf("%s=%s: want 1 or 0", TrustEnv, v)
-		}
-		if on {
-			optIn = TrustEnv + "=1"
-		}
-	}
-	keys := trustedKeysOr(t.trustedKeys)
-	sigPath := modelPath + convert.SignatureSuffix
-	sig, sigErr := safefs.ReadRegular(sigPath, 16<<10)
-	switch {
-	case keys == "" && optIn == "":
-		if sigErr == nil {
-			kt.why = "signed, but no --trustedKeys to verify " + sigPath + " against"
-		}
-	case keys != "" && errors.Is(sigErr, os.ErrNotExist):
-		kt.why = "not signed (no " + sigPath + ")"
-	case keys != "":
-		if sigErr != nil {
-			return kt, fmt.Errorf("model signature %s: %v", sigPath, sigErr)
-		}
-		allowed, err := safefs.ReadRegular(keys, 4<<20)
-		if err != nil {
-			return kt, fmt.Errorf("--trustedKeys=%s: %v", keys, err)
-		}
-		st, err := f.Stat()
-		if err != nil {
-			return kt, err
-		}
-		principal, err := trust.Verify(stdio.NewSectionReader(f, 0, st.Size()), sig, allowed, trust.Namespace)
-		switch {
-		case errors.Is(err, trust.ErrUntrustedKey):
-			kt.why = "signed by a key that is not in " + keys
-		case err != nil:
-			return kt, fmt.Errorf("model signature %s does not verify: %v", sigPath, err)
-		default:
-			kt.signer = principal
-			kt.trusted, kt.why = true, "signed by "+principal
-		}
-	}
-	if optIn != "" {
-		kt.trusted = true
-		if kt.signer == "" {
-			kt.why = optIn
-		}
-	}
-	return kt, nil
+	p := trust.Policy{TrustEmbedded: t.trustEmbedded, TrustedKeys: t.trustedKeys}
+	return p.Decide(f, modelPath+convert.SignatureSuffix)
 }
 
 // describeKernel is inspect's and benchmark's words for how a fused kernel
@@ -110,12 +45,12 @@ func (t *trustFlags) decide(f *os.File, modelPath string) (kernelTrust, error) {
 func describeKernel(mode runtime.KernelMode, reason string, kt kernelTrust) string {
 	switch mode {
 	case runtime.KernelEmbedded:
-		return "loaded (trusted: " + kt.why + ")"
+		return "loaded (trusted: " + kt.Why + ")"
 	case runtime.KernelRebuilt:
-		if kt.why == "" {
+		if kt.Why == "" {
 			return "rebuilt from its body (embedded binary not trusted)"
 		}
-		return "rebuilt from its body (embedded binary not trusted: " + kt.why + ")"
+		return "rebuilt from its body (embedded binary not trusted: " + kt.Why + ")"
 	case runtime.KernelInterpreted:
 		return "interpreted (" + reason + ")"
 	}
@@ -123,9 +58,4 @@ func describeKernel(mode runtime.KernelMode, reason string, kt kernelTrust) stri
 }
 
 // trustedKeysOr is --trustedKeys, or $GKCONV_TRUSTED_KEYS when it is empty.
-func trustedKeysOr(flag string) string {
-	if flag != "" {
-		return flag
-	}
-	return os.Getenv(TrustedKeysEnv)
-}
+func trustedKeysOr(flag string) string { return trust.TrustedKeysOr(flag) }
