@@ -177,7 +177,7 @@ func liftConv2DFusion(m *mnode) (any, error) {
 	if err := m.liftWindow(attrs, "stride", "dilation", "pad_list"); err != nil {
 		return nil, err
 	}
-	group, err := m.intArg(-1, 1, "group")
+	group, err := m.schemaArg("group").Int()
 	if err != nil {
 		return nil, err
 	}
@@ -188,7 +188,8 @@ func liftConv2DFusion(m *mnode) (any, error) {
 	}
 	// RELU and RELU6 stay on the conv (ir.AttrActivation, applied by the
 	// runtime's conv); msActReLU/msActReLU6 are ir.ActReLU/ActReLU6.
-	act, err := m.intArg(-1, msActNone, "activation_type")
+	// The schema's default is the enum name NO_ACTIVATION (= msActNone).
+	act, err := m.schemaArg("activation_type").IntOr(msActNone)
 	if err != nil {
 		return nil, err
 	}
@@ -222,12 +223,12 @@ func liftConvTransposeFusion(m *mnode) (any, error) {
 	if attrs.String("auto_pad", "") == "SAME_UPPER" {
 		return nil, unsupported("pad_mode SAME of a transposed convolution")
 	}
-	group, err := m.intArg(-1, 1, "group")
+	group, err := m.schemaArg("group").Int()
 	if err != nil {
 		return nil, err
 	}
 	attrs["group"] = ir.IntAttr(group)
-	op, ok, err := m.intsArg(-1, "output_paddings", "output_padding")
+	op, ok, err := m.schemaArg("output_paddings", "output_padding").Ints()
 	if err != nil {
 		return nil, err
 	}
@@ -260,7 +261,7 @@ func liftPoolFusion(m *mnode) (any, error) {
 		op = "AvgPool"
 	}
 	attrs := ir.Attrs{}
-	global, err := m.intArg(-1, 0, "global")
+	global, err := m.schemaArg("global").Int()
 	if err != nil {
 		return nil, err
 	}
@@ -274,7 +275,8 @@ func liftPoolFusion(m *mnode) (any, error) {
 	} else if err := m.liftWindow(attrs, "strides", "", "pad"); err != nil {
 		return nil, err
 	}
-	round, err := m.intArg(-1, msRoundFloor, "round_mode")
+	// The schema's default is the enum name RoundMode::FLOOR.
+	round, err := m.schemaArg("round_mode").IntOr(msRoundFloor)
 	if err != nil {
 		return nil, err
 	}
@@ -282,6 +284,9 @@ func liftPoolFusion(m *mnode) (any, error) {
 		attrs["ceil_mode"] = ir.IntAttr(1)
 	}
 	if op == "AvgPool" {
+		// count_include_pad is not an argument of AvgPoolFusion in the
+		// schema; this project's writer adds it when the ONNX node has
+		// it, so its meaning survives the round trip.
 		if v := m.arg(-1, "count_include_pad"); v != nil {
 			inc, ok := asInt(v)
 			if !ok {
@@ -433,7 +438,7 @@ func liftMatMulFusion(m *mnode) (any, error) {
 	}
 	attrs := ir.Attrs{}
 	for _, k := range []string{"transpose_a", "transpose_b"} {
-		v, err := m.intArg(-1, 0, k)
+		v, err := m.schemaArg(k).Int()
 		if err != nil {
 			return nil, err
 		}
@@ -461,7 +466,7 @@ func liftMatMulFusion(m *mnode) (any, error) {
 	// RELU and RELU6 stay on a float MatMul (ir.AttrActivation, applied by
 	// the runtime's MatMul after the bias), as on Conv2D; an integer one
 	// keeps a ReLU node after it, which the runtime's ReLU computes.
-	act, err := m.intArg(-1, msActNone, "activation_type")
+	act, err := m.schemaArg("activation_type").IntOr(msActNone)
 	if err != nil {
 		return nil, err
 	}
