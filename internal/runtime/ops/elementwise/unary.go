@@ -226,6 +226,11 @@ func unary(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 			opkernel.ParallelFor(ctx, len(d), grain/4, func(lo, hi int) { f32Unary(code, d[lo:hi], s[lo:hi]) })
 			return nil
 		}
+		if f, ok := exactUnaryF32(n, len(x.F32())); ok {
+			d, s := y.F32(), x.F32()
+			opkernel.ParallelFor(ctx, len(d), grain/4, func(lo, hi int) { f(d[lo:hi], s[lo:hi]) })
+			return nil
+		}
 		if n.Op == "HSigmoid" {
 			f := ortHardSigmoid(float32(n.Attrs.Float("alpha", 0.2)), float32(n.Attrs.Float("beta", 0.5)))
 			d, s := y.F32(), x.F32()

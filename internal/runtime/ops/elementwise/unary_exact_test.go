@@ -1,0 +1,77 @@
+package elementwise
+
+import (
+	"math"
+	"math/rand"
+	"testing"
+
+	"gkconv/internal/ir"
+	"gkconv/internal/runtime/cpuisa"
+)
+
+// exactUnaryInputs: random values over many binades, the halves Round
+// ties on, and the special values (±0, ±Inf, NaN, denormals, the
+// thresholds of the piecewise ops).
+func exactUnaryInputs() []float32 {
+	rng := rand.New(rand.NewSource(11))
+	var in []float32
+	for _, v := range []float32{0, float32(math.Copysign(0, -1)), 1, -1, 0.5, -0.5, 1.5, 2.5, -2.5, 3, -3, 6, -6, 7,
+		float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 1e-45, -1e-45, 1e-38, 3.4e38, -3.4e38,
+		-2.5000002, 0.49999997, 8388607.5, -8388607.5} {
+		in = append(in, v)
+	}
+	for len(in) < 8192 {
+		e := rng.Intn(40) - 20
+		v := float32(math.Ldexp(rng.Float64()*2-1, e))
+		if rng.Intn(8) == 0 {
+			v = float32(math.Round(float64(v)*4) / 4)
+		}
+		in = append(in, v)
+	}
+	return in
+}
+
+// TestExactUnaryMatchesGo: every op of the C exact-unary path gives
+// floatUnary's bits (ortHardSigmoid's for HSigmoid) at every ISA level the
+// CPU has, with default and unusual attributes.
+func TestExactUnaryMatchesGo(t *testing.T) {
+	if _, ok := exactUnaryF32(&ir.Node{Op: "Abs"}, 1<<20); !ok {
+		t.Skip("built without cgo: no C path")
+	}
+	in := exactUnaryInputs()
+	nodes := []*ir.Node{}
+	for op := range exactUnaryCodes {
+		nodes = append(nodes, &ir.Node{Op: op, Attrs: ir.Attrs{}})
+	}
+	nodes = append(nodes,
+		&ir.Node{Op: "LeakyReLU", Attrs: ir.Attrs{"alpha": ir.FloatAttr(0.1)}},
+		&ir.Node{Op: "LeakyReLU", Attrs: ir.Attrs{"alpha": ir.FloatAttr(1.0 / 3)}},
+		&ir.Node{Op: "ThresholdedReLU", Attrs: ir.Attrs{"alpha": ir.FloatAttr(0.3)}},
+		&ir.Node{Op: "HSigmoid", Attrs: ir.Attrs{"alpha": ir.FloatAttr(1.0 / 6), "beta": ir.FloatAttr(0.5)}})
+	defer cpuisa.Force(cpuisa.Detected())
+	for _, lv := range []cpuisa.Level{cpuisa.Portable, cpuisa.AVX2, cpuisa.AVX512} {
+		if err := cpuisa.Force(lv); err != nil {
+			t.Logf("%v: %v", lv, err)
+			continue
+		}
+		for _, n := range nodes {
+			var ref func(float32) float32
+			if n.Op == "HSigmoid" {
+				ref = ortHardSigmoid(float32(n.Attrs.Float("alpha", 0.2)), float32(n.Attrs.Float("beta", 0.5)))
+			} else {
+				f := floatUnary[n.Op](n.Attrs)
+				ref = func(x float32) float32 { return float32(f(float64(x))) }
+			}
+			c, _ := exactUnaryF32(n, len(in))
+			out := make([]float32, len(in))
+			c(out, in)
+			for i, x := range in {
+				want := ref(x)
+				if math.Float32bits(out[i]) != math.Float32bits(want) && !(want != want && out[i] != out[i]) {
+					t.Fatalf("%v %s%v(%g = %#x) = %g (%#x), Go %g (%#x)", lv, n.Op, n.Attrs, x, math.Float32bits(x),
+						out[i], math.Float32bits(out[i]), want, math.Float32bits(want))
+				}
+			}
+		}
+	}
+}
