@@ -85,3 +85,25 @@ func BenchmarkClipInPlace(b *testing.B) {
 	x := randF32(benchN)
 	bench(b, "Clip", nil, []*ir.Tensor{x, ir.Float32Tensor(nil, 0), ir.Float32Tensor(nil, 6)}, x)
 }
+
+// BenchmarkUnarySweep: every float32 unary op over 1M values in [0.5, 2.5]
+// (Log and Sqrt defined), 1 thread.
+func BenchmarkUnarySweep(b *testing.B) {
+	for _, op := range []string{"ReLU", "Abs", "Neg", "Sqrt", "Rsqrt", "Square", "Reciprocal", "Log", "Exp", "Tanh", "Sigmoid", "HSigmoid", "HSwish", "LeakyReLU", "Elu", "SeLU", "Softplus", "Softsign", "Floor", "Ceil", "Round", "Sign", "Sin", "Cos", "Erf", "CeLU", "ThresholdedReLU", "Mish", "GeLU", "ReLU6"} {
+		b.Run(op, func(b *testing.B) {
+			x := randF32(benchN)
+			for i := range x.F32() {
+				x.F32()[i] = x.F32()[i]/4 + 1.5
+			}
+			bench(b, op, nil, []*ir.Tensor{x}, randF32(benchN))
+		})
+	}
+}
+
+// BenchmarkPReLUChannels: PRelu with per-channel slopes, the face-embedding
+// ResNet shape of issue 34.
+func BenchmarkPReLUChannels(b *testing.B) {
+	x := randF32(1, 64, 112, 112)
+	s := randF32(64, 1, 1)
+	bench(b, "PReLU", nil, []*ir.Tensor{x, s}, randF32(1, 64, 112, 112))
+}

@@ -32,7 +32,7 @@ const (
 )
 
 // f32Fast maps ops with a C float32 kernel to its code.
-var f32Fast = map[binOp]int{opAdd: bAdd, opSub: bSub, opMul: bMul, opDiv: bDiv, opMax: bMax, opMin: bMin, opSqDiff: bSqDiff}
+var f32Fast = map[binOp]int{opAdd: bAdd, opSub: bSub, opMul: bMul, opDiv: bDiv, opMax: bMax, opMin: bMin, opSqDiff: bSqDiff, opPReLU: bPReLU}
 
 // applyRow is the inner loop of every Go binary op: sa/sb are 1 when the
 // operand advances with the output and 0 when it is a broadcast scalar.

@@ -19,7 +19,7 @@ package elementwise
 // lower one. The binary runs on CPUs without AVX-512.
 GK_ISA_LEVEL(gk_ew)
 
-enum { B_ADD, B_SUB, B_MUL, B_DIV, B_MAX, B_MIN, B_SQDIFF };
+enum { B_ADD, B_SUB, B_MUL, B_DIV, B_MAX, B_MIN, B_SQDIFF, B_PRELU };
 
 #define BIN_LOOPS(EXPR) \
 	if (sa && sb) { for (long i = 0; i < n; i++) { float x = a[i], y = b[i]; d[i] = (EXPR); } } \
@@ -38,6 +38,8 @@ GK_ISA_BODY void gk_binary_f32_body(int op, float *d, const float *a, int sa, co
 	case B_MAX: BIN_LOOPS((x != x || x > y) ? x : y) break;
 	case B_MIN: BIN_LOOPS((x != x || x < y) ? x : y) break;
 	case B_SQDIFF: BIN_LOOPS((x - y) * (x - y)) break;
+	// x < 0 keeps NaN and -0 as they are (arith's opPReLU).
+	case B_PRELU: BIN_LOOPS(x < 0 ? x * y : x) break;
 	}
 }
 GK_ISA_VARIANTS(gk_ew_isa(), gk_binary_f32, (int op, float *d, const float *a, int sa,

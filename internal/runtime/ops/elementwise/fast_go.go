@@ -11,6 +11,7 @@ const (
 	bMax
 	bMin
 	bSqDiff
+	bPReLU
 )
 
 const (
@@ -68,6 +69,8 @@ func goBinaryF32(op int, d, a []float32, sa int, b []float32, sb int) {
 		f = nanMin[float32]
 	case bSqDiff:
 		f = func(x, y float32) float32 { return (x - y) * (x - y) }
+	case bPReLU:
+		f = floatArith[float32](opPReLU, false)
 	}
 	applyRow(f, d, a, sa, b, sb)
 }

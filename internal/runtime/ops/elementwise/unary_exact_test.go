@@ -75,3 +75,31 @@ func TestExactUnaryMatchesGo(t *testing.T) {
 		}
 	}
 }
+
+// TestPReLUCMatchesGo: the C PReLU (full, scalar slope, per-row slope)
+// gives arith's bits, NaN and -0 included.
+func TestPReLUCMatchesGo(t *testing.T) {
+	in := exactUnaryInputs()
+	slopes := make([]float32, len(in))
+	for i := range slopes {
+		slopes[i] = in[(i*7+3)%len(in)]
+	}
+	ref := floatArith[float32](opPReLU, false)
+	check := func(what string, got []float32, want func(i int) float32) {
+		t.Helper()
+		for i := range got {
+			w := want(i)
+			if math.Float32bits(got[i]) != math.Float32bits(w) && !(w != w && got[i] != got[i]) {
+				t.Fatalf("%s: PReLU(%g, ·) at %d = %g, Go %g", what, in[i], i, got[i], w)
+			}
+		}
+	}
+	out := make([]float32, len(in))
+	f32Binary(bPReLU, out, in, 1, slopes, 1)
+	check("full", out, func(i int) float32 { return ref(in[i], slopes[i]) })
+	f32Binary(bPReLU, out, in, 1, []float32{0.25}, 0)
+	check("scalar slope", out, func(i int) float32 { return ref(in[i], 0.25) })
+	rows, n := 64, len(in)/64
+	f32BinaryRows(bPReLU, out, in, slopes[:rows], true, rows, n)
+	check("per-row slope", out, func(i int) float32 { return ref(in[i], slopes[i/n]) })
+}
