@@ -107,3 +107,14 @@ func BenchmarkPReLUChannels(b *testing.B) {
 	s := randF32(64, 1, 1)
 	bench(b, "PReLU", nil, []*ir.Tensor{x, s}, randF32(1, 64, 112, 112))
 }
+
+// BenchmarkPowCube: Pow(x, 3), the tanh-GeLU cube as exported.
+func BenchmarkPowCube(b *testing.B) {
+	bench(b, "Pow", nil, []*ir.Tensor{randF32(benchN), cubeExponent()}, randF32(benchN))
+}
+
+func cubeExponent() *ir.Tensor {
+	t := ir.NewTensor(ir.Float32, nil)
+	t.F32()[0] = 3
+	return t
+}

@@ -390,8 +390,14 @@ func pow(ctx *opkernel.Ctx, n *ir.Node, out, a, b *ir.Tensor) error {
 	if a.DType == ir.Float32 && b.NumElements() == 1 && len(b.Shape) <= len(a.Shape) {
 		// x^2 (LayerNorm variance as exported by PyTorch) is x*x exactly:
 		// both are the correctly rounded square.
-		if e, err := b.Float64s(); err == nil && e[0] == 2 {
+		e, err := b.Float64s()
+		if err == nil && e[0] == 2 {
 			return arith(ctx, n, opMul, out, a, a)
+		}
+		// x^3 (tanh-GeLU as exported) in C with math.Pow's bits.
+		if err == nil && e[0] == 3 && out.DType == ir.Float32 && out.NumElements() == a.NumElements() &&
+			cubeF32(ctx, out.F32(), a.F32()) {
+			return nil
 		}
 	}
 	if a.DType == b.DType {

@@ -21,7 +21,7 @@ GK_ISA_LEVEL(gk_ux)
 // roundings (rsqrt, softsign, hard swish, the products with a float64
 // alpha). So each value is bit for bit floatUnary's, at vector speed.
 enum { X_ABS, X_NEG, X_SQRT, X_RSQRT, X_SQUARE, X_RECIP, X_FLOOR, X_CEIL, X_ROUND,
-       X_RELU6, X_SIGN, X_SOFTSIGN, X_HSWISH, X_LEAKY, X_THRESH, X_HSIGMOID };
+       X_RELU6, X_SIGN, X_SOFTSIGN, X_HSWISH, X_LEAKY, X_THRESH, X_HSIGMOID, X_CUBE };
 
 GK_ISA_BODY void gk_unary_exact_f32_body(int op, float *d, const float *s, long n, double a, double b) {
 	switch (op) {
@@ -48,6 +48,10 @@ GK_ISA_BODY void gk_unary_exact_f32_body(int op, float *d, const float *s, long 
 	case X_HSIGMOID: { float fa = (float)a, fb = (float)b;
 		for (long i = 0; i < n; i++) { float v = fa * s[i]; v = v + fb;
 			v = v < 1 ? v : (v != v ? v : 1.0f); d[i] = v > 0 ? v : (v != v ? v : 0.0f); } } break;
+	// Pow(x, 3): x*x is exact in double, one rounding of the product by x
+	// and one to float32, as math.Pow's square-and-multiply on the same
+	// mantissas: its bits.
+	case X_CUBE: for (long i = 0; i < n; i++) { double v = s[i]; d[i] = (float)(v * v * v); } break;
 	}
 }
 GK_ISA_VARIANTS(gk_ux_isa(), gk_unary_exact_f32, (int op, float *d, const float *s, long n, double a, double b),
@@ -60,6 +64,7 @@ import (
 
 	"gkconv/internal/ir"
 	"gkconv/internal/runtime/cpuisa"
+	"gkconv/internal/runtime/opkernel"
 )
 
 func init() { cpuisa.Register(func(l cpuisa.Level) { C.gk_ux_set_isa(C.int(l)) }) }
@@ -81,6 +86,7 @@ const (
 	xLeaky
 	xThresh
 	xHSigmoid
+	xCube
 )
 
 var exactUnaryCodes = map[string]int{
@@ -113,4 +119,17 @@ func exactUnaryF32(n *ir.Node, size int) (func(d, s []float32), bool) {
 		C.gk_unary_exact_f32(C.int(code), (*C.float)(unsafe.Pointer(unsafe.SliceData(d))),
 			(*C.float)(unsafe.Pointer(unsafe.SliceData(s))), C.long(len(d)), C.double(a), C.double(b))
 	}, true
+}
+
+// cubeF32 is Pow(x, 3) over float32, arith's opPow bits; false when the
+// C path does not pay (few elements).
+func cubeF32(ctx *opkernel.Ctx, d, s []float32) bool {
+	if len(d) < cMin {
+		return false
+	}
+	opkernel.ParallelFor(ctx, len(d), grain/4, func(lo, hi int) {
+		C.gk_unary_exact_f32(C.int(xCube), (*C.float)(unsafe.Pointer(&d[lo])),
+			(*C.float)(unsafe.Pointer(&s[lo])), C.long(hi-lo), 0, 0)
+	})
+	return true
 }

@@ -7,6 +7,7 @@ import (
 
 	"gkconv/internal/ir"
 	"gkconv/internal/runtime/cpuisa"
+	"gkconv/internal/runtime/opkernel"
 )
 
 // exactUnaryInputs: random values over many binades, the halves Round
@@ -72,6 +73,25 @@ func TestExactUnaryMatchesGo(t *testing.T) {
 						out[i], math.Float32bits(out[i]), want, math.Float32bits(want))
 				}
 			}
+		}
+	}
+}
+
+// TestCubeMatchesPow: Pow(x, 3) on the C path is arith's math.Pow bits.
+func TestCubeMatchesPow(t *testing.T) {
+	in := exactUnaryInputs()
+	for i := 0; i < 2000; i++ { // also values whose cubes are subnormal or overflow
+		in = append(in, float32(math.Ldexp(float64(in[i]), 30-i%90)))
+	}
+	out := make([]float32, len(in))
+	if !cubeF32(&opkernel.Ctx{Threads: 1}, out, in) {
+		t.Skip("built without cgo: no C path")
+	}
+	pow := floatArith[float32](opPow, false)
+	for i, x := range in {
+		w := pow(x, 3)
+		if math.Float32bits(out[i]) != math.Float32bits(w) && !(w != w && out[i] != out[i]) {
+			t.Fatalf("cube(%g = %#x) = %g (%#x), math.Pow %g (%#x)", x, math.Float32bits(x), out[i], math.Float32bits(out[i]), w, math.Float32bits(w))
 		}
 	}
 }
