@@ -119,6 +119,16 @@ func BenchmarkMaxPool3x3s2(b *testing.B) {
 	benchOp(b, maxPool, n, []*ir.Tensor{x}, y, 9*64*56*56)
 }
 
+// issue 34's sweep shape: AveragePool 3x3 stride 1 pad 1 on 64x112x112.
+func BenchmarkAvgPool3x3s1(b *testing.B) {
+	rng := rand.New(rand.NewSource(1))
+	x := randTensor(rng, 1, 64, 112, 112)
+	y := ir.NewTensor(ir.Float32, []int64{1, 64, 112, 112})
+	n := &ir.Node{Name: "bench", Op: "AvgPool", Attrs: ir.Attrs{"kernel_shape": ir.IntsAttr(3, 3),
+		"strides": ir.IntsAttr(1, 1), "pads": ir.IntsAttr(1, 1, 1, 1)}}
+	benchOp(b, avgPool, n, []*ir.Tensor{x}, y, 9*64*112*112)
+}
+
 // resnet50's stem: 7x7 stride 2 pad 3, 3 -> 64 channels on 224x224.
 func BenchmarkConv7x7s2(b *testing.B) {
 	rng := rand.New(rand.NewSource(1))

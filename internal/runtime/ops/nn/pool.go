@@ -2,6 +2,7 @@ package nn
 
 /*
 #include "im2col_dwconv.h"
+#include "avgpool.h"
 */
 import "C"
 
@@ -45,6 +46,10 @@ func avgPool(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	incl := n.Attrs.Int("count_include_pad", 0) != 0
 	switch x.DType {
 	case ir.Float32:
+		if g.in[0] == 1 && g.k[0] == 1 && g.out[0] == 1 && g.pb[0] == 0 && g.pe[0] == 0 {
+			avgPool2DF32(ctx, g, nc, incl, x.F32(), y.F32())
+			break
+		}
 		avgPoolT(ctx, g, nc, incl, x.F32(), y.F32())
 	case ir.Float64:
 		avgPoolT(ctx, g, nc, incl, x.F64(), y.F64())
@@ -109,6 +114,29 @@ func avgPoolT[T float](ctx *opkernel.Ctx, g *geom, nc int, countPad bool, x, y [
 				}
 			}
 		}
+	})
+}
+
+// avgPool2DF32 is avgPoolT for 2-D float32 pools in C (avgpool.c), the same
+// bits: each output sums its taps in avgPoolT's order.
+func avgPool2DF32(ctx *opkernel.Ctx, g *geom, nc int, countPad bool, x, y []float32) {
+	inVol, outVol, ow := g.inVol(), g.outVol(), g.out[2]
+	if outVol == 0 || inVol == 0 {
+		avgPoolT(ctx, g, nc, countPad, x, y)
+		return
+	}
+	cp := 0
+	if countPad {
+		cp = 1
+	}
+	opkernel.ParallelFor(ctx, nc, 1, func(s, e int) {
+		acc := getF32(ow)
+		defer putF32(acc)
+		cols := make([]C.int, 3*ow)
+		C.avgpool2d_f32(cf(x[s*inVol:]), cf(y[s*outVol:]), C.int(e-s), C.int(g.in[1]), C.int(g.in[2]),
+			C.int(g.k[1]), C.int(g.k[2]), C.int(g.s[1]), C.int(g.s[2]), C.int(g.pb[1]), C.int(g.pb[2]),
+			C.int(g.pe[1]), C.int(g.pe[2]), C.int(g.d[1]), C.int(g.d[2]), C.int(g.out[1]), C.int(ow),
+			C.int(cp), cf(*acc), &cols[0], &cols[ow], &cols[2*ow])
 	})
 }
 

@@ -1,0 +1,83 @@
+// 2-D float32 AveragePool with avgPoolT's rounding: per output the window's
+// in-bounds taps are summed from +0 row by row, left to right, then divided
+// by the count. Rows are accumulated across a whole output row at once
+// (acc[OW]) so the interior vectorises; each output still sees its taps in
+// the same order, so the bits are the Go loop's. No contraction into FMAs.
+#pragma GCC optimize("fp-contract=off")
+#include "avgpool.h"
+#include "isa.h"
+
+// tap_range: the taps [k0, k1) of a window starting at start (stride
+// applied, padding subtracted) with dilation d that land in [lo, hi).
+static inline void tap_range(int start, int k, int d, int lo, int hi, int *k0, int *k1) {
+    int a = 0, b = k;
+    while (a < b && start + a * d < lo) a++;
+    while (b > a && start + (b - 1) * d >= hi) b--;
+    *k0 = a;
+    *k1 = b;
+}
+
+GK_ISA_BODY void avgpool2d_f32_body(const float *x, float *y, int NC, int H, int W, int KH, int KW, int SH,
+                                    int SW, int PH, int PW, int PEH, int PEW, int DH, int DW, int OH, int OW,
+                                    int count_pad, float *acc, int *wlo, int *whi, int *wcnt) {
+    // per output column: its in-bounds taps and the count it divides by
+    int lo = OW, hi = 0; // [lo, hi): columns whose window is wholly inside
+    for (int ow = 0; ow < OW; ow++) {
+        int a, b;
+        tap_range(ow * SW - PW, KW, DW, 0, W, &a, &b);
+        wlo[ow] = a;
+        whi[ow] = b;
+        if (count_pad) {
+            int c, e;
+            tap_range(ow * SW - PW, KW, DW, -PW, W + PEW, &c, &e);
+            wcnt[ow] = e - c;
+        } else {
+            wcnt[ow] = b - a;
+        }
+        if (a == 0 && b == KW) {
+            if (ow < lo) lo = ow;
+            hi = ow + 1;
+        }
+    }
+    for (int ow = lo; ow < hi; ow++)
+        if (wlo[ow] != 0 || whi[ow] != KW) { lo = hi; break; } // not one block: all columns take the edge path
+    for (int nc = 0; nc < NC; nc++) {
+        const float *xc = x + (long)nc * H * W;
+        float *yc = y + (long)nc * OH * OW;
+        for (int oh = 0; oh < OH; oh++) {
+            int h0, h1, c0, c1;
+            tap_range(oh * SH - PH, KH, DH, 0, H, &h0, &h1);
+            int hcnt = h1 - h0;
+            if (count_pad) {
+                tap_range(oh * SH - PH, KH, DH, -PH, H + PEH, &c0, &c1);
+                hcnt = c1 - c0;
+            }
+            for (int ow = 0; ow < OW; ow++) acc[ow] = 0.0f;
+            for (int kh = h0; kh < h1; kh++) {
+                const float *row = xc + (long)(oh * SH - PH + kh * DH) * W;
+                for (int kw = 0; kw < KW; kw++) {
+                    const int off = kw * DW - PW;
+                    for (int ow = 0; ow < lo; ow++)
+                        if (kw >= wlo[ow] && kw < whi[ow]) acc[ow] += row[ow * SW + off];
+                    if (SW == 1) {
+                        const float *r = row + off;
+                        for (int ow = lo; ow < hi; ow++) acc[ow] += r[ow];
+                    } else {
+                        for (int ow = lo; ow < hi; ow++) acc[ow] += row[ow * SW + off];
+                    }
+                    for (int ow = hi; ow < OW; ow++)
+                        if (kw >= wlo[ow] && kw < whi[ow]) acc[ow] += row[ow * SW + off];
+                }
+            }
+            float *o = yc + (long)oh * OW;
+            for (int ow = 0; ow < OW; ow++) {
+                const int cnt = hcnt * wcnt[ow];
+                o[ow] = cnt > 0 ? acc[ow] / (float)cnt : __builtin_nanf("");
+            }
+        }
+    }
+}
+GK_ISA_VARIANTS(gk_nn_isa(), avgpool2d_f32, (const float *x, float *y, int NC, int H, int W, int KH, int KW,
+    int SH, int SW, int PH, int PW, int PEH, int PEW, int DH, int DW, int OH, int OW, int count_pad,
+    float *acc, int *wlo, int *whi, int *wcnt),
+    (x, y, NC, H, W, KH, KW, SH, SW, PH, PW, PEH, PEW, DH, DW, OH, OW, count_pad, acc, wlo, whi, wcnt))

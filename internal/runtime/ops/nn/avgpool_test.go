@@ -1,0 +1,76 @@
+package nn
+
+import (
+	"fmt"
+	"math"
+	"math/rand"
+	"testing"
+
+	"gkconv/internal/ir"
+	"gkconv/internal/runtime/cpuisa"
+	"gkconv/internal/runtime/opkernel"
+)
+
+// TestAvgPool2DMatchesGo: the C 2-D average pool gives avgPoolT's bits for
+// kernels, strides, dilations, pads (count_include_pad on and off,
+// ceil_mode windows past the end), at every ISA level; NaN, ±Inf and -0
+// inputs included.
+func TestAvgPool2DMatchesGo(t *testing.T) {
+	rng := rand.New(rand.NewSource(5))
+	defer cpuisa.Force(cpuisa.Detected())
+	type cfg struct {
+		h, w, k, s, p, d int
+		ceil, incl       bool
+	}
+	var cfgs []cfg
+	for _, c := range []cfg{{7, 9, 3, 1, 1, 1, false, false}, {7, 9, 3, 1, 1, 1, false, true}, {8, 8, 2, 2, 0, 1, false, false},
+		{13, 11, 3, 2, 1, 1, true, false}, {13, 11, 3, 2, 1, 1, true, true}, {9, 10, 5, 1, 2, 1, false, true},
+		{9, 10, 3, 1, 2, 2, false, false}, {5, 5, 5, 1, 0, 1, false, false}, {4, 40, 3, 3, 1, 1, true, true}, {1, 17, 1, 1, 0, 1, false, false}} {
+		cfgs = append(cfgs, c)
+	}
+	for _, lv := range []cpuisa.Level{cpuisa.Portable, cpuisa.AVX2, cpuisa.AVX512} {
+		if err := cpuisa.Force(lv); err != nil {
+			continue
+		}
+		for _, c := range cfgs {
+			name := fmt.Sprintf("%v/%+v", lv, c)
+			x := ir.NewTensor(ir.Float32, []int64{2, 3, int64(c.h), int64(c.w)})
+			for i := range x.F32() {
+				x.F32()[i] = rng.Float32()*4 - 2
+				switch rng.Intn(50) {
+				case 0:
+					x.F32()[i] = float32(math.NaN())
+				case 1:
+					x.F32()[i] = float32(math.Inf(1 - 2*rng.Intn(2)))
+				case 2:
+					x.F32()[i] = float32(math.Copysign(0, -1))
+				}
+			}
+			attrs := ir.Attrs{"kernel_shape": ir.IntsAttr(int64(c.k), int64(c.k)), "strides": ir.IntsAttr(int64(c.s), int64(c.s)),
+				"pads": ir.IntsAttr(int64(c.p), int64(c.p), int64(c.p), int64(c.p)), "dilations": ir.IntsAttr(int64(c.d), int64(c.d))}
+			if c.ceil {
+				attrs["ceil_mode"] = ir.IntAttr(1)
+			}
+			if c.incl {
+				attrs["count_include_pad"] = ir.IntAttr(1)
+			}
+			n := &ir.Node{Name: "pool", Op: "AvgPool", Attrs: attrs}
+			g, err := poolGeom(n, x)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			shape := []int64{2, 3, int64(g.out[1]), int64(g.out[2])}
+			got, want := ir.NewTensor(ir.Float32, shape), ir.NewTensor(ir.Float32, shape)
+			if err := avgPool(&opkernel.Ctx{Threads: 2}, n, []*ir.Tensor{x}, []*ir.Tensor{got}); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			avgPoolT(&opkernel.Ctx{Threads: 1}, g, 6, c.incl, x.F32(), want.F32())
+			for i, w := range want.F32() {
+				v := got.F32()[i]
+				if math.Float32bits(v) != math.Float32bits(w) && !(v != v && w != w) {
+					t.Fatalf("%s: output %d = %g (%#x), Go %g (%#x)", name, i, v, math.Float32bits(v), w, math.Float32bits(w))
+				}
+			}
+		}
+	}
+}
