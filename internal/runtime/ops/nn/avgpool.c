@@ -39,8 +39,9 @@ GK_ISA_BODY void avgpool2d_f32_body(const float *x, float *y, int NC, int H, int
             hi = ow + 1;
         }
     }
+    if (hi <= lo) lo = hi = OW; // no interior column: the first edge loop takes them all
     for (int ow = lo; ow < hi; ow++)
-        if (wlo[ow] != 0 || whi[ow] != KW) { lo = hi; break; } // not one block: all columns take the edge path
+        if (wlo[ow] != 0 || whi[ow] != KW) { lo = hi; break; } // not one block: the edge loops take them all
     for (int nc = 0; nc < NC; nc++) {
         const float *xc = x + (long)nc * H * W;
         float *yc = y + (long)nc * OH * OW;
