@@ -7,8 +7,9 @@ package elementwise
 #cgo LDFLAGS: -lm
 // fp-contract off (cgo refuses the flag): every product rounded before the
 // sum it feeds, as in the Go reference (floatUnary); no errno from sqrt so
-// the loops vectorise.
-#pragma GCC optimize("fp-contract=off", "no-math-errno")
+// the loops vectorise; no-trapping-math so a guarded product is
+// if-converted (see fast_cgo.go).
+#pragma GCC optimize("fp-contract=off", "no-math-errno", "no-trapping-math")
 #include <math.h>
 #include "gk_isa.h"
 
