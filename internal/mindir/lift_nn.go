@@ -92,16 +92,19 @@ func (m *mnode) nchwOnly() error {
 
 // liftPadMode reads pad_mode; converter_lite's default is PAD.
 func (m *mnode) liftPadMode() (string, error) {
-	if m.arg(-1, "pad_mode") == nil {
-		return "PAD", nil
+	// Absent means the explicit pad list (converter_lite writes pad_mode
+	// whenever it is not PAD), not the schema's VALID.
+	a := m.schemaArg("pad_mode")
+	if v, err := a.Value(); err != nil || v == nil {
+		return "PAD", err
 	}
-	return m.padModeArg(-1, "pad_mode")
+	return a.PadMode()
 }
 
 // liftWindow sets the ONNX window attributes from MindSpore's kernel,
 // stride, dilation (the names given) and pad list [top, bottom, left, right].
 func (m *mnode) liftWindow(attrs ir.Attrs, strideName, dilationName, padName string) error {
-	k, ok, err := m.intsArg(-1, "kernel_size")
+	k, ok, err := m.schemaArg("kernel_size").Ints()
 	if err != nil {
 		return err
 	}
@@ -117,7 +120,7 @@ func (m *mnode) liftWindow(attrs ir.Attrs, strideName, dilationName, padName str
 		if p[0] == "" {
 			continue
 		}
-		v, ok, err := m.intsArg(-1, p[0])
+		v, ok, err := m.schemaArg(p[0]).Ints()
 		if err != nil {
 			return err
 		}
@@ -140,7 +143,7 @@ func (m *mnode) liftWindow(attrs ir.Attrs, strideName, dilationName, padName str
 	case "VALID":
 		attrs["auto_pad"] = ir.StringAttr("VALID")
 	default:
-		list, ok, err := m.intsArg(-1, padName)
+		list, ok, err := m.schemaArg(padName).Ints()
 		if err != nil {
 			return err
 		}
