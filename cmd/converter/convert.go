@@ -14,7 +14,7 @@ import (
 type convertFlags struct {
 	fmk, modelFile, outputFile, configFile, optimize string
 	inputShape, saveType, fp16, device               string
-	primitiveSet                                     string
+	primitiveSet, float16Compute                     string
 	inputDataFormat, weightFile, reportFile          string
 	kernelCacheDir, dumpDir                          string
 	signKey, kernelSelfCheck, progress               string
@@ -67,6 +67,7 @@ The last line printed is "CONVERT RESULT SUCCESS:0" or "CONVERT RESULT FAILED:<c
 	fl.StringVar(&f.inputShape, "inputShape", "", `fix input dims: "name:1,3,224,224;name2:1,128"`)
 	fl.StringVar(&f.saveType, "saveType", def.SaveType, "MINDIR (MINDIR_LITE is not supported yet)")
 	fl.StringVar(&f.fp16, "fp16", "off", "on | off: store float32 weights as float16")
+	fl.StringVar(&f.float16Compute, "float16Compute", "onnxruntime", "onnxruntime | float16 (ONNX input): run a float16 model's ops as onnxruntime's CPU provider does (ops it has no float16 kernel for in float32 between its Casts, Cast pairs it removes removed), or round every op to float16 as the graph reads")
 	fl.StringVar(&f.primitiveSet, "primitiveSet", "lite", "lite | mindspore: write converter_lite's fusion primitives (what MindSpore Lite runs), or MindSpore's own primitives where an op has one (what mindspore.load + nn.GraphCell run)")
 	fl.StringVar(&f.device, "device", "", "target device, e.g. GPU, Ascend, Ascend910B, sm_80")
 	fl.StringVar(&f.inputDataFormat, "inputDataFormat", def.InputDataFormat, "NCHW | NHWC (4-D inputs)")
@@ -109,6 +110,12 @@ func (f *convertFlags) options() convert.Options {
 		o.FP16 = f.fp16 == "on"
 	default:
 		o.Invalid = append(o.Invalid, convert.OptionError{Option: "fp16", Err: fmt.Errorf("--fp16=%s: want on or off", f.fp16)})
+	}
+	switch f.float16Compute {
+	case "onnxruntime", "float16":
+		o.KeepFloat16 = f.float16Compute == "float16"
+	default:
+		o.Invalid = append(o.Invalid, convert.OptionError{Option: "float16Compute", Err: fmt.Errorf("--float16Compute=%s: want onnxruntime or float16", f.float16Compute)})
 	}
 	switch f.kernelSelfCheck {
 	case "on", "off":

@@ -34,7 +34,7 @@ func newInspectCmd() *cobra.Command {
 					fmk = "MINDIR"
 				}
 			}
-			g, closeModel, err := convert.Load(fmk, modelFile, nil)
+			g, closeModel, err := convert.Load(fmk, modelFile, convert.LoadOptions{})
 			if err != nil {
 				return err
 			}

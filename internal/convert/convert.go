@@ -42,6 +42,10 @@ type Options struct {
 	InputShape map[string][]int64
 	SaveType   string // MINDIR (MINDIR_LITE is refused)
 	FP16       bool   // store float32 constants as float16
+	// KeepFloat16 rounds every float16 op of an ONNX model to float16 as the
+	// graph reads, instead of computing as onnxruntime's CPU provider does
+	// (onnx.Options.KeepFloat16).
+	KeepFloat16 bool
 	// PrimitiveSet is "lite" (converter_lite's fusion primitives, what
 	// MindSpore Lite runs; the default) or "mindspore" (MindSpore's own
 	// primitives where an op has one, so MindSpore itself runs the file:
@@ -176,7 +180,7 @@ func Convert(ctx context.Context, opts Options) (rep *Report, err error) {
 	// Frontend.
 	prog := &progress{fn: opts.Progress}
 	prog.stage("load")
-	g, closeModel, lerr := Load(o.fmk, opts.ModelFile, opts.InputShape)
+	g, closeModel, lerr := Load(o.fmk, opts.ModelFile, LoadOptions{InputShape: opts.InputShape, KeepFloat16: opts.KeepFloat16})
 	if lerr != nil {
 		var ue *onnx.UnsupportedError
 		if errors.As(lerr, &ue) {

@@ -9,13 +9,20 @@ import (
 	"gkconv/internal/onnx"
 )
 
+// LoadOptions: how a model is read.
+type LoadOptions struct {
+	InputShape  map[string][]int64 // fixes dynamic input dims by input name
+	KeepFloat16 bool               // ONNX: onnx.Options.KeepFloat16
+}
+
 // Load opens a model with the frontend of fmk (ONNX or MINDIR, any case),
-// fixing the dynamic input dims named in inputShape. The returned func
+// fixing the dynamic input dims named in lo.InputShape. The returned func
 // releases the mmapped weights; call it once the graph is no longer used.
-func Load(fmk, path string, inputShape map[string][]int64) (*ir.Graph, func(), error) {
+func Load(fmk, path string, lo LoadOptions) (*ir.Graph, func(), error) {
+	inputShape := lo.InputShape
 	switch strings.ToUpper(fmk) {
 	case "ONNX":
-		m, err := onnx.Open(path, onnx.Options{InputShapes: inputShape})
+		m, err := onnx.Open(path, onnx.Options{InputShapes: inputShape, KeepFloat16: lo.KeepFloat16})
 		if err != nil {
 			return nil, nil, err
 		}

@@ -137,6 +137,12 @@ func unaryExpr(n *ir.Node, a string, inDT, outDT ir.DType) (string, error) {
 		if to == ir.Bool {
 			return fmt.Sprintf("(%s != 0)", a), nil
 		}
+		if to == ir.Float16 || to == ir.BFloat16 {
+			// Half values are carried as float inside a kernel, but a Cast
+			// to half rounds there as it does unfused: a float32 -> float16
+			// -> float32 round trip is a rounding, not a no-op.
+			return LoadConv(to, StoreConv(to, "((float)"+a+")")), nil
+		}
 		return fmt.Sprintf("((%s)%s)", ComputeType(to), a), nil
 	}
 	if !isFloat {

@@ -570,9 +570,14 @@ func (c *conv) runNodes(nodes []*pb.NodeProto) ([]any, error) {
 	return ret, nil
 }
 
-// define binds a node's name and output names to its result.
+// define binds a node's output names to its result, and its name where no
+// value has it: MindSpore's loader knows a node by output(0) only
+// (load_model.cc anfnode_build_map_), so a node name that is also another
+// value's name (ONNX allows it) must not shadow that value.
 func (c *conv) define(np *pb.NodeProto, s any) {
-	c.syms[np.GetName()] = s
+	if _, taken := c.syms[np.GetName()]; !taken {
+		c.syms[np.GetName()] = s
+	}
 	for _, o := range np.Output {
 		c.syms[o] = s
 	}

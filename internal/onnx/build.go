@@ -71,7 +71,32 @@ func unsupportedf(format string, args ...any) error {
 
 func (b *builder) build() (*ir.Graph, error) {
 	b.rg = b.rm.graph
-	return b.buildGraph()
+	g, err := b.buildGraph()
+	if err != nil || b.opts.KeepFloat16 {
+		return g, err
+	}
+	if !mayHaveFloat16OrCast(b.rg) {
+		return g, nil
+	}
+	// The first build typed the values (the full inference fills in what
+	// building could not; its errors are load's to report); with those types,
+	// replay the Casts onnxruntime inserts and removes (ort_float16.go) and
+	// build again.
+	if allInfer(g) {
+		_ = ir.InferShapes(g)
+	}
+	rw := b.ortFloat16Rewrite(b.rg)
+	if !rw.changedAny {
+		return g, nil
+	}
+	nb := newBuilder(b.l, b.rm, b.opset, b.opts)
+	nb.rg = &rawGraph{pb: b.rg.pb, nodes: rw.nodes, inits: b.rg.inits}
+	g, err = nb.buildGraph()
+	if err != nil {
+		return nil, err
+	}
+	g.Meta["onnx.float16_as_onnxruntime"] = rw.describe()
+	return g, nil
 }
 
 // buildGraph converts b.rg: the model's main graph, or a body when b has a

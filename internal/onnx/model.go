@@ -18,6 +18,11 @@ type Options struct {
 	InputShapes map[string][]int64
 	// Name labels errors of Parse (Open uses the path); default "<memory>".
 	Name string
+	// KeepFloat16 computes float16 ops in float16 (rounded after every op, as
+	// the graph reads) instead of as onnxruntime's CPU provider does: ops it
+	// has no float16 kernel for run in float32 between Casts, and Cast pairs
+	// that undo each other are removed (ort_float16.go).
+	KeepFloat16 bool
 }
 
 // MaxOpset is the newest ai.onnx opset this converter knows (the ONNX

@@ -340,3 +340,35 @@ func TestFloat16(t *testing.T) {
 	}
 	checkClose(t, "x*x f16", g2, w2, 1e-6)
 }
+
+// A Cast to float16 inside a kernel rounds, as it does unfused: a float32 ->
+// float16 -> float32 round trip between two float32 ops is not a no-op.
+func TestCastToFloat16RoundsInKernel(t *testing.T) {
+	b := testkit.New(t, "roundtrip")
+	x := b.InputOf("", ir.Float32, 4, 64)
+	m := b.Op("Mul", nil, x, x)
+	h := b.Op("Cast", ir.Attrs{"to": ir.IntAttr(int64(ir.Float16))}, m)
+	back := b.Op("Cast", ir.Attrs{"to": ir.IntAttr(int64(ir.Float32))}, h)
+	n := b.GraphKernel("roundtrip", b.Op("Add", nil, back, x))
+	build(t, t.TempDir(), n)
+	xi := ir.NewTensor(ir.Float32, x.Shape)
+	r := rand.New(rand.NewSource(9))
+	for i := range xi.F32() {
+		xi.F32()[i] = float32(r.Float64()*6 - 3)
+	}
+	got := runKernel(t, n, 1, xi)[0].F32()
+	rounded := 0
+	for i, v := range xi.F32() {
+		sq := v * v
+		want := ir.F16ToF32(ir.F32ToF16(sq)) + v
+		if got[i] != want {
+			t.Fatalf("element %d: got %g, want %g (x %g)", i, got[i], want, v)
+		}
+		if want != sq+v {
+			rounded++
+		}
+	}
+	if rounded == 0 {
+		t.Fatal("no element was changed by the float16 rounding: the test shows nothing")
+	}
+}

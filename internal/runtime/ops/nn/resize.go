@@ -2,6 +2,7 @@ package nn
 
 import (
 	"math"
+	"unsafe"
 
 	"gkconv/internal/ir"
 	"gkconv/internal/runtime/opkernel"
@@ -329,14 +330,23 @@ func resizeNearest(n *ir.Node, plan []*resizeAxis, x, y *ir.Tensor, extrap float
 		off += src(a, 0) * inStr[a]
 	}
 	last := r - 1
-	for t := 0; t < total; {
-		// innermost axis as a run
+	row := plan[last].out
+	inner := plan[last].idx
+	if plan[last].identity {
+		inner = nil
+	}
+	prevBase := -1
+	for t := 0; t < total; t += row {
+		// The innermost axis is one gathered row; a row whose source row is
+		// the previous one's (an upscaled outer axis) is a copy of it.
 		base := off - src(last, 0)*inStr[last]
-		for o := 0; o < plan[last].out; o++ {
-			e := base + src(last, o)
-			copy(y.Data[t*es:(t+1)*es], x.Data[e*es:(e+1)*es])
-			t++
+		dst := y.Data[t*es : (t+row)*es]
+		if base == prevBase {
+			copy(dst, y.Data[(t-row)*es:t*es])
+		} else {
+			gatherRow(dst, x.Data, base, inner, es)
 		}
+		prevBase = base
 		for a := last - 1; a >= 0; a-- {
 			off -= src(a, idx[a]) * inStr[a]
 			idx[a]++
@@ -350,6 +360,40 @@ func resizeNearest(n *ir.Node, plan []*resizeAxis, x, y *ir.Tensor, extrap float
 	}
 	fillOutside(plan, y, extrap)
 	return nil
+}
+
+// gatherRow writes dst[o] = src[base+idx[o]] for elements of es bytes (a
+// plain copy of the row when idx is nil).
+func gatherRow(dst, src []byte, base int, idx []int, es int) {
+	if idx == nil {
+		copy(dst, src[base*es:base*es+len(dst)])
+		return
+	}
+	switch es {
+	case 4:
+		gatherTyped(unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(dst))), len(idx)),
+			unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(src))), len(src)/4), base, idx)
+	case 2:
+		gatherTyped(unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(dst))), len(idx)),
+			unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(src))), len(src)/2), base, idx)
+	case 1:
+		gatherTyped(dst, src, base, idx)
+	case 8:
+		gatherTyped(unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(dst))), len(idx)),
+			unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(src))), len(src)/8), base, idx)
+	default:
+		for o, i := range idx {
+			e := base + i
+			copy(dst[o*es:(o+1)*es], src[e*es:(e+1)*es])
+		}
+	}
+}
+
+func gatherTyped[T any](dst, src []T, base int, idx []int) {
+	src = src[base:]
+	for o, i := range idx {
+		dst[o] = src[i]
+	}
 }
 
 // fillOutside writes extrapolation_value wherever any axis coordinate fell
