@@ -79,12 +79,14 @@ GK_DEV uint16_t gk_f2h(float x) {
   if (rem > 0x1000 || (rem == 0x1000 && (r & 1))) r++;
   return s | r;
 }
+GK_DEV float gk_round_h(float x) { return gk_h2f(gk_f2h(x)); }
 GK_DEV float gk_bf2f(uint16_t h) { return gk_bits2f((uint32_t)h << 16); }
 GK_DEV uint16_t gk_f2bf(float x) {
   uint32_t u = gk_f2bits(x);
   if (x != x) return (uint16_t)((u >> 16) | 0x40);
   u += 0x7fff + ((u >> 16) & 1); return (uint16_t)(u >> 16);
 }
+GK_DEV float gk_round_bf(float x) { return gk_bf2f(gk_f2bf(x)); }
 /* exp: Cephes reduction x = k ln2 + r, degree-6 polynomial; 2^k applied in
    two halves so overflow and gradual underflow come out right. */
 GK_DEV float gk_expf(float x) {

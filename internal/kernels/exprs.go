@@ -141,7 +141,10 @@ func unaryExpr(n *ir.Node, a string, inDT, outDT ir.DType) (string, error) {
 			// Half values are carried as float inside a kernel, but a Cast
 			// to half rounds there as it does unfused: a float32 -> float16
 			// -> float32 round trip is a rounding, not a no-op.
-			return LoadConv(to, StoreConv(to, "((float)"+a+")")), nil
+			if to == ir.Float16 {
+				return "gk_round_h((float)" + a + ")", nil
+			}
+			return "gk_round_bf((float)" + a + ")", nil
 		}
 		return fmt.Sprintf("((%s)%s)", ComputeType(to), a), nil
 	}

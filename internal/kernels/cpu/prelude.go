@@ -67,6 +67,26 @@ static inline uint16_t gk_f2bf(float x) {
   if (x != x) return (uint16_t)((u >> 16) | 0x40);
   u += 0x7fff + ((u >> 16) & 1); return (uint16_t)(u >> 16);
 }
+/* gk_round_h: x rounded to the nearest float16 (ties to even), as a float:
+   what gk_h2f(gk_f2h(x)) gives, in branch-free integer and float arithmetic
+   that vectorises (the scalar conversions do not). Normal halves round the
+   mantissa to 10 bits; below 2^-14, adding and taking away 0.5 rounds to a
+   multiple of 2^-24 in the float adder's own ties-to-even; 65520 and up
+   overflow to infinity; NaN becomes the quiet NaN of its sign. */
+static inline float gk_round_h(float x) {
+  uint32_t b; memcpy(&b, &x, 4);
+  uint32_t s = b & 0x80000000u, a = b & 0x7fffffffu;
+  float ax; memcpy(&ax, &a, 4);
+  float sub = (ax + 0.5f) - 0.5f;
+  uint32_t subb; memcpy(&subb, &sub, 4);
+  uint32_t r = (a + 0x0fffu + ((a >> 13) & 1u)) & ~0x1fffu;
+  r = r >= 0x47800000u ? 0x7f800000u : r;
+  uint32_t u = a < 0x38800000u ? subb : r;
+  u = a > 0x7f800000u ? 0x7fc00000u : (a == 0x7f800000u ? a : u);
+  u |= s;
+  float f; memcpy(&f, &u, 4); return f;
+}
+static inline float gk_round_bf(float x) { return gk_bf2f(gk_f2bf(x)); }
 /* expf inline and branch-free so SIMD loops vectorise it without a call:
    Cody-Waite reduction by ln2, a degree-5 minimax polynomial (the
    coefficients of Arm optimized-routines' vector expf; max error under

@@ -198,6 +198,16 @@ func castInto(dst, src *ir.Tensor) error {
 		}
 		return nil
 	}
+	// The float16 model's Casts (onnxruntime's float32 runs begin and end
+	// with them) convert in place, with F16C where the CPU has it.
+	switch {
+	case src.DType == ir.Float32 && (dst.DType == ir.Float16 || dst.DType == ir.BFloat16):
+		opkernel.F32ToHalf(dst, src.F32())
+		return nil
+	case (src.DType == ir.Float16 || src.DType == ir.BFloat16) && dst.DType == ir.Float32:
+		opkernel.HalfToF32Into(dst.F32(), src)
+		return nil
+	}
 	switch src.DType {
 	case ir.Float32:
 		return castFrom(dst, src.F32(), true)
