@@ -130,9 +130,14 @@ func convTranspose(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	}
 	switch x.DType {
 	case ir.Float32:
-		convTransposeGEMM(g, nb, c, m, group, x.F32(), w.F32(), slice[float32](b), y.F32(), gemmOn(ctx, sgemm), col2imF32)
+		// the column buffer (kernel taps x input pixels) is pooled: fresh
+		// memory for it on every run cost as much as the GEMM
+		col := getF32(int(w.Shape[1]) * g.kVol() * g.outVol())
+		defer putF32(col)
+		convTransposeGEMM(g, nb, c, m, group, x.F32(), w.F32(), slice[float32](b), y.F32(), *col, gemmOn(ctx, sgemm), col2imF32)
 	case ir.Float64:
-		convTransposeGEMM(g, nb, c, m, group, x.F64(), w.F64(), slice[float64](b), y.F64(), gemmOn(ctx, dgemm), col2imGeneric[float64])
+		col := make([]float64, int(w.Shape[1])*g.kVol()*g.outVol())
+		convTransposeGEMM(g, nb, c, m, group, x.F64(), w.F64(), slice[float64](b), y.F64(), col, gemmOn(ctx, dgemm), col2imGeneric[float64])
 	default:
 		return opkernel.Unsupportedf(n, "dtype %s", x.DType)
 	}
@@ -140,12 +145,11 @@ func convTranspose(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 }
 
 // convTransposeGEMM computes per (batch, group) col = W_g^T X_g and folds
-// col into y with col2im.
-func convTransposeGEMM[T float](g *geom, nb, c, m, group int, x, w, b, y []T, gemm gemmFunc[T], col2im func(*geom, int, []T, []T)) {
+// col into y with col2im; col holds (m/group) x kernel taps x input pixels.
+func convTransposeGEMM[T float](g *geom, nb, c, m, group int, x, w, b, y, col []T, gemm gemmFunc[T], col2im func(*geom, int, []T, []T)) {
 	cg, mg := c/group, m/group
 	yVol, xVol, kVol := g.inVol(), g.outVol(), g.kVol()
 	rows := mg * kVol
-	col := make([]T, rows*xVol)
 	for bi := 0; bi < nb; bi++ {
 		for gi := 0; gi < group; gi++ {
 			yg := y[(bi*m+gi*mg)*yVol : (bi*m+(gi+1)*mg)*yVol]

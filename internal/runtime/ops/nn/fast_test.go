@@ -29,6 +29,10 @@ func TestMaxPool2DFastMatchesReference(t *testing.T) {
 		{[]int64{4, 5}, []int64{3, 3}, []int64{3, 3}, []int64{1, 1}, []int64{2, 2, 2, 2}, 1},
 		{[]int64{17}, []int64{3}, []int64{2}, []int64{1}, []int64{1, 1}, 0},
 		{[]int64{3, 3}, []int64{3, 3}, []int64{1, 1}, []int64{1, 1}, []int64{0, 0, 0, 0}, 0},
+		// 2x2 stride 1, SAME_UPPER (pad right and bottom) and SAME_LOWER, and a dilated one
+		{[]int64{12, 17}, []int64{2, 2}, []int64{1, 1}, []int64{1, 1}, []int64{0, 0, 1, 1}, 0},
+		{[]int64{12, 17}, []int64{2, 2}, []int64{1, 1}, []int64{1, 1}, []int64{1, 1, 0, 0}, 0},
+		{[]int64{9, 9}, []int64{2, 2}, []int64{1, 1}, []int64{2, 2}, []int64{0, 0, 0, 0}, 0},
 	}
 	inf := float32(math.Inf(1))
 	for i, c := range cfgs {
@@ -143,6 +147,39 @@ func TestPointwiseConvTiled(t *testing.T) {
 	for j, want := range ref {
 		if got := float64(y.F32()[j]); math.Abs(got-want) > 1e-5+1e-5*math.Abs(want) {
 			t.Fatalf("element %d got %g want %g", j, got, want)
+		}
+	}
+}
+
+// TestCol2imMatchesGeneric: the C col2im (with its paired 2x2 stride-2 path)
+// gives col2imGeneric's sums bit for bit.
+func TestCol2imMatchesGeneric(t *testing.T) {
+	rng := rand.New(rand.NewSource(12))
+	cfgs := []struct{ sp, k, s, p, d []int64 }{
+		{[]int64{6, 7}, []int64{2, 2}, []int64{2, 2}, []int64{0, 0, 0, 0}, []int64{1, 1}},
+		{[]int64{1, 9}, []int64{2, 2}, []int64{2, 2}, []int64{0, 0, 0, 0}, []int64{1, 1}},
+		{[]int64{6, 7}, []int64{2, 2}, []int64{2, 2}, []int64{0, 1, 0, 1}, []int64{1, 1}},
+		{[]int64{6, 7}, []int64{3, 3}, []int64{2, 2}, []int64{1, 1, 1, 1}, []int64{1, 1}},
+		{[]int64{5, 4}, []int64{2, 3}, []int64{1, 2}, []int64{0, 0, 0, 0}, []int64{2, 1}},
+		{[]int64{8}, []int64{2}, []int64{2}, []int64{0, 0}, []int64{1}},
+	}
+	for i, c := range cfgs {
+		attrs := ir.Attrs{"kernel_shape": ir.IntsAttr(c.k...), "strides": ir.IntsAttr(c.s...),
+			"pads": ir.IntsAttr(c.p...), "dilations": ir.IntsAttr(c.d...)}
+		g, err := convTransposeGeom(&ir.Node{Name: "t", Op: "ConvTranspose", Attrs: attrs}, c.sp, c.k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const ch = 3
+		col := randTensor(rng, int64(ch*g.kVol()*g.outVol())).F32()
+		got, want := randTensor(rng, int64(ch*g.inVol())).F32(), make([]float32, ch*g.inVol())
+		copy(want, got)
+		col2imF32(g, ch, col, got)
+		col2imGeneric(g, ch, col, want)
+		for j := range want {
+			if math.Float32bits(got[j]) != math.Float32bits(want[j]) {
+				t.Fatalf("config %d (%+v): element %d got %v want %v", i, c, j, got[j], want[j])
+			}
 		}
 	}
 }

@@ -65,11 +65,33 @@ GK_ISA_BODY void col2im_f32_body(const float *col, float *y, int C, int D, int H
                                  int PD, int PH, int PW, int DD, int DH, int DW,
                                  int OD, int OH, int OW) {
     const long ovol = (long)OD * OH * OW;
+    // A 2-wide stride-2 kernel without padding (the 2x upsampling
+    // ConvTranspose of decoders) folds its two taps of a row in one
+    // interleaving pass: y[2w] += tap0[w], y[2w+1] += tap1[w].
+    const int pair = KW == 2 && SW == 2 && DW == 1 && PW == 0 && 2 * OW == W;
     for (int c = 0; c < C; c++) {
         float *yc = y + (long)c * D * H * W;
         for (int kd = 0; kd < KD; kd++)
         for (int kh = 0; kh < KH; kh++)
         for (int kw = 0; kw < KW; kw++) {
+            if (pair) {
+                const float *s0 = col + ((((long)c * KD + kd) * KH + kh) * KW) * ovol, *s1 = s0 + ovol;
+                for (int od = 0; od < OD; od++) {
+                    int id = od * SD - PD + kd * DD;
+                    if (id < 0 || id >= D) continue;
+                    for (int oh = 0; oh < OH; oh++) {
+                        int ih = oh * SH - PH + kh * DH;
+                        if (ih < 0 || ih >= H) continue;
+                        const long so = ((long)od * OH + oh) * OW;
+                        float *d = yc + ((long)id * H + ih) * W;
+                        for (int ow = 0; ow < OW; ow++) {
+                            d[2 * ow] += s0[so + ow];
+                            d[2 * ow + 1] += s1[so + ow];
+                        }
+                    }
+                }
+                break; // both taps done
+            }
             const float *src = col + ((((long)c * KD + kd) * KH + kh) * KW + kw) * ovol;
             int off = kw * DW - PW;
             int lo = 0, hi = OW;
@@ -550,6 +572,13 @@ static inline void mp_row(float *restrict o, const float *restrict tmp, const fl
             const float f = first[j];
             o[i] = f != f ? f : m;
         }
+    } else if (KW == 2 && SW == 1 && DW == 1) { // 2x2 stride-1 (SAME) pools of detectors
+        for (int i = lo; i < hi; i++) {
+            const int j = i - PW;
+            const float m = tmp[j + 1] > tmp[j] ? tmp[j + 1] : tmp[j];
+            const float f = first[j];
+            o[i] = f != f ? f : m;
+        }
     } else if (KW == 3 && SW == 1 && DW == 1) {
         for (int i = lo; i < hi; i++) {
             const int j = i - PW;
@@ -608,6 +637,13 @@ GK_ISA_BODY void maxpool2d_f32_body(const float *x, float *y, int NC, int H, int
                     m = r0[i] > m ? r0[i] : m;
                     m = r1[i] > m ? r1[i] : m;
                     tmp[i] = r2[i] > m ? r2[i] : m;
+                }
+            } else if (h1 - h0 == 2) {
+                const float *r0 = first, *r1 = first + (long)DH * W;
+                for (int i = 0; i < W; i++) {
+                    float m = -__builtin_inff();
+                    m = r0[i] > m ? r0[i] : m;
+                    tmp[i] = r1[i] > m ? r1[i] : m;
                 }
             } else {
                 for (int i = 0; i < W; i++) tmp[i] = -__builtin_inff();
