@@ -302,10 +302,13 @@ func TestConvWinogradCache(t *testing.T) {
 //
 //	OPENBLAS_CORETYPE=SkylakeX go test -run XXX -bench ConvWinograd -count 5 ./internal/runtime/ops/nn/
 func BenchmarkConvWinograd(b *testing.B) {
-	for _, s := range []struct{ c, hw int64 }{{64, 56}, {128, 28}, {256, 14}, {512, 7}} {
+	// resnet50's square convs, and narrower ones of small detectors (a
+	// 64 -> 16 head on 48x64, as in the PP-OCR detector)
+	for _, s := range []struct{ c, m, h, w int64 }{{64, 64, 56, 56}, {128, 128, 28, 28}, {256, 256, 14, 14}, {512, 512, 7, 7},
+		{64, 16, 48, 64}, {32, 32, 48, 64}, {16, 64, 48, 64}} {
 		rng := rand.New(rand.NewSource(1))
-		x, w, bias := randTensor(rng, 1, s.c, s.hw, s.hw), randTensor(rng, s.c, s.c, 3, 3), randTensor(rng, s.c)
-		y := ir.NewTensor(ir.Float32, []int64{1, s.c, s.hw, s.hw})
+		x, w, bias := randTensor(rng, 1, s.c, s.h, s.w), randTensor(rng, s.m, s.c, 3, 3), randTensor(rng, s.m)
+		y := ir.NewTensor(ir.Float32, []int64{1, s.m, s.h, s.w})
 		// one weight tensor per path: the packed conv cache holds one form
 		// per tensor, so alternating on one tensor would repack every time
 		w2 := ir.Float32Tensor(w.Shape, w.F32()...)
@@ -313,7 +316,11 @@ func BenchmarkConvWinograd(b *testing.B) {
 		nodes := map[int32]*ir.Node{-1: constConvNode(attrs, w2), 1: constConvNode(attrs, w)}
 		ins := map[int32][]*ir.Tensor{-1: {x, w2, bias}, 1: {x, w, bias}}
 		out := []*ir.Tensor{y}
-		b.Run(fmt.Sprintf("%dx%d_c%d", s.hw, s.hw, s.c), func(b *testing.B) {
+		name := fmt.Sprintf("%dx%d_c%d", s.h, s.w, s.c)
+		if s.m != s.c {
+			name += fmt.Sprintf("_m%d", s.m)
+		}
+		b.Run(name, func(b *testing.B) {
 			ctx := &opkernel.Ctx{Threads: benchThreads()}
 			defer winoMode.Store(0)
 			// wall and process CPU time of one conv on the path of mode
