@@ -81,19 +81,23 @@ func useWinograd(n *ir.Node, w *ir.Tensor, g *geom, group, c, m int) bool {
 	return mode > 0 || winoFaster(g, c, m)
 }
 
-// winoFaster is the shape rule, from BenchmarkConvWinograd on resnet50's
-// 3x3 stride-1 convs against the path each conv takes without Winograd:
-// Winograd won on every measured shape of 64 channels and more on planes of
-// 7x7 and more, at both ISA levels, once planes under 28x28 took F(2x2,
-// 3x3). Nothing was measured below 64 channels or under 7x7: those keep
-// the other paths. Measurements:
+// winoFaster is the shape rule, from BenchmarkConvWinograd against the path
+// each conv takes without Winograd: it won on every measured shape of 64
+// channels and more on planes of 7x7 and more (resnet50's convs), and on
+// every measured shape of 16 to 64 input and output channels on planes of
+// 28x28 and more (a small detector's), at both ISA levels. Narrower convs
+// and smaller planes of fewer channels were not measured: they keep the
+// other paths. Measurements:
 // docs/performance.md#winograd-tile-size-and-shape-rule.
 func winoFaster(g *geom, c, m int) bool {
 	side := min(g.out[1], g.out[2])
-	if c < 64 || m < 64 {
-		return false
+	switch {
+	case c >= 64 && m >= 64:
+		return side >= 7
+	case c >= 16 && m >= 16:
+		return side >= 28
 	}
-	return side >= 7
+	return false
 }
 
 // winoG is G of F(4x4, 3x3): the 6 weight-transform rows.

@@ -252,7 +252,9 @@ func TestConvWinogradCache(t *testing.T) {
 	}
 	g56 := &geom{rank: 2, out: [3]int{1, 56, 56}}
 	g7 := &geom{rank: 2, out: [3]int{1, 7, 7}}
-	if !winoFaster(g56, 64, 64) || winoFaster(g56, 32, 64) || !winoFaster(g7, 512, 512) {
+	g14 := &geom{rank: 2, out: [3]int{1, 14, 14}}
+	if !winoFaster(g56, 64, 64) || !winoFaster(g56, 32, 64) || !winoFaster(g7, 512, 512) ||
+		winoFaster(g14, 32, 64) || winoFaster(g56, 8, 64) || winoFaster(g56, 64, 8) {
 		t.Error("winoFaster does not follow its measured rule")
 	}
 	if winoTile(g56) != 4 || winoTile(&geom{rank: 2, out: [3]int{1, 28, 28}}) != 4 ||
@@ -305,7 +307,7 @@ func BenchmarkConvWinograd(b *testing.B) {
 	// resnet50's square convs, and narrower ones of small detectors (a
 	// 64 -> 16 head on 48x64, as in the PP-OCR detector)
 	for _, s := range []struct{ c, m, h, w int64 }{{64, 64, 56, 56}, {128, 128, 28, 28}, {256, 256, 14, 14}, {512, 512, 7, 7},
-		{64, 16, 48, 64}, {32, 32, 48, 64}, {16, 64, 48, 64}} {
+		{64, 16, 48, 64}, {32, 32, 48, 64}, {16, 64, 48, 64}, {16, 16, 96, 128}, {16, 16, 28, 28}} {
 		rng := rand.New(rand.NewSource(1))
 		x, w, bias := randTensor(rng, 1, s.c, s.h, s.w), randTensor(rng, s.m, s.c, 3, 3), randTensor(rng, s.m)
 		y := ir.NewTensor(ir.Float32, []int64{1, s.m, s.h, s.w})
