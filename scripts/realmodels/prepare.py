@@ -93,6 +93,17 @@ MODELS = [
         exact=True, exact_o2=True,
     ),
     dict(
+        name="unet_synth_fp16",
+        pkg=("synthetic", "unet_synth", "1"), license="-",
+        file="-", variant="float16",
+        why="the U-Net in float16 (onnxconverter-common, float32 inputs/outputs): float16 weights, bilinear Resize kept in float32 by the converter's Casts, Concats and Sigmoid in float16",
+        inputs={"x": ("image", [1, 3, 64, 80])},
+        datasets=[{}],
+        # float32 runs between onnxruntime's Casts: only the float32
+        # convolutions' order differs
+        atol=1e-5,
+    ),
+    dict(
         name="unet_synth_qdq",
         pkg=("synthetic", "unet_synth", "1"), license="-",
         file="-", variant="static_qdq",
