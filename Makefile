@@ -10,7 +10,7 @@ BINDIR    = $(DESTDIR)$(PREFIX)/bin
 TEST_JSON   := build/test-json
 TESTSUMMARY := build/testsummary
 
-.PHONY: all deps deps-test build install uninstall test testsummary vet unit fuzz fuzz-long suite qdq demo proto bench interop realmodels clean
+.PHONY: all deps deps-test build install uninstall test testsummary vet unit fuzz fuzz-long suite qdq demo proto bench opsweep interop realmodels clean
 SHELL := /bin/bash
 
 all: build
@@ -108,6 +108,13 @@ proto:
 # Performance table against onnxruntime (needs ../shared, python3-torch, node).
 bench: build
 	bash scripts/bench.sh
+
+# The per-op sweep alone: single-op models at opt_level 2 against
+# onnxruntime's in-session time, 1 thread (scripts/opsweep.py; the
+# onnxruntime venv of make realmodels).
+opsweep: build
+	bash scripts/realmodels/setup.sh >/dev/null
+	build/realmodels-venv/bin/python scripts/opsweep.py ./converter build/opsweep
 
 clean:
 	rm -rf converter $(OUT) $(TEST_JSON) $(TESTSUMMARY)
