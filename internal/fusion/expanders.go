@@ -212,13 +212,18 @@ func softmaxAxis(n *ir.Node, x *ir.Value) ([]int64, error) {
 }
 
 // expandSoftmax (softmax.cc): e = exp(x - max(x)); y = e / sum(e).
-func expandSoftmax(b *Builder, n *ir.Node, _ akgcfg.Backend) ([]*ir.Value, error) {
+func expandSoftmax(b *Builder, n *ir.Node, be akgcfg.Backend) ([]*ir.Value, error) {
 	x := b.In(0)
 	axes, err := softmaxAxis(n, x)
 	if err != nil {
 		return nil, err
 	}
 	e := b.Exp(b.Sub(x, b.ReduceMax(x, axes, true)))
+	if be.Device == akgcfg.CPU {
+		// onnxruntime's CPU Softmax (MlasComputeSoftmax) scales by the
+		// reciprocal of the sum: one division per row, not per element
+		return one(b.Mul(e, b.Div(b.Const(1), b.ReduceSum(e, axes, true))), b)
+	}
 	return one(b.Div(e, b.ReduceSum(e, axes, true)), b)
 }
 
