@@ -46,20 +46,13 @@ func globalAvgPool(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	if int(ir.NumElements(y.Shape)) != nc {
 		return fmt.Errorf("node %s (GlobalAveragePool): output %v for input %v", n.Name, y.Shape, x.Shape)
 	}
-	// A task of planes reads at least ~16K elements.
-	grain := max(1, 16384/max(plane, 1))
 	switch x.DType {
 	case ir.Float32:
-		xs, ys := x.F32(), y.F32()
-		opkernel.ParallelFor(ctx, nc, grain, func(s, e int) {
-			for p := s; p < e; p++ {
-				ys[p] = mlasGlobalMeanF32(xs[p*plane : (p+1)*plane])
-			}
-		})
+		mlasGlobalMeans(ctx, x.F32(), y.F32(), nc, plane)
 	case ir.Float64:
 		// onnxruntime has no float64 kernel; a plain sum in plane order.
 		xs, ys := x.F64(), y.F64()
-		opkernel.ParallelFor(ctx, nc, grain, func(s, e int) {
+		opkernel.ParallelFor(ctx, nc, planeGrain(plane), func(s, e int) {
 			for p := s; p < e; p++ {
 				var sum float64
 				for _, v := range xs[p*plane : (p+1)*plane] {
@@ -72,6 +65,18 @@ func globalAvgPool(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 		return opkernel.Unsupportedf(n, "dtype %s", x.DType)
 	}
 	return nil
+}
+
+// planeGrain: a task of planes reads at least ~16K elements.
+func planeGrain(plane int) int { return max(1, 16384/max(plane, 1)) }
+
+// mlasGlobalMeans writes the mean of each of the nc planes of x into y.
+func mlasGlobalMeans(ctx *opkernel.Ctx, x, y []float32, nc, plane int) {
+	opkernel.ParallelFor(ctx, nc, planeGrain(plane), func(s, e int) {
+		for p := s; p < e; p++ {
+			y[p] = mlasGlobalMeanF32(x[p*plane : (p+1)*plane])
+		}
+	})
 }
 
 // mlasGlobalMeanF32 is MlasPoolGlobalKernel's average of one plane (the

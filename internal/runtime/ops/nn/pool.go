@@ -48,13 +48,7 @@ func avgPool(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	case ir.Float32:
 		if g.wholeWindow() {
 			// MlasPool's global kernel, as onnxruntime runs this window
-			plane := g.inVol()
-			xs, ys := x.F32(), y.F32()
-			opkernel.ParallelFor(ctx, nc, max(1, 16384/max(plane, 1)), func(s, e int) {
-				for p := s; p < e; p++ {
-					ys[p] = mlasGlobalMeanF32(xs[p*plane : (p+1)*plane])
-				}
-			})
+			mlasGlobalMeans(ctx, x.F32(), y.F32(), nc, g.inVol())
 			break
 		}
 		if g.in[0] == 1 && g.k[0] == 1 && g.out[0] == 1 && g.pb[0] == 0 && g.pe[0] == 0 {
