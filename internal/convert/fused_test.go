@@ -42,15 +42,22 @@ func TestSeedExamples(t *testing.T) {
 	}
 }
 
+// TestFusedCorpusModels converts every corpus model at opt_level 1-3 and
+// runs it against its reference. The transformers must fuse; the CNNs'
+// only clusterable op was their GlobalAveragePool (with the squeeze-excite
+// Mul before it), which stays one unfused op on CPU, as converter_lite
+// leaves AvgPoolFusion out of graph-kernel fusion, summed in onnxruntime's
+// MLAS order: they may have no kernel, but must still match.
 func TestFusedCorpusModels(t *testing.T) {
 	root := filepath.Join(sharedDir(t), "corpus", "models")
 	models, _ := filepath.Glob(filepath.Join(root, "*", "model.onnx"))
+	mustFuse := map[string]bool{"bert_tiny": true, "gpt_tiny": true}
 	for _, m := range models {
 		dir := filepath.Dir(m)
 		for _, level := range []int{1, 2, 3} {
 			t.Run(fmt.Sprintf("%s_O%d", filepath.Base(dir), level), func(t *testing.T) {
 				_, r := convertFused(t, m, dir, level, "")
-				if len(r.Kernels) == 0 {
+				if len(r.Kernels) == 0 && mustFuse[filepath.Base(dir)] {
 					t.Fatal("no fused kernels")
 				}
 				if len(r.Passes) == 0 {

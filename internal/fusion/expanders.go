@@ -39,6 +39,11 @@ var expanders = map[string]expanderDef{
 	"ReLU":              {expandReLU, []listEntry{{0, 0}}},
 	"SquaredDifference": {expandSquaredDifference, []listEntry{{gpu | ascend, 0}}},
 	"ReduceMean":        {expandReduceMean, []listEntry{{gpu | ascend, 0}, {cpu, 1}}},
+	// Our addition (MindSpore's ONNX GlobalAveragePool is AvgPoolFusion,
+	// not clustered): on GPU and Ascend it expands as the ReduceMean it was
+	// read as before; on CPU it stays one op, unfused, as converter_lite
+	// leaves AvgPoolFusion, and the runtime sums it in MLAS's order.
+	"GlobalAveragePool": {expandGlobalAvgPool, []listEntry{{gpu | ascend, 0}}},
 	// Not on CPU, unlike MindSpore: there Sigmoid stays one op in the
 	// cluster and the kernel computes onnxruntime's logistic, so fusion
 	// keeps the bits of the unfused model (1/(1+exp(-x)) is 1-2 ulp off)
@@ -207,13 +212,18 @@ func softmaxAxis(n *ir.Node, x *ir.Value) ([]int64, error) {
 }
 
 // expandSoftmax (softmax.cc): e = exp(x - max(x)); y = e / sum(e).
-func expandSoftmax(b *Builder, n *ir.Node, _ akgcfg.Backend) ([]*ir.Value, error) {
+func expandSoftmax(b *Builder, n *ir.Node, be akgcfg.Backend) ([]*ir.Value, error) {
 	x := b.In(0)
 	axes, err := softmaxAxis(n, x)
 	if err != nil {
 		return nil, err
 	}
 	e := b.Exp(b.Sub(x, b.ReduceMax(x, axes, true)))
+	if be.Device == akgcfg.CPU {
+		// onnxruntime's CPU Softmax (MlasComputeSoftmax) scales by the
+		// reciprocal of the sum: one division per row, not per element
+		return one(b.Mul(e, b.Div(b.Const(1), b.ReduceSum(e, axes, true))), b)
+	}
 	return one(b.Div(e, b.ReduceSum(e, axes, true)), b)
 }
 
@@ -359,16 +369,39 @@ func reduceAxes(n *ir.Node, rank int) ([]int64, error) {
 	return out, nil
 }
 
-// expandReduceMean: ReduceSum(x)/n.
-func expandReduceMean(b *Builder, n *ir.Node, _ akgcfg.Backend) ([]*ir.Value, error) {
+// expandReduceMean: ReduceSum(x)/n. On CPU a RealDiv by n, as onnxruntime
+// divides the sum (and the kernel's ReduceSum adds in its order), so the
+// fused mean has the unfused op's bits; elsewhere a multiply by 1/n.
+func expandReduceMean(b *Builder, n *ir.Node, be akgcfg.Backend) ([]*ir.Value, error) {
 	x := b.In(0)
 	axes, err := reduceAxes(n, len(x.Shape))
 	if err != nil {
 		return nil, err
 	}
 	keep := n.Attrs.Int("keepdims", 1) != 0
+	return meanOf(b, x, axes, keep, be)
+}
+
+func meanOf(b *Builder, x *ir.Value, axes []int64, keep bool, be akgcfg.Backend) ([]*ir.Value, error) {
 	s := b.ReduceSum(x, axes, keep)
-	return one(b.Mul(s, b.Const(1/float64(prodDims(x.Shape, axes)))), b)
+	count := float64(prodDims(x.Shape, axes))
+	if be.Device == akgcfg.CPU {
+		return one(b.Div(s, b.Const(count)), b)
+	}
+	return one(b.Mul(s, b.Const(1/count)), b)
+}
+
+// expandGlobalAvgPool: the mean over the spatial axes, kept.
+func expandGlobalAvgPool(b *Builder, n *ir.Node, be akgcfg.Backend) ([]*ir.Value, error) {
+	x := b.In(0)
+	if len(x.Shape) < 3 {
+		return nil, fmt.Errorf("input rank %d, want N, C and spatial dims", len(x.Shape))
+	}
+	axes := make([]int64, 0, len(x.Shape)-2)
+	for a := 2; a < len(x.Shape); a++ {
+		axes = append(axes, int64(a))
+	}
+	return meanOf(b, x, axes, true, be)
 }
 
 // expandTile: a Tile that only repeats size-1 dims is a BroadcastTo.

@@ -38,8 +38,8 @@ func decomposedLayerNorm(t *testing.T, residual bool, shape ...int64) *ir.Graph 
 }
 
 const (
-	lnKernel1 = "ReduceSum,Mul,Sub,Mul"                  // mean, x - mean, its square
-	lnKernel2 = "ReduceSum,Mul,Add,Sqrt,RealDiv,Mul,Add" // variance, normalise, affine
+	lnKernel1 = "ReduceSum,RealDiv,Sub,Mul"                  // mean (sum / n, as onnxruntime divides), x - mean, its square
+	lnKernel2 = "ReduceSum,RealDiv,Add,Sqrt,RealDiv,Mul,Add" // variance, normalise, affine
 )
 
 var lnCases = []struct {

@@ -355,6 +355,26 @@ func inferPool(n *Node) error {
 	return nil
 }
 
+// inferGlobalPool (ONNX GlobalAveragePool): [N, C, 1, ...] for an input
+// [N, C, spatial...] of rank at least 3.
+func inferGlobalPool(n *Node) error {
+	x := n.Inputs[0]
+	if x.Shape == nil {
+		setOutput(n, 0, x.DType, nil)
+		return nil
+	}
+	if len(x.Shape) < 3 {
+		return fmt.Errorf("%s %v must have N, C and spatial dims", inputDesc(n, 0), x.Shape)
+	}
+	out := make([]int64, len(x.Shape))
+	out[0], out[1] = x.Shape[0], x.Shape[1]
+	for i := 2; i < len(out); i++ {
+		out[i] = 1
+	}
+	setOutput(n, 0, x.DType, out)
+	return nil
+}
+
 // checkChannelVec checks that input i is 1-D of length c when both are known.
 func checkChannelVec(n *Node, i int, c int64) error {
 	v := n.Input(i)

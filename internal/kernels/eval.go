@@ -104,9 +104,6 @@ type Evaluator[I any] struct {
 	// Enter picks the scope a value at idx is computed in (the CPU row
 	// loop computes per-row values once per row, not per element).
 	Enter func(sc *Scope, idx I) *Scope
-	// Divide may rewrite RealDiv node n (result v, operands a and b) into
-	// a cheaper expression; ok false keeps a / b.
-	Divide func(sc *Scope, n *ir.Node, v *ir.Value, idx I, a, b string) (e string, ok bool)
 	// Computed is told that the value memoised under key was declared as
 	// the temporary t in sc.
 	Computed func(sc *Scope, key, t string)
@@ -227,11 +224,6 @@ func (e *Evaluator[I]) nodeExpr(sc *Scope, n *ir.Node, v *ir.Value, idx I) (expr
 		b, err := operand(1)
 		if err != nil {
 			return fail(err)
-		}
-		if n.Op == "RealDiv" && e.Divide != nil {
-			if s, ok := e.Divide(sc, n, v, idx, a, b); ok {
-				return s, false, nil
-			}
 		}
 		s, err := binaryExpr(n.Op, a, b, n.Inputs[0].DType, v.DType, powConstOf(n))
 		if err != nil {

@@ -149,8 +149,9 @@ func rowPasses(body *ir.Graph) ([][]*Reduction, error) {
 
 // softmaxRowMax reports whether ReduceMax m is a softmax's row max: m is
 // read only by Sub(x, m) of its own input x, each Sub only by Exp, each Exp
-// e only by one ReduceSum s of e over m's axes and by RealDiv(e, s), s only
-// by those RealDivs, and none of m, the Subs, Exps or s is a body output.
+// e only by one ReduceSum s of e over m's axes and by the normalisation,
+// RealDiv(e, s) or (the CPU expander's form) Mul(e, RealDiv(1, s)), s only
+// by those, and none of m, the Subs, Exps or s is a body output.
 // A NaN in a row of x then makes e, s and so every output of the row NaN
 // whether or not m itself is NaN, so m may skip the per-element NaN test
 // (about 10% of a long-row softmax kernel).
@@ -195,17 +196,42 @@ func softmaxRowMax(body *ir.Graph, m *ir.Node) bool {
 			if sum == nil || !internal(sum.Outputs[0]) {
 				return false
 			}
-			for _, u := range users[ev] {
-				if u != sum && (u.Op != "RealDiv" || u.Inputs[0] != ev || u.Inputs[1] != sum.Outputs[0]) {
+			sv := sum.Outputs[0]
+			// the reciprocals 1/s of the scaled form
+			recip := map[*ir.Value]bool{}
+			for _, u := range users[sv] {
+				if u.Op == "RealDiv" && u.Inputs[1] == sv && u.Inputs[0] != ev && isOne(u.Inputs[0]) && internal(u.Outputs[0]) {
+					recip[u.Outputs[0]] = true
+				} else if u.Op != "RealDiv" || u.Inputs[0] != ev || u.Inputs[1] != sv {
 					return false
 				}
 			}
-			for _, u := range users[sum.Outputs[0]] {
-				if u.Op != "RealDiv" || u.Inputs[0] != ev || u.Inputs[1] != sum.Outputs[0] {
+			for _, u := range users[ev] {
+				switch {
+				case u == sum:
+				case u.Op == "RealDiv" && u.Inputs[0] == ev && u.Inputs[1] == sv:
+				case u.Op == "Mul" && u.Inputs[0] == ev && recip[u.Inputs[1]]:
+				default:
 					return false
+				}
+			}
+			for r := range recip {
+				for _, u := range users[r] {
+					if u.Op != "Mul" || u.Inputs[0] != ev || u.Inputs[1] != r {
+						return false
+					}
 				}
 			}
 		}
 	}
 	return true
+}
+
+// isOne reports a one-element constant equal to 1.
+func isOne(v *ir.Value) bool {
+	if v == nil || v.Const == nil || v.Const.NumElements() != 1 {
+		return false
+	}
+	f, err := v.Const.Float64s()
+	return err == nil && f[0] == 1
 }

@@ -268,6 +268,14 @@ func liftPoolFusion(m *mnode) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if global != 0 && op == "AvgPool" {
+		// converter_lite's form of ONNX GlobalAveragePool: the IR op of
+		// that name (whatever the dims, which may be unknown here).
+		if len(x.Shape) != 4 && x.Shape != nil {
+			return nil, unsupported("global pooling of a rank-%d input", len(x.Shape))
+		}
+		return m.activation(m.emit("GlobalAveragePool", []*ir.Value{x}, 1, ir.Attrs{}).Outputs[0])
+	}
 	if global != 0 {
 		if len(x.Shape) != 4 || x.Shape[2] <= 0 || x.Shape[3] <= 0 {
 			return nil, unsupported("global pooling of an input whose H and W are unknown")

@@ -269,3 +269,29 @@ func lowerPool(c *lowerCtx) (*msNode, error) {
 	}
 	return m, nil
 }
+
+// lowerGlobalAvgPool: ONNX GlobalAveragePool -> AvgPoolFusion with
+// global=true, as converter_lite's OnnxAvgPoolParser writes it (no
+// kernel_size; pad_mode PAD, strides 1, pads 0, round_mode FLOOR). MindSpore
+// Lite's AvgPoolFusion is 2-D: other spatial ranks fall back to Custom.
+func lowerGlobalAvgPool(c *lowerCtx) (*msNode, error) {
+	n := c.n
+	if len(n.Attrs) != 0 || len(n.Inputs) != 1 || n.Inputs[0] == nil || len(n.Outputs) != 1 {
+		return nil, errNoPrimitive
+	}
+	if x := n.Inputs[0]; len(x.Shape) != 4 {
+		return nil, errNoPrimitive
+	}
+	m := &msNode{prim: "AvgPoolFusion", inputs: n.Inputs}
+	m.attrs = append(m.attrs,
+		aInt("OriginalFormat", msFormatNCHW),
+		aInt("pad_mode", msPadModePad),
+		aInt("round_mode", msRoundFloor),
+		aInts("pad", 0, 0, 0, 0),
+		aInts("strides", 1, 1),
+		aBool("global", true),
+		aInt("format", msFormatNCHW),
+		aInt("activation_type", msActNone),
+		aInt32("fmk_type", fmkTypeOnnx))
+	return m, nil
+}

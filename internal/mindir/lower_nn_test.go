@@ -379,6 +379,22 @@ var nnCases = []nnCase{
 		return b.node("MaxPool", ir.Attrs{"kernel_shape": ir.IntsAttr(2, 3), "strides": ir.IntsAttr(2, 2),
 			"auto_pad": ir.StringAttr("SAME_UPPER")}, 1, x)
 	}},
+	// converter_lite's GlobalAveragePool: AvgPoolFusion with global=true and
+	// no kernel_size; read back as the IR op, not a window
+	{name: "GlobalAveragePool", prim: "AvgPoolFusion", want: map[string]string{"OriginalFormat": nnI64, "strides": nnInts,
+		"pad_mode": nnI64, "round_mode": nnI64, "pad": nnInts, "global": nnBool, "format": nnI64, "activation_type": nnI64,
+		"fmk_type": nnI32}, g: func(b *nnGraph) *ir.Graph {
+		return b.node("GlobalAveragePool", nil, 1, b.in("x", ir.Float32, 1, 3, 5, 7))
+	}, check: func(t *testing.T, w nnWritten) {
+		if a := w.attrs["global"]; a == nil || a.GetI() != 1 {
+			t.Errorf("global = %v, want true", a)
+		}
+		nnWantInts(t, w, "pad", 0, 0, 0, 0)
+		nnWantInt(t, w, "pad_mode", 0)
+	}},
+	{name: "GlobalAveragePool_3d", prim: "Custom:gkconv.GlobalAveragePool", g: func(b *nnGraph) *ir.Graph {
+		return b.node("GlobalAveragePool", nil, 1, b.in("x", ir.Float32, 1, 2, 3, 4, 5))
+	}},
 	{name: "AvgPool", prim: "AvgPoolFusion", want: nnWith(nnPoolAttrs, "count_include_pad", nnBool), g: func(b *nnGraph) *ir.Graph {
 		x := b.in("x", ir.Float32, 1, 3, 6, 7)
 		return b.node("AvgPool", ir.Attrs{"kernel_shape": ir.IntsAttr(3, 3), "strides": ir.IntsAttr(1, 2),

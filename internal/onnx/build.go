@@ -498,8 +498,7 @@ func (b *builder) convertNode(idx int, rn *rawNode) error {
 	var info *ir.OpInfo
 	switch {
 	case contrib:
-	case op == "Constant", op == "Gemm", op == "Upsample", op == "CastLike", op == "GlobalAveragePool",
-		op == "GlobalMaxPool", op == "OptionalHasElement", op == "OptionalGetElement":
+	case op == "Constant", op == "Gemm", op == "Upsample", op == "CastLike", op == "GlobalMaxPool", op == "OptionalHasElement", op == "OptionalGetElement":
 	default:
 		var ok bool
 		if info, ok = ir.OpFromOnnx(op); !ok {

@@ -30,7 +30,7 @@ func (c *nodeCtx) convert(info *ir.OpInfo) error {
 		return c.gemm()
 	case "Upsample":
 		return c.upsample()
-	case "GlobalAveragePool", "GlobalMaxPool":
+	case "GlobalMaxPool":
 		return c.globalPool()
 	case "CastLike":
 		// The target's element type is known when building: a plain Cast.
@@ -378,8 +378,11 @@ func (c *nodeCtx) gemm() error {
 	return nil
 }
 
-// globalPool: GlobalAveragePool/GlobalMaxPool are ReduceMean/ReduceMax over
-// the spatial axes with keepdims, a form the fusion passes understand.
+// globalPool: GlobalMaxPool is ReduceMax over the spatial axes with
+// keepdims, a form the fusion passes understand (a maximum is the same in
+// any order). GlobalAveragePool is an IR op of its own (its row in the op
+// table): onnxruntime sums it in MLAS's pooling order, not ReduceMean's, and
+// converter_lite writes it as AvgPoolFusion(global).
 func (c *nodeCtx) globalPool() error {
 	x := c.input(0)
 	if x == nil || len(c.outs) != 1 {
@@ -399,12 +402,8 @@ func (c *nodeCtx) globalPool() error {
 	for a := int64(2); a < r; a++ {
 		axes = append(axes, a)
 	}
-	op := "ReduceMean"
-	if c.op == "GlobalMaxPool" {
-		op = "ReduceMax"
-	}
 	ax := c.constant("axes", ir.Int64Tensor([]int64{int64(len(axes))}, axes...))
-	c.emit(op, []*ir.Value{x, ax}, ir.Attrs{"keepdims": ir.IntAttr(1)}, c.outs[0])
+	c.emit("ReduceMax", []*ir.Value{x, ax}, ir.Attrs{"keepdims": ir.IntAttr(1)}, c.outs[0])
 	return nil
 }
 

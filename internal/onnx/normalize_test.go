@@ -459,8 +459,11 @@ func TestGlobalPoolAndCastLike(t *testing.T) {
 	m.Node("gmp", "GlobalMaxPool", strs("x"), strs("b"))
 	m.Node("cl", "CastLike", strs("x", "i"), strs("c"))
 	g := mustGraph(t, m)
-	wantOps(t, g, "ReduceMean", "ReduceMax", "Cast")
-	for _, n := range g.Nodes[:2] {
+	wantOps(t, g, "GlobalAveragePool", "ReduceMax", "Cast")
+	if n := g.Nodes[0]; len(n.Inputs) != 1 || len(n.Attrs) != 0 || !slices.Equal(n.Outputs[0].Shape, i64(1, 8, 1, 1)) {
+		t.Errorf("%s: %v %v %v", n, n.Inputs, n.Attrs, n.Outputs[0].Shape)
+	}
+	for _, n := range g.Nodes[1:2] {
 		if !slices.Equal(constInts(t, n.Input(1)), i64(2, 3)) || n.Attrs.Int("keepdims", 0) != 1 {
 			t.Errorf("%s: %v %v", n, n.Inputs, n.Attrs)
 		}

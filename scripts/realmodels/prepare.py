@@ -45,12 +45,11 @@ MODELS = [
         name="ort_exact_ops",
         pkg=("synthetic", "ort_exact_ops", "1"), license="-",
         file="-",
-        why="ops whose float32 rounding follows onnxruntime's kernels bit for bit (ReduceMean/ReduceSum, Erf, HardSigmoid)",
+        why="ops whose float32 rounding follows onnxruntime's kernels bit for bit (ReduceMean/ReduceSum, GlobalAveragePool, Erf, HardSigmoid)",
         inputs={"x": ("uniform", [2, 16, 15, 17], -4.0, 4.0)},
         datasets=[{}],
-        # bit-exact at opt_level 0; at 2 the fused kernels round their own way
-        exact=True,
-        atol=1e-6,
+        # bit-exact at opt_level 0 and 2 (the fused means sum in Eigen's order)
+        exact=True, exact_o2=True,
     ),
     dict(
         name="ort_fp16_casts",
@@ -167,14 +166,11 @@ MODELS = [
         input_shape="x:1,3,192,256",
         inputs={"x": ("image", [1, 3, 192, 256])},
         datasets=[{}],
-        # bit-exact on AVX-512 machines; its 8 GlobalAveragePools are not
-        # onnxruntime's order (MLAS pooling), and on AVX2 their ulps reach
-        # the output (1.8e-7)
-        atol=1e-6,
-        # opt_level 2: the fused kernels' own reductions (ReduceMean expanded
-        # at level 1) are not onnxruntime's order yet, and 70 requantizations
-        # amplify their ulps
-        atol_o2=1e-3,
+        # bit-exact at opt_level 0 and 2, on AVX-512 and AVX2: its 8
+        # GlobalAveragePools sum in MLAS's pooling order, its ReduceMeans
+        # (fused at level 2) in Eigen's, its ConvTransposes in MLAS's GEMM
+        # order; 70 requantizations would amplify any ulp
+        exact=True, exact_o2=True,
     ),
     dict(
         name="ocr_det_tiny_fp16",
@@ -225,13 +221,13 @@ MODELS = [
 def synthetic_exact_ops():
     """Ops whose float32 rounding onnxruntime's CPU kernels fix and this
     converter follows bit for bit (issue 33 item 2): reductions over
-    trailing axes of odd sizes (rows not 16-byte aligned), Erf over its
-    whole range,
-    HardSigmoid."""
+    trailing axes of odd sizes (rows not 16-byte aligned), GlobalAveragePool
+    over odd planes (MLAS's pooling order, not ReduceMean's), Erf over its
+    whole range, HardSigmoid."""
     from onnx import helper, TensorProto
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 16, 15, 17])
     outs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in
-            ("mean_hw", "sum_w", "erf", "hardsigmoid")]
+            ("mean_hw", "sum_w", "erf", "hardsigmoid", "gap")]
     c = lambda n, v: helper.make_tensor(n, TensorProto.INT64, [len(v)], v)
     nodes = [
         helper.make_node("ReduceMean", ["x", "ax_hw"], ["mean_hw"], keepdims=1),
@@ -239,6 +235,7 @@ def synthetic_exact_ops():
         helper.make_node("Mul", ["x", "k"], ["xk"]),
         helper.make_node("Erf", ["xk"], ["erf"]),
         helper.make_node("HardSigmoid", ["x"], ["hardsigmoid"], alpha=0.1666666716337204, beta=0.5),
+        helper.make_node("GlobalAveragePool", ["x"], ["gap"]),
     ]
     g = helper.make_graph(nodes, "ort_exact_ops", [x], outs,
                           [c("ax_hw", [2, 3]), c("ax_w", [3]),

@@ -25,7 +25,6 @@ func (g *gen) evaluator() *kernels.Evaluator[[]int] {
 		Generator: "C generator",
 		Stored:    func(v *ir.Value) bool { return g.bufs[v] != nil },
 		Enter:     g.enter,
-		Divide:    g.divide,
 		Computed:  g.computed,
 	}
 }
@@ -184,27 +183,6 @@ func (g *gen) reduceAt(sc *kernels.Scope, n *ir.Node, m []int) (string, bool, er
 		return e, false, err
 	}
 	return "", false, errors.New("reduction result used before it is computed")
-}
-
-// divide turns a division by a per-row value (Softmax's sum) into one
-// reciprocal per row and a multiply per element (at most 1 ulp apart).
-func (g *gen) divide(sc *kernels.Scope, n *ir.Node, v *ir.Value, m []int, a, b string) (string, bool) {
-	if !v.DType.IsFloat() || !g.rowMode || sc.Parent() == nil {
-		return "", false
-	}
-	bm, err := bcastMap(n.Inputs[1].Shape, v.Shape, m)
-	if err != nil || g.usesInner(bm) {
-		return "", false
-	}
-	row := sc.Parent()
-	key := "inv|" + mapKey(n.Inputs[1], bm)
-	inv, ok := row.Lookup(key)
-	if !ok {
-		inv = g.newTmp("t")
-		row.Line("const %s %s = %s / %s;", kernels.ComputeType(v.DType), inv, kernels.Literal(v.DType, 1), b)
-		row.Remember(key, inv)
-	}
-	return "(" + a + " * " + inv + ")", true
 }
 
 // innerOffset is the offset of the current element within one row.

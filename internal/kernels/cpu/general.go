@@ -21,6 +21,10 @@ type stage struct {
 	red     *kernels.Reduction
 	accBuf  *buf
 	self    bool // materialises its own value: evaluate it, do not load it
+	// ortRow: the reduction (kind 1) is an onnxruntime-order row sum of
+	// src, ortRow elements a row (generalOrtSum).
+	ortRow int64
+	src    *buf
 }
 
 // emitGeneral materialises reductions (and reshape inputs that are no plain
@@ -74,10 +78,20 @@ func (g *gen) emitGeneral(w *strings.Builder) error {
 				return err
 			}
 			v := n.Outputs[0]
+			st := &stage{kind: 1, shape: n.Inputs[0].Shape, red: rs}
+			if row := generalOrtSum(rs); row > 0 {
+				// the input's rows in memory, then one sum per row
+				x := n.Inputs[0]
+				if b := g.bufs[x]; b == nil || b.acc != "" || b.dt != ir.Float32 || !slices.Equal(b.shape, x.Shape) {
+					materialise(x)
+				}
+				st.ortRow, st.src = row, g.bufs[x]
+			}
 			acc := g.alloc(rs.Acc, ir.NumElements(v.Shape))
 			b := &buf{ptr: acc, dt: v.DType, shape: v.Shape, acc: rs.Acc}
 			g.bufs[v] = b
-			stages = append(stages, &stage{kind: 1, shape: n.Inputs[0].Shape, red: rs, accBuf: b})
+			st.accBuf = b
+			stages = append(stages, st)
 		case kernels.IsReshape(n.Op) && bufLike[n.Outputs[0]]:
 			x, o := n.Inputs[0], n.Outputs[0]
 			if g.bufs[x] == nil {
@@ -109,7 +123,9 @@ func (g *gen) emitGeneral(w *strings.Builder) error {
 	}
 	for _, st := range append(stages, groups...) {
 		var err error
-		if st.kind == 1 {
+		if st.kind == 1 && st.ortRow > 0 {
+			g.emitOrtSumNest(w, st)
+		} else if st.kind == 1 {
 			err = g.emitReduceNest(w, st)
 		} else {
 			err = g.emitStoreNest(w, st)
@@ -261,4 +277,41 @@ func (g *gen) emitReduceNest(w *strings.Builder, st *stage) error {
 	}
 	w.WriteString("  }\n")
 	return nil
+}
+
+// generalOrtSum is the row length of a reduction general mode sums in
+// onnxruntime's order, as row mode does (rowLoop.ortSum): a float32
+// ReduceSum or ReduceMean over a trailing run of dims (size-1 dims aside) of 1 to
+// ortSumMaxRow elements; 0 for any other.
+func generalOrtSum(rs *kernels.Reduction) int64 {
+	x := rs.Node.Inputs[0]
+	if (rs.Node.Op != "ReduceSum" && rs.Node.Op != "ReduceMean") || x.DType != ir.Float32 || rs.Count < 1 || rs.Count > ortSumMaxRow {
+		return 0
+	}
+	kept := false // a kept dim after a reduced one
+	for d := len(x.Shape) - 1; d >= 0; d-- {
+		switch {
+		case x.Shape[d] == 1:
+		case !rs.Reduced[d]:
+			kept = true
+		case kept:
+			return 0
+		}
+	}
+	return rs.Count
+}
+
+// emitOrtSumNest sums each row of the reduction's input buffer with
+// gk_ort_sum_row_f32 (row r starts at element r*row of the tensor); a mean
+// divides the float32 sum. The accumulator buffer holds the result exactly.
+func (g *gen) emitOrtSumNest(w *strings.Builder, st *stage) {
+	rs, acc := st.red, st.accBuf
+	rows := ir.NumElements(acc.shape)
+	fmt.Fprintf(w, "  { /* %s %s over %v, onnxruntime's order */\n", rs.Node.Op, rs.Node.Name, rs.Node.Inputs[0].Shape)
+	sum := fmt.Sprintf("gk_ort_sum_row_f32(%s + k * %d, %d, k * %d)", st.src.ptr, st.ortRow, st.ortRow, st.ortRow)
+	if rs.Node.Op == "ReduceMean" { // divided in float32, as onnxruntime's mean
+		sum = fmt.Sprintf("(%s / %d.0f)", sum, st.ortRow)
+	}
+	fmt.Fprintf(w, "    for (int64_t k = 0; k < %d; k++) %s[k] = %s;\n", rows, acc.ptr, sum)
+	w.WriteString("  }\n")
 }

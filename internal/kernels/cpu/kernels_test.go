@@ -138,7 +138,8 @@ func softmaxBody(t testing.TB, rows, cols int64) *ir.Node {
 	m := b.Op("ReduceMax", keep(1), x, b.Ints(-1))
 	e := b.Op("Exp", nil, b.Op("Sub", nil, x, m))
 	s := b.Op("ReduceSum", keep(1), e, b.Ints(-1))
-	return b.GraphKernel("softmax", b.Op("RealDiv", nil, e, s))
+	// the CPU expander's form: e scaled by 1/s, as onnxruntime's softmax
+	return b.GraphKernel("softmax", b.Op("Mul", nil, e, b.Op("RealDiv", nil, b.Scalar(1), s)))
 }
 
 func softmaxRef(x []float32, rows, cols int) []float64 {

@@ -1,7 +1,7 @@
 package cpu
 
 // ortMath is the body of internal/runtime/cpuisa/gk_ort_math.h (onnxruntime's
-// float32 Sigmoid and Erf), which the runtime compiles; a generated kernel
+// float32 Sigmoid and Erf, and its ReduceSum row order), which the runtime compiles; a generated kernel
 // is compiled on its own, so it carries the text. TestPreludeCarriesORTMath
 // keeps the two equal.
 const ortMath = `
@@ -71,5 +71,40 @@ static inline float gk_ort_erf(float x) {
 	union { float f; unsigned u; } out = { y }, sm = { small };
 	out.u = (out.u | sm.u) | sign.u;
 	return out.f;
+}
+// gk_ort_sum_row_f32: the float32 sum of x[0..n) in onnxruntime's order
+// for a ReduceSum/ReduceMean over trailing axes (Eigen 3.4's vectorised
+// redux with 4-float SSE packets, ort_sum.go): off is the row's element
+// offset in its tensor (onnxruntime's buffers are 16-byte aligned), so the
+// 0-3 elements before the first aligned one are held back; two packet
+// accumulators take alternate packets, are added, take one more packet if
+// one is left, and are reduced as (p0+p2)+(p1+p3); then the held-back head
+// and the tail are added one by one. A row shorter than a packet after the
+// head is summed left to right. n >= 1.
+static inline float gk_ort_sum_row_f32(const float *x, long n, long off) {
+	long start = (4 - (off & 3)) & 3;
+	if (start > n) start = n;
+	long m = n - start, a1 = m / 4 * 4, a2 = m / 8 * 8;
+	float res;
+	if (a1 == 0) {
+		res = x[0];
+		for (long i = 1; i < n; i++) res += x[i];
+		return res;
+	}
+	const float *y = x + start;
+	float p0[4], p1[4];
+	for (int j = 0; j < 4; j++) p0[j] = y[j];
+	if (a1 > 4) {
+		for (int j = 0; j < 4; j++) p1[j] = y[4 + j];
+		for (long i = 8; i < a2; i += 8)
+			for (int j = 0; j < 4; j++) { p0[j] += y[i + j]; p1[j] += y[i + 4 + j]; }
+		for (int j = 0; j < 4; j++) p0[j] += p1[j];
+		if (a1 > a2)
+			for (int j = 0; j < 4; j++) p0[j] += y[a2 + j];
+	}
+	res = (p0[0] + p0[2]) + (p0[1] + p0[3]);
+	for (long i = 0; i < start; i++) res += x[i];
+	for (long i = start + a1; i < n; i++) res += x[i];
+	return res;
 }
 `

@@ -101,6 +101,11 @@ func rowLanesFor(n int64) int64 {
 	return 64
 }
 
+// ortSumMaxRow is the longest row a kernel sums in onnxruntime's order (the
+// runtime's ortOrderMaxRow): longer float32 rows drift, and no model reduces
+// them before a quantizer, so they keep the double flushes.
+const ortSumMaxRow = 1 << 16
+
 // laneable reports whether a reduction accumulates in float lanes.
 func laneable(rs *kernels.Reduction) bool {
 	if kernels.ComputeType(rs.Node.Inputs[0].DType) != "float" {

@@ -67,6 +67,9 @@ type rowLoop struct {
 	// statements); -1 for none.
 	pfPass   int
 	prefetch string
+	// sumBufs are the row buffers of onnxruntime-order sums (ortSum), one
+	// per such reduction, allocated per task as the row buffers are.
+	sumBufs []string
 }
 
 func (g *gen) newRowLoop() *rowLoop {
@@ -198,14 +201,23 @@ func (r *rowLoop) emitPass(k int, pass []*kernels.Reduction) error {
 	var ib strings.Builder
 	sc := kernels.NewScope(&ib, r.bodyInd, r.row)
 	sc.Pass = k
-	accs, lanes, laneList, byOp := r.declareAccumulators(pass)
+	ort := make([]ortRow, len(pass))
+	for i, rs := range pass {
+		ort[i], _ = r.ortSum(rs)
+	}
+	accs, lanes, laneList, byOp := r.declareAccumulators(pass, ort)
 	fullMap := identityMap(r.F)
 	for i, rs := range pass {
+		if ort[i].direct {
+			continue // summed where it lies
+		}
 		e, err := g.eval(sc, rs.Node.Inputs[0], fullMap)
 		if err != nil {
 			return err
 		}
-		if la := lanes[i]; la != nil {
+		if o := ort[i]; o.ptr != "" {
+			sc.Line("%s[%s] = %s;", o.ptr, g.innerOffset(r.lc), e)
+		} else if la := lanes[i]; la != nil {
 			sc.Line("%s[jl] = %s;", la.lanes, la.combine(e))
 		} else {
 			sc.Line("%s = %s;", accs[i], rs.Combine(accs[i], e))
@@ -222,19 +234,64 @@ func (r *rowLoop) emitPass(k int, pass []*kernels.Reduction) error {
 	} else {
 		r.innerLoops(ib.String(), clause.String())
 	}
-	r.finishPass(pass, accs, lanes)
+	r.finishPass(pass, accs, lanes, ort)
 	return nil
 }
 
-// declareAccumulators emits the per-row accumulators of a pass: float lane
-// arrays (and the double lanes sums flush into) for lane-blocked
-// reductions, "<acc type> a<n> = <init>;" for the others, which the
-// OpenMP SIMD clause reduces (byOp lists them per operator).
-func (r *rowLoop) declareAccumulators(pass []*kernels.Reduction) (accs []string, lanes, laneList []*laneAcc, byOp map[string][]string) {
+// ortRow is where an onnxruntime-order sum finds its row after its pass:
+// ptr, the input's own row (direct) or a row buffer the pass fills.
+type ortRow struct {
+	ptr    string
+	direct bool
+}
+
+// ortSum reports a reduction summed in onnxruntime's order, as the
+// runtime's ReduceSum and ReduceMean sum (gk_ort_sum_row_f32, Eigen's redux
+// order; a mean then divides by the count, and ReduceMean usually reaches
+// the kernel expanded into the sum and a RealDiv): a float32 ReduceSum or
+// ReduceMean over exactly the row's inner dims of an input laid out as the
+// rows, rows of 1 to ortSumMaxRow elements. Its input
+// is stored in a row buffer during the pass (or read where it lies, a body
+// input) and summed once the row is complete, so the kernel has the
+// unfused op's bits. Other sums keep the float lanes and double flushes.
+func (r *rowLoop) ortSum(rs *kernels.Reduction) (ortRow, bool) {
+	g, n := r.g, rs.Node
+	x := n.Inputs[0]
+	if (n.Op != "ReduceSum" && n.Op != "ReduceMean") || x.DType != ir.Float32 || r.inner < 1 || r.inner > ortSumMaxRow ||
+		ir.NumElements(x.Shape) != r.rows*r.inner {
+		return ortRow{}, false
+	}
+	for d, size := range r.F {
+		if size != 1 && rs.Reduced[d] != (d >= r.p) {
+			return ortRow{}, false
+		}
+	}
+	if _, ok := onesMap(x.Shape, r.F, identityMap(r.F)); !ok {
+		return ortRow{}, false
+	}
+	for i, in := range g.body.Inputs {
+		if in == x {
+			return ortRow{ptr: fmt.Sprintf("(in%d + row * %d)", i, r.inner), direct: true}, true
+		}
+	}
+	name := g.newTmp("sb")
+	r.sumBufs = append(r.sumBufs, name)
+	return ortRow{ptr: name}, true
+}
+
+// declareAccumulators emits the per-row accumulators of a pass (none for
+// onnxruntime-order sums): float lane arrays (and the double lanes sums
+// flush into) for lane-blocked reductions, "<acc type> a<n> = <init>;" for
+// the others, which the OpenMP SIMD clause reduces (byOp lists them per
+// operator).
+func (r *rowLoop) declareAccumulators(pass []*kernels.Reduction, ort []ortRow) (accs []string, lanes, laneList []*laneAcc, byOp map[string][]string) {
 	accs = make([]string, len(pass))
 	lanes = make([]*laneAcc, len(pass))
 	byOp = map[string][]string{}
 	for i, rs := range pass {
+		if ort[i].ptr != "" {
+			continue // summed after the pass
+		}
 		a := r.g.newTmp("a")
 		if r.blocked && laneable(rs) {
 			la := &laneAcc{rs: rs, lanes: a + "l"}
@@ -267,9 +324,20 @@ func (r *rowLoop) declareAccumulators(pass []*kernels.Reduction) (accs []string,
 // finishPass emits each reduction's result after its pass: lanes summed
 // pairwise, then "const <type> r<n> = (<type>)(<finish>);", bound in the
 // row scope as the value at its per-row index.
-func (r *rowLoop) finishPass(pass []*kernels.Reduction, accs []string, lanes []*laneAcc) {
+func (r *rowLoop) finishPass(pass []*kernels.Reduction, accs []string, lanes []*laneAcc, ort []ortRow) {
 	g := r.g
 	for i, rs := range pass {
+		if o := ort[i]; o.ptr != "" {
+			accs[i] = fmt.Sprintf("gk_ort_sum_row_f32(%s, %d, row * %d)", o.ptr, r.inner, r.inner)
+			if rs.Node.Op == "ReduceMean" { // divided, as onnxruntime's mean
+				accs[i] = fmt.Sprintf("(%s / %d.0f)", accs[i], r.inner)
+			}
+			v := rs.Node.Outputs[0]
+			t := g.newTmp("r")
+			r.row.Line("const float %s = %s;", t, accs[i])
+			r.row.Remember(mapKey(v, g.rowMap(rs, v)), t)
+			continue
+		}
 		if la := lanes[i]; la != nil {
 			// Pairwise over the lanes.
 			arr := la.lanes
@@ -435,6 +503,10 @@ func (r *rowLoop) writeRowLoop(w *strings.Builder) {
 			fmt.Fprintf(&pre, "    float *restrict %s = (float *)gk_alloc(sizeof(float) * %dULL);\n", n, max(r.inner, 1))
 			fmt.Fprintf(&post, "    free(%s);\n", n)
 		}
+	}
+	for _, n := range r.sumBufs {
+		fmt.Fprintf(&pre, "    float *restrict %s = (float *)gk_alloc(sizeof(float) * %dULL);\n", n, max(r.inner, 1))
+		fmt.Fprintf(&post, "    free(%s);\n", n)
 	}
 	if par {
 		g.parallelFor(w, "  ", r.rows, "row", pre.String(), r.rb.String(), post.String())

@@ -1,8 +1,9 @@
 // onnxruntime's float32 Sigmoid and Erf (MLAS's x86-64 kernels where FMA
 // exists: MlasLogisticKernelFma3, MlasErfKernelFma3), element for element,
-// so that an op quantized after them (dynamic quantization of a GeLU block,
-// a sigmoid gate) picks onnxruntime's levels. Shared by the runtime's
-// Sigmoid/Erf and the convolution epilogue; the generated kernels carry the
+// and its trailing-axis row sum (Eigen's redux order), so that an op
+// quantized after them (dynamic quantization of a GeLU block, a sigmoid
+// gate, a mean) picks onnxruntime's levels. Shared by the runtime's
+// Sigmoid/Erf/ReduceSum/ReduceMean and the convolution epilogue; the generated kernels carry the
 // same text in their prelude (internal/kernels/cpu, checked equal by
 // TestPreludeCarriesORTMath). No includes: the kernels' prelude has math.h.
 #ifndef GK_ORT_MATH_H
@@ -74,5 +75,40 @@ static inline float gk_ort_erf(float x) {
 	union { float f; unsigned u; } out = { y }, sm = { small };
 	out.u = (out.u | sm.u) | sign.u;
 	return out.f;
+}
+// gk_ort_sum_row_f32: the float32 sum of x[0..n) in onnxruntime's order
+// for a ReduceSum/ReduceMean over trailing axes (Eigen 3.4's vectorised
+// redux with 4-float SSE packets, ort_sum.go): off is the row's element
+// offset in its tensor (onnxruntime's buffers are 16-byte aligned), so the
+// 0-3 elements before the first aligned one are held back; two packet
+// accumulators take alternate packets, are added, take one more packet if
+// one is left, and are reduced as (p0+p2)+(p1+p3); then the held-back head
+// and the tail are added one by one. A row shorter than a packet after the
+// head is summed left to right. n >= 1.
+static inline float gk_ort_sum_row_f32(const float *x, long n, long off) {
+	long start = (4 - (off & 3)) & 3;
+	if (start > n) start = n;
+	long m = n - start, a1 = m / 4 * 4, a2 = m / 8 * 8;
+	float res;
+	if (a1 == 0) {
+		res = x[0];
+		for (long i = 1; i < n; i++) res += x[i];
+		return res;
+	}
+	const float *y = x + start;
+	float p0[4], p1[4];
+	for (int j = 0; j < 4; j++) p0[j] = y[j];
+	if (a1 > 4) {
+		for (int j = 0; j < 4; j++) p1[j] = y[4 + j];
+		for (long i = 8; i < a2; i += 8)
+			for (int j = 0; j < 4; j++) { p0[j] += y[i + j]; p1[j] += y[i + 4 + j]; }
+		for (int j = 0; j < 4; j++) p0[j] += p1[j];
+		if (a1 > a2)
+			for (int j = 0; j < 4; j++) p0[j] += y[a2 + j];
+	}
+	res = (p0[0] + p0[2]) + (p0[1] + p0[3]);
+	for (long i = 0; i < start; i++) res += x[i];
+	for (long i = start + a1; i < n; i++) res += x[i];
+	return res;
 }
 #endif

@@ -147,39 +147,13 @@ GK_ISA_BODY void gk_unary_f32_body(int op, float *d, const float *s, long n) {
 GK_ISA_VARIANTS_FMA(gk_ew_isa(), gk_unary_f32, (int op, float *d, const float *s, long n),
 	(op, d, s, n))
 
-// Row sums with 16 float lanes per block of 1024 and a double total per row,
-// so long rows stay accurate.
 // Float32 sums in onnxruntime's order (see ort_sum.go): each row of n
 // elements starting at element offset off0 + r*n of its tensor is summed
-// as Eigen's redux does with 4-float packets, two accumulators; mean
-// divides by n.
+// as Eigen's redux does with 4-float packets, two accumulators
+// (gk_ort_sum_row_f32, shared with the fused kernels); mean divides by n.
 GK_ISA_BODY void gk_sum_rows_f32_body(float *d, const float *s, long rows, long n, long off0, int mean) {
 	for (long r = 0; r < rows; r++) {
-		const float *x = s + r * n;
-		long off = off0 + r * n;
-		long start = (4 - (off & 3)) & 3;
-		if (start > n) start = n;
-		long m = n - start, a1 = m / 4 * 4, a2 = m / 8 * 8;
-		float res;
-		if (a1 == 0) {
-			res = x[0];
-			for (long i = 1; i < n; i++) res += x[i];
-		} else {
-			const float *y = x + start;
-			float p0[4], p1[4];
-			for (int j = 0; j < 4; j++) p0[j] = y[j];
-			if (a1 > 4) {
-				for (int j = 0; j < 4; j++) p1[j] = y[4 + j];
-				for (long i = 8; i < a2; i += 8)
-					for (int j = 0; j < 4; j++) { p0[j] += y[i + j]; p1[j] += y[i + 4 + j]; }
-				for (int j = 0; j < 4; j++) p0[j] += p1[j];
-				if (a1 > a2)
-					for (int j = 0; j < 4; j++) p0[j] += y[a2 + j];
-			}
-			res = (p0[0] + p0[2]) + (p0[1] + p0[3]);
-			for (long i = 0; i < start; i++) res += x[i];
-			for (long i = start + a1; i < n; i++) res += x[i];
-		}
+		float res = gk_ort_sum_row_f32(s + r * n, n, off0 + r * n);
 		d[r] = mean ? res / (float)n : res;
 	}
 }

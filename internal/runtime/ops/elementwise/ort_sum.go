@@ -21,10 +21,12 @@ package elementwise
 // accumulation drifts there (0.4% over 4M elements, as onnxruntime's does);
 // no model reduces such rows before a quantizer.
 //
-// Not matched yet: reducing leading or middle dims (onnxruntime's
-// FastReduceRK/KRK, a ones-vector GEMM for KRK) and GlobalAveragePool
-// (MLAS's pooling kernel: one 4-lane accumulator, read here as a
-// ReduceMean); those accumulate in float64.
+// The fused kernels sum such rows with the same C function
+// (gk_ort_sum_row_f32, internal/runtime/cpuisa/gk_ort_math.h), so a fused
+// ReduceMean keeps these bits. GlobalAveragePool is an op of its own
+// (ops/nn/globalpool.go: MLAS's pooling order). Not matched yet: reducing
+// leading or middle dims (onnxruntime's FastReduceRK/KRK, a ones-vector
+// GEMM for KRK); those accumulate in float64.
 //
 // Checked bit-exact against onnxruntime 1.30 (ort_sum_test.go has the
 // values; scripts/realmodels checks the models).

@@ -2,6 +2,7 @@ package nn
 
 /*
 #include "im2col_dwconv.h"
+#include "gemm_seqk.h"
 */
 import "C"
 
@@ -130,11 +131,15 @@ func convTranspose(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	}
 	switch x.DType {
 	case ir.Float32:
+		gemm := sgemm
+		if c/group <= mlasStrideK {
+			gemm = sgemmSeqK // onnxruntime's MLAS order
+		}
 		// the column buffer (kernel taps x input pixels) is pooled: fresh
 		// memory for it on every run cost as much as the GEMM
 		col := getF32(int(w.Shape[1]) * g.kVol() * g.outVol())
 		defer putF32(col)
-		convTransposeGEMM(g, nb, c, m, group, x.F32(), w.F32(), slice[float32](b), y.F32(), *col, gemmOn(ctx, sgemm), col2imF32)
+		convTransposeGEMM(g, nb, c, m, group, x.F32(), w.F32(), slice[float32](b), y.F32(), *col, gemmOn(ctx, gemm), col2imF32)
 	case ir.Float64:
 		col := make([]float64, int(w.Shape[1])*g.kVol()*g.outVol())
 		convTransposeGEMM(g, nb, c, m, group, x.F64(), w.F64(), slice[float64](b), y.F64(), col, gemmOn(ctx, dgemm), col2imGeneric[float64])
@@ -144,8 +149,10 @@ func convTranspose(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	return nil
 }
 
-// convTransposeGEMM computes per (batch, group) col = W_g^T X_g and folds
-// col into y with col2im; col holds (m/group) x kernel taps x input pixels.
+// convTransposeGEMM computes per (batch, group) col = W_g^T X_g, folds col
+// into y (zeroed) with col2im in tap order, then adds the bias: onnxruntime's
+// order (conv_transpose.cc: MlasGemm, math::Col2im, then Y += B). col holds
+// (m/group) x kernel taps x input pixels.
 func convTransposeGEMM[T float](g *geom, nb, c, m, group int, x, w, b, y, col []T, gemm gemmFunc[T], col2im func(*geom, int, []T, []T)) {
 	cg, mg := c/group, m/group
 	yVol, xVol, kVol := g.inVol(), g.outVol(), g.kVol()
@@ -153,18 +160,19 @@ func convTransposeGEMM[T float](g *geom, nb, c, m, group int, x, w, b, y, col []
 	for bi := 0; bi < nb; bi++ {
 		for gi := 0; gi < group; gi++ {
 			yg := y[(bi*m+gi*mg)*yVol : (bi*m+(gi+1)*mg)*yVol]
-			for j := 0; j < mg; j++ {
-				var bv T
-				if b != nil {
-					bv = b[gi*mg+j]
-				}
-				row := yg[j*yVol : (j+1)*yVol]
-				for i := range row {
-					row[i] = bv
-				}
-			}
+			clear(yg)
 			gemm(true, false, rows, xVol, cg, 1, w[gi*cg*rows:], rows, x[(bi*c+gi*cg)*xVol:], xVol, 0, col, xVol)
 			col2im(g, mg, col, yg)
+			// the bias last, as onnxruntime adds it to the folded sums
+			if b != nil {
+				for j := 0; j < mg; j++ {
+					bv := b[gi*mg+j]
+					row := yg[j*yVol : (j+1)*yVol]
+					for i := range row {
+						row[i] += bv
+					}
+				}
+			}
 		}
 	}
 }
@@ -210,4 +218,19 @@ func col2imGeneric[T float](g *geom, ch int, col, y []T) {
 			}
 		}
 	}
+}
+
+// mlasStrideK is the K block of MLAS's SGEMM (MLAS_SGEMM_STRIDEK; it only
+// grows for narrow products): a product with k <= mlasStrideK is one fused
+// multiply-add chain per element there.
+const mlasStrideK = 128
+
+// sgemmSeqK is sgemm for C = A^T B (alpha 1, beta 0) in MLAS's order for
+// k <= mlasStrideK (gemm_seqk.c); other forms go to OpenBLAS.
+func sgemmSeqK(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	if !transA || transB || alpha != 1 || beta != 0 || k > mlasStrideK || m == 0 || n == 0 || k == 0 {
+		sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
+	C.sgemm_tn_seqk_f32(cf(a), C.long(lda), cf(b), C.long(ldb), cf(c), C.long(ldc), C.long(m), C.long(n), C.long(k))
 }

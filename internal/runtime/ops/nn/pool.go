@@ -46,6 +46,11 @@ func avgPool(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 	incl := n.Attrs.Int("count_include_pad", 0) != 0
 	switch x.DType {
 	case ir.Float32:
+		if g.wholeWindow() {
+			// MlasPool's global kernel, as onnxruntime runs this window
+			mlasGlobalMeans(ctx, x.F32(), y.F32(), nc, g.inVol())
+			break
+		}
 		if g.in[0] == 1 && g.k[0] == 1 && g.out[0] == 1 && g.pb[0] == 0 && g.pe[0] == 0 {
 			avgPool2DF32(ctx, g, nc, incl, x.F32(), y.F32())
 			break
