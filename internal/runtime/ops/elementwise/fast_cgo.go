@@ -147,6 +147,22 @@ GK_ISA_BODY void gk_unary_f32_body(int op, float *d, const float *s, long n) {
 GK_ISA_VARIANTS_FMA(gk_ew_isa(), gk_unary_f32, (int op, float *d, const float *s, long n),
 	(op, d, s, n))
 
+// The exponential units with attributes, in float32 on gk_exp as
+// onnxruntime's Eigen functors write them (exp(x) - 1, not expm1): Elu
+// (alpha), Selu (alpha, gamma), Celu (alpha).
+enum { UP_ELU, UP_SELU, UP_CELU };
+
+GK_ISA_BODY void gk_unary_param_f32_body(int op, float *d, const float *s, long n, float a, float b) {
+	switch (op) {
+	case UP_ELU: for (long i = 0; i < n; i++) { float x = s[i]; float e = a * (gk_exp(x) - 1.0f); d[i] = x < 0 ? e : x; } break;
+	case UP_SELU: for (long i = 0; i < n; i++) { float x = s[i]; float e = b * (a * gk_exp(x) - a); d[i] = x > 0 ? b * x : e; } break;
+	case UP_CELU: { const float inv = 1.0f / a; for (long i = 0; i < n; i++) { float x = s[i];
+		float e = a * (gk_exp(x * inv) - 1.0f); float p = x > 0 ? x : 0.0f; d[i] = x != x ? x : p + (e < 0 ? e : 0.0f); } } break;
+	}
+}
+GK_ISA_VARIANTS_FMA(gk_ew_isa(), gk_unary_param_f32, (int op, float *d, const float *s, long n, float a, float b),
+	(op, d, s, n, a, b))
+
 // Float32 sums in onnxruntime's order (see ort_sum.go): each row of n
 // elements starting at element offset off0 + r*n of its tensor is summed
 // as Eigen's redux does with 4-float packets, two accumulators
@@ -262,6 +278,14 @@ func f32Unary(op int, d, s []float32) {
 		return
 	}
 	C.gk_unary_f32(C.int(op), fp(d), fp(s), C.long(len(d)))
+}
+
+func f32UnaryParam(op int, d, s []float32, a, b float32) {
+	if len(d) < cMin {
+		goUnaryParamF32(op, d, s, a, b)
+		return
+	}
+	C.gk_unary_param_f32(C.int(op), fp(d), fp(s), C.long(len(d)), C.float(a), C.float(b))
 }
 
 func f32SumRows(d, s []float32, rows, n, off0 int, mean bool) {

@@ -24,6 +24,33 @@ const (
 	uGeLUTanh
 )
 
+const (
+	upElu = iota
+	upSelu
+	upCelu
+)
+
+// goUnaryParamF32 is gk_unary_param_f32 in Go (exp in float64, rounded).
+func goUnaryParamF32(op int, d, s []float32, a, b float32) {
+	s = s[:len(d)]
+	exp := func(x float32) float32 { return float32(math.Exp(float64(x))) }
+	for i, x := range s {
+		switch op {
+		case upElu:
+			if d[i] = x; x < 0 {
+				d[i] = a * (exp(x) - 1)
+			}
+		case upSelu:
+			if d[i] = b * x; !(x > 0) {
+				d[i] = b * (a*exp(x) - a)
+			}
+		case upCelu:
+			e := a * (exp(x*(1/a)) - 1)
+			d[i] = max(x, 0) + min(e, 0) // NaN propagates through Go's max
+		}
+	}
+}
+
 func nanMax[T float](x, y T) T {
 	if x != x || x > y {
 		return x

@@ -146,6 +146,21 @@ func f32UnaryCode(n *ir.Node) (int, bool) {
 	return 0, false
 }
 
+// f32ParamUnaryCode lists the float32 ops with attributes that have a C
+// kernel (gk_unary_param_f32), with their attribute values.
+func f32ParamUnaryCode(n *ir.Node) (int, float32, float32, bool) {
+	switch n.Op {
+	case "Elu":
+		return upElu, float32(n.Attrs.Float("alpha", 1)), 0, true
+	case "SeLU":
+		return upSelu, float32(n.Attrs.Float("alpha", 1.67326319217681884765625)),
+			float32(n.Attrs.Float("gamma", 1.05070102214813232421875)), true
+	case "CeLU":
+		return upCelu, float32(n.Attrs.Float("alpha", 1)), 0, true
+	}
+	return 0, 0, 0, false
+}
+
 func mapFloat[T float](ctx *opkernel.Ctx, d, s []T, f func(float64) float64) {
 	opkernel.ParallelFor(ctx, len(d), grain/4, func(lo, hi int) {
 		src := s[lo:hi]
@@ -224,6 +239,11 @@ func unary(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 		if code, ok := f32UnaryCode(n); ok {
 			d, s := y.F32(), x.F32()
 			opkernel.ParallelFor(ctx, len(d), grain/4, func(lo, hi int) { f32Unary(code, d[lo:hi], s[lo:hi]) })
+			return nil
+		}
+		if code, a, b, ok := f32ParamUnaryCode(n); ok {
+			d, s := y.F32(), x.F32()
+			opkernel.ParallelFor(ctx, len(d), grain/4, func(lo, hi int) { f32UnaryParam(code, d[lo:hi], s[lo:hi], a, b) })
 			return nil
 		}
 		if f, ok := exactUnaryF32(n, len(x.F32())); ok {
