@@ -2,7 +2,7 @@
 
 package elementwise
 
-func f32UnaryParam(op int, d, s []float32, a, b float32) { goUnaryParamF32(op, d, s, a, b) }
+func f32UnaryParam(op int, d, s []float32, a, b float32)            { goUnaryParamF32(op, d, s, a, b) }
 func f32Binary(op int, d, a []float32, sa int, b []float32, sb int) { goBinaryF32(op, d, a, sa, b, sb) }
 func f32Unary(op int, d, s []float32)                               { goUnaryF32(op, d, s) }
 func f32BinaryRows(op int, d, a, b []float32, aFull bool, rows, n int) {
