@@ -89,6 +89,53 @@ static inline float gk_exp(float x) {
 	return x != x ? x : res;
 }
 
+// gk_log: Cephes logf, branch-free so it vectorises (0.83 ulps at most from
+// the float64 log over every positive float32; TestLogMishAccuracy): x = m 2^e with m in [sqrt(1/2),
+// sqrt(2)), log(1 + z) for z = m - 1 by a degree-9 polynomial, e ln2 added
+// in two parts. Subnormals are scaled by 2^23 first; log(0) = -inf, log of
+// a negative number NaN, log(inf) = inf.
+static inline float gk_log(float x) {
+	union { uint32_t u; float f; } v, m;
+	const int sub = x < 1.17549435e-38f;
+	v.f = sub ? x * 8388608.0f : x;
+	int e = (int)((v.u >> 23) & 0xff) - 127 - (sub ? 23 : 0);
+	m.u = (v.u & 0x007fffffu) | 0x3f800000u;
+	const int big = m.f > 1.41421356237f;
+	float z = (big ? m.f * 0.5f : m.f) - 1.0f;
+	e += big;
+	float z2 = z * z;
+	float p = 7.0376836292E-2f;
+	p = p * z - 1.1514610310E-1f;
+	p = p * z + 1.1676998740E-1f;
+	p = p * z - 1.2420140846E-1f;
+	p = p * z + 1.4249322787E-1f;
+	p = p * z - 1.6668057665E-1f;
+	p = p * z + 2.0000714765E-1f;
+	p = p * z - 2.4999993993E-1f;
+	p = p * z + 3.3333331174E-1f;
+	const float fe = (float)e;
+	float y = z * z2 * p;
+	y = y + fe * -2.12194440e-4f;
+	y = y - 0.5f * z2;
+	float r = z + y;
+	r = r + fe * 0.693359375f;
+	r = x == INFINITY ? x : r;
+	r = x == 0.0f ? -INFINITY : r;
+	r = x < 0.0f ? NAN : r;
+	return x != x ? x : r;
+}
+
+// gk_mish: x tanh(softplus(x)) = x n / (n + 2) with n = e^x (e^x + 2)
+// (tanh(log(1 + e^x)) without the log); x itself above 20, where that is
+// x to float32 precision and n would overflow. Within 4.5 ulps of the
+// float64 formula (every 7th float32 checked).
+static inline float gk_mish(float x) {
+	float e = gk_exp(x > 20.0f ? 20.0f : x);
+	float n = e * (e + 2.0f);
+	float r = x * (n / (n + 2.0f));
+	return x > 20.0f ? x : r;
+}
+
 static inline float gk_tanh(float x) {
 	float ax = x < 0 ? -x : x;
 	// Small |x|: odd polynomial (Cephes tanhf); large: 1 - 2/(e^2x + 1).
@@ -129,7 +176,7 @@ static inline float gk_gelu(float x) {
 	return x < 0 ? 0.5f * x * c : 0.5f * x * (2.0f - c);
 }
 
-enum { U_RELU, U_SIGMOID, U_TANH, U_EXP, U_ERF, U_GELU, U_GELU_TANH };
+enum { U_RELU, U_SIGMOID, U_TANH, U_EXP, U_ERF, U_GELU, U_GELU_TANH, U_LOG, U_MISH };
 
 GK_ISA_BODY void gk_unary_f32_body(int op, float *d, const float *s, long n) {
 	switch (op) {
@@ -139,6 +186,8 @@ GK_ISA_BODY void gk_unary_f32_body(int op, float *d, const float *s, long n) {
 	case U_EXP: for (long i = 0; i < n; i++) d[i] = gk_exp(s[i]); break;
 	case U_ERF: for (long i = 0; i < n; i++) d[i] = gk_ort_erf(s[i]); break;
 	case U_GELU: for (long i = 0; i < n; i++) d[i] = gk_gelu(s[i]); break;
+	case U_LOG: for (long i = 0; i < n; i++) d[i] = gk_log(s[i]); break;
+	case U_MISH: for (long i = 0; i < n; i++) d[i] = gk_mish(s[i]); break;
 	case U_GELU_TANH: for (long i = 0; i < n; i++) { float x = s[i];
 		d[i] = 0.5f * x * (1.0f + gk_tanh(0.79788456080286536f * (x + 0.044715f * x * x * x))); } break;
 	}

@@ -22,6 +22,8 @@ const (
 	uErf
 	uGeLU
 	uGeLUTanh
+	uLog
+	uMish
 )
 
 const (
@@ -135,6 +137,14 @@ func goUnaryF32(op int, d, s []float32) {
 	case uGeLUTanh:
 		for i, x := range s {
 			d[i] = float32(geluTanh64(float64(x)))
+		}
+	case uLog:
+		for i, x := range s {
+			d[i] = float32(math.Log(float64(x)))
+		}
+	case uMish:
+		for i, x := range s {
+			d[i] = float32(float64(x) * math.Tanh(softplus64(float64(x))))
 		}
 	}
 }

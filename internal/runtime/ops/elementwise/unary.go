@@ -137,6 +137,10 @@ func f32UnaryCode(n *ir.Node) (int, bool) {
 		return uExp, true
 	case "Erf":
 		return uErf, true
+	case "Log":
+		return uLog, true
+	case "Mish":
+		return uMish, true
 	case "GeLU":
 		if n.Attrs.String("approximate", "none") == "tanh" {
 			return uGeLUTanh, true
