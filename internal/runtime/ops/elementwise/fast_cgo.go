@@ -136,6 +136,45 @@ static inline float gk_mish(float x) {
 	return x > 20.0f ? x : r;
 }
 
+// gk_sincos: Cephes sinf/cosf, branch-free so it vectorises, for |x| <=
+// 8192 (the three-part pi/4 reduction's range; larger arguments go to libm
+// in a second pass, gk_trig_fixup). cos selects the other polynomial and
+// sign pattern: j is the octant of |x|. Within 1.31 ulps of the float64
+// functions, or 2^-24 absolute near their zeros (every third float32 of the
+// range checked once in C).
+static inline float gk_sincos(float x, int cosine) {
+	const float ax = x < 0 ? -x : x;
+	int j = (int)(ax * 1.27323954473516f);
+	j = (j + 1) & ~1;
+	const float y = (float)j;
+	const float z = ((ax - y * 0.78515625f) - y * 2.4187564849853515625e-4f) - y * 3.77489497744594108e-8f;
+	const float z2 = z * z;
+	const float ps = ((-1.9515295891E-4f * z2 + 8.3321608736E-3f) * z2 - 1.6666654611E-1f) * z2 * z + z;
+	const float pc = ((2.443315711809948E-5f * z2 - 1.388731625493765E-3f) * z2 + 4.166664568298827E-2f) * z2 * z2 - 0.5f * z2 + 1.0f;
+	j &= 7;
+	int neg = j > 3;
+	j = neg ? j - 4 : j;
+	const int other = j == 1 || j == 2; // the quadrants where sin takes cos's polynomial and back
+	float r;
+	if (cosine) {
+		neg ^= j > 1;
+		r = other ? ps : pc;
+	} else {
+		neg ^= x < 0;
+		r = other ? pc : ps;
+	}
+	return neg ? -r : r;
+}
+
+// gk_trig_fixup recomputes the elements of d whose argument is outside
+// gk_sincos's range (|x| > 8192, infinities, NaN) with libm in double.
+static void gk_trig_fixup(float *d, const float *s, long n, int cosine) {
+	for (long i = 0; i < n; i++) {
+		const float x = s[i];
+		if (!(x <= 8192.0f && x >= -8192.0f)) d[i] = cosine ? (float)cos((double)x) : (float)sin((double)x);
+	}
+}
+
 static inline float gk_tanh(float x) {
 	float ax = x < 0 ? -x : x;
 	// Small |x|: odd polynomial (Cephes tanhf); large: 1 - 2/(e^2x + 1).
@@ -176,7 +215,7 @@ static inline float gk_gelu(float x) {
 	return x < 0 ? 0.5f * x * c : 0.5f * x * (2.0f - c);
 }
 
-enum { U_RELU, U_SIGMOID, U_TANH, U_EXP, U_ERF, U_GELU, U_GELU_TANH, U_LOG, U_MISH };
+enum { U_RELU, U_SIGMOID, U_TANH, U_EXP, U_ERF, U_GELU, U_GELU_TANH, U_LOG, U_MISH, U_SIN, U_COS };
 
 GK_ISA_BODY void gk_unary_f32_body(int op, float *d, const float *s, long n) {
 	switch (op) {
@@ -188,6 +227,8 @@ GK_ISA_BODY void gk_unary_f32_body(int op, float *d, const float *s, long n) {
 	case U_GELU: for (long i = 0; i < n; i++) d[i] = gk_gelu(s[i]); break;
 	case U_LOG: for (long i = 0; i < n; i++) d[i] = gk_log(s[i]); break;
 	case U_MISH: for (long i = 0; i < n; i++) d[i] = gk_mish(s[i]); break;
+	case U_SIN: for (long i = 0; i < n; i++) d[i] = gk_sincos(s[i], 0); gk_trig_fixup(d, s, n, 0); break;
+	case U_COS: for (long i = 0; i < n; i++) d[i] = gk_sincos(s[i], 1); gk_trig_fixup(d, s, n, 1); break;
 	case U_GELU_TANH: for (long i = 0; i < n; i++) { float x = s[i];
 		d[i] = 0.5f * x * (1.0f + gk_tanh(0.79788456080286536f * (x + 0.044715f * x * x * x))); } break;
 	}

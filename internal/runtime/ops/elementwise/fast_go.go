@@ -24,6 +24,8 @@ const (
 	uGeLUTanh
 	uLog
 	uMish
+	uSin
+	uCos
 )
 
 const (
@@ -145,6 +147,14 @@ func goUnaryF32(op int, d, s []float32) {
 	case uMish:
 		for i, x := range s {
 			d[i] = float32(float64(x) * math.Tanh(softplus64(float64(x))))
+		}
+	case uSin:
+		for i, x := range s {
+			d[i] = float32(math.Sin(float64(x)))
+		}
+	case uCos:
+		for i, x := range s {
+			d[i] = float32(math.Cos(float64(x)))
 		}
 	}
 }

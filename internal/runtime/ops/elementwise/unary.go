@@ -141,6 +141,10 @@ func f32UnaryCode(n *ir.Node) (int, bool) {
 		return uLog, true
 	case "Mish":
 		return uMish, true
+	case "Sin":
+		return uSin, true
+	case "Cos":
+		return uCos, true
 	case "GeLU":
 		if n.Attrs.String("approximate", "none") == "tanh" {
 			return uGeLUTanh, true
