@@ -579,3 +579,38 @@ func TestTopKHeapPathMatchesSort(t *testing.T) {
 		}
 	}
 }
+
+// TestTopKHeapFloatNaN: the heap path's early skip (a value that loses to
+// the worst kept one outright) ranks NaN, ties and negative zero as the
+// full sort does.
+func TestTopKHeapFloatNaN(t *testing.T) {
+	rng := rand.New(rand.NewSource(7))
+	n := 2000
+	x := ir.NewTensor(ir.Float32, []int64{1, int64(n)})
+	for i := range x.F32() {
+		switch rng.Intn(20) {
+		case 0:
+			x.F32()[i] = float32(math.NaN())
+		case 1:
+			x.F32()[i] = float32(math.Copysign(0, -1))
+		default:
+			x.F32()[i] = float32(rng.Intn(40) - 20)
+		}
+	}
+	for _, largest := range []int64{0, 1} {
+		run := func(k int) ([]float32, []int64) {
+			v, ix := ir.NewTensor(ir.Float32, []int64{1, int64(k)}), ir.NewTensor(ir.Int64, []int64{1, int64(k)})
+			if err := call(t, 1, "TopK", ir.Attrs{"largest": ir.IntAttr(largest)}, []*ir.Tensor{x, i64(int64(k))}, v, ix); err != nil {
+				t.Fatal(err)
+			}
+			return v.F32(), ix.I64()
+		}
+		hv, hi := run(7)
+		sv, si := run(n)
+		for j := range hv {
+			if math.Float32bits(hv[j]) != math.Float32bits(sv[j]) && !(hv[j] != hv[j] && sv[j] != sv[j]) || hi[j] != si[j] {
+				t.Fatalf("largest=%d: position %d: heap %v@%d, sort %v@%d", largest, j, hv[j], hi[j], sv[j], si[j])
+			}
+		}
+	}
+}

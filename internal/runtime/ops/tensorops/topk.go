@@ -127,8 +127,13 @@ func topK[T cmp.Ordered](ctx *opkernel.Ctx, g topkGeom, src, vals []T, idx []int
 		for l := start; l < end; l++ {
 			o, i := l/g.inner, l%g.inner
 			base := o*g.dim*g.inner + i
-			for j := range lane {
-				lane[j] = src[base+j*g.inner]
+			lane := lane
+			if g.inner == 1 {
+				lane = src[base : base+g.dim] // contiguous: no copy
+			} else {
+				for j := range lane {
+					lane[j] = src[base+j*g.inner]
+				}
 			}
 			sel := selectTop(lane, order, g.k, g.largest)
 			ob := o*g.k*g.inner + i
@@ -185,10 +190,18 @@ func selectTop[T cmp.Ordered](lane []T, order []int32, k int, largest bool) []in
 	for i := k/2 - 1; i >= 0; i-- {
 		down(i)
 	}
+	worst := lane[heap[0]]
 	for j := k; j < n; j++ {
-		if ahead(lane[j], lane[heap[0]], int32(j), heap[0], largest) {
+		// most values lose to the worst kept one outright (a NaN compares
+		// false and takes the full test, which ranks it)
+		v := lane[j]
+		if largest && v < worst || !largest && v > worst {
+			continue
+		}
+		if ahead(v, worst, int32(j), heap[0], largest) {
 			heap[0] = int32(j)
 			down(0)
+			worst = lane[heap[0]]
 		}
 	}
 	slices.SortFunc(heap, before)
