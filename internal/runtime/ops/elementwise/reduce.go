@@ -482,6 +482,10 @@ func split3(shape []int64, axis int) (outer, k, inner int) {
 }
 
 func argT[T number](ctx *opkernel.Ctx, d []int64, s []T, outer, k, inner int, isMax, last bool) {
+	if inner >= argBlock && k > 1 {
+		argRows(ctx, d, s, outer, k, inner, isMax, last)
+		return
+	}
 	opkernel.ParallelFor(ctx, outer*inner, max(1, grain/max(k, 1)), func(lo, hi int) {
 		for oi := lo; oi < hi; oi++ {
 			o, j := oi/inner, oi%inner
@@ -505,6 +509,65 @@ func argT[T number](ctx *opkernel.Ctx, d []int64, s []T, outer, k, inner int, is
 				}
 			}
 			d[oi] = int64(best)
+		}
+	})
+}
+
+// argBlock is how many positions of the inner dims argRows keeps best
+// values for at once (a few KiB: they stay in L1 while the k rows stream).
+const argBlock = 256
+
+// argRows is argT for an axis with inner dims (ArgMax over channels): it
+// walks the k rows of a block of inner positions in memory order, keeping
+// the best value and index of each position, instead of striding through
+// the k values of one position at a time; the same comparisons, so the same
+// indices.
+func argRows[T number](ctx *opkernel.Ctx, d []int64, s []T, outer, k, inner int, isMax, last bool) {
+	blocks := (inner + argBlock - 1) / argBlock
+	opkernel.ParallelFor(ctx, outer*blocks, max(1, grain/(k*argBlock)), func(lo, hi int) {
+		var bv [argBlock]T
+		var bi [argBlock]int64
+		for ob := lo; ob < hi; ob++ {
+			o, b := ob/blocks, ob%blocks
+			j0 := b * argBlock
+			j1 := min(j0+argBlock, inner)
+			w := j1 - j0
+			base := o*k*inner + j0
+			vals, idx := bv[:w], bi[:w]
+			copy(vals, s[base:base+w])
+			clear(idx)
+			for i := 1; i < k; i++ {
+				row := s[base+i*inner : base+i*inner+w]
+				row, vals, idx := row[:w], vals[:w], idx[:w]
+				ii := int64(i)
+				switch {
+				case isMax && !last:
+					for j, v := range row {
+						if v > vals[j] {
+							vals[j], idx[j] = v, ii
+						}
+					}
+				case isMax:
+					for j, v := range row {
+						if v >= vals[j] {
+							vals[j], idx[j] = v, ii
+						}
+					}
+				case !last:
+					for j, v := range row {
+						if v < vals[j] {
+							vals[j], idx[j] = v, ii
+						}
+					}
+				default:
+					for j, v := range row {
+						if v <= vals[j] {
+							vals[j], idx[j] = v, ii
+						}
+					}
+				}
+			}
+			copy(d[o*inner+j0:o*inner+j1], idx)
 		}
 	})
 }

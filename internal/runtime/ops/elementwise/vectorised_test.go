@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand"
 	"testing"
+
+	"gkconv/internal/runtime/opkernel"
 )
 
 // TestParamUnaryAccuracy: Elu, Selu and Celu on the C path (gk_exp, as
@@ -158,6 +160,50 @@ func TestSinCosAccuracy(t *testing.T) {
 			}
 			if math.Abs(g-want) > math.Max(2*ulp, 0x1p-24) {
 				t.Fatalf("%s(%g) = %.9g, want %.9g", c.name, x, g, want)
+			}
+		}
+	}
+}
+
+// TestArgRowsMatchesPositions: ArgMax/ArgMin over an axis with inner dims
+// (argRows, by blocks of rows) pick the indices the per-position loop
+// picks, ties (select_last_index both ways) and NaN included.
+func TestArgRowsMatchesPositions(t *testing.T) {
+	rng := rand.New(rand.NewSource(38))
+	outer, k, inner := 3, 9, 2*argBlock+37
+	s := make([]float32, outer*k*inner)
+	for i := range s {
+		if rng.Intn(30) == 0 {
+			s[i] = float32(math.NaN())
+		} else {
+			s[i] = float32(rng.Intn(6))
+		}
+	}
+	ctx := &opkernel.Ctx{Threads: 2}
+	for _, isMax := range []bool{true, false} {
+		for _, last := range []bool{true, false} {
+			got, want := make([]int64, outer*inner), make([]int64, outer*inner)
+			argRows(ctx, got, s, outer, k, inner, isMax, last)
+			for oi := range want {
+				o, j := oi/inner, oi%inner
+				base := o*k*inner + j
+				best, bv := 0, s[base]
+				for i := 1; i < k; i++ {
+					v := s[base+i*inner]
+					better := v < bv || last && v == bv
+					if isMax {
+						better = v > bv || last && v == bv
+					}
+					if better {
+						best, bv = i, v
+					}
+				}
+				want[oi] = int64(best)
+			}
+			for i := range want {
+				if got[i] != want[i] {
+					t.Fatalf("isMax %v last %v: position %d got %d want %d", isMax, last, i, got[i], want[i])
+				}
 			}
 		}
 	}
