@@ -3,7 +3,7 @@
 // by the count. Rows are accumulated across a whole output row at once
 // (acc[OW]) so the interior vectorises; each output still sees its taps in
 // the same order, so the bits are the Go loop's. No contraction into FMAs.
-#pragma GCC optimize("fp-contract=off")
+#pragma GCC optimize("fp-contract=off", "no-trapping-math") // no-trapping-math: the guarded division if-converts (values unchanged)
 #include "avgpool.h"
 #include "isa.h"
 
@@ -17,9 +17,10 @@ static inline void tap_range(int start, int k, int d, int lo, int hi, int *k0, i
     *k1 = b;
 }
 
-GK_ISA_BODY void avgpool2d_f32_body(const float *x, float *y, int NC, int H, int W, int KH, int KW, int SH,
-                                    int SW, int PH, int PW, int PEH, int PEW, int DH, int DW, int OH, int OW,
-                                    int count_pad, float *acc, int *wlo, int *whi, int *wcnt) {
+GK_ISA_BODY void avgpool2d_f32_body(const float *restrict x, float *restrict y, int NC, int H, int W, int KH,
+                                    int KW, int SH, int SW, int PH, int PW, int PEH, int PEW, int DH, int DW,
+                                    int OH, int OW, int count_pad, float *restrict acc, int *restrict wlo,
+                                    int *restrict whi, int *restrict wcnt) {
     // per output column: its in-bounds taps and the count it divides by
     int lo = OW, hi = 0; // [lo, hi): columns whose window is wholly inside
     for (int ow = 0; ow < OW; ow++) {
@@ -54,20 +55,38 @@ GK_ISA_BODY void avgpool2d_f32_body(const float *x, float *y, int NC, int H, int
                 hcnt = c1 - c0;
             }
             for (int ow = 0; ow < OW; ow++) acc[ow] = 0.0f;
+            // interior columns of a stride-1 pool: blocks of 32 outputs keep
+            // their sums in registers over the whole window (taps still
+            // row by row, left to right for each output)
+            const int blocked = SW == 1;
             for (int kh = h0; kh < h1; kh++) {
                 const float *row = xc + (long)(oh * SH - PH + kh * DH) * W;
                 for (int kw = 0; kw < KW; kw++) {
                     const int off = kw * DW - PW;
                     for (int ow = 0; ow < lo; ow++)
                         if (kw >= wlo[ow] && kw < whi[ow]) acc[ow] += row[ow * SW + off];
-                    if (SW == 1) {
-                        const float *r = row + off;
-                        for (int ow = lo; ow < hi; ow++) acc[ow] += r[ow];
-                    } else {
+                    if (!blocked)
                         for (int ow = lo; ow < hi; ow++) acc[ow] += row[ow * SW + off];
-                    }
                     for (int ow = hi; ow < OW; ow++)
                         if (kw >= wlo[ow] && kw < whi[ow]) acc[ow] += row[ow * SW + off];
+                }
+            }
+            if (blocked) {
+                int ow = lo;
+                for (; ow + 32 <= hi; ow += 32) {
+                    float a[32];
+                    for (int j = 0; j < 32; j++) a[j] = 0.0f;
+                    for (int kh = h0; kh < h1; kh++) {
+                        const float *restrict row = xc + (long)(oh * SH - PH + kh * DH) * W + ow - PW;
+                        for (int kw = 0; kw < KW; kw++)
+                            for (int j = 0; j < 32; j++) a[j] += row[kw * DW + j];
+                    }
+                    for (int j = 0; j < 32; j++) acc[ow + j] = a[j];
+                }
+                for (int kh = h0; kh < h1; kh++) {
+                    const float *restrict row = xc + (long)(oh * SH - PH + kh * DH) * W - PW;
+                    for (int kw = 0; kw < KW; kw++)
+                        for (int o = ow; o < hi; o++) acc[o] += row[kw * DW + o];
                 }
             }
             float *o = yc + (long)oh * OW;
