@@ -233,7 +233,7 @@ void gk_qgemm_pack_a(const uint8_t *a, int asigned, int M, int K, int lda, uint8
 
 void gk_qgemm(int M, int K, int N, const uint8_t *a, int asigned, int lda, const int32_t *za, const int8_t *bp,
               const int32_t *colsum, const int32_t *zb, int s0, int s1, int32_t *c, int ldc, const uint8_t *apk,
-              const int32_t *arow) {
+              const int32_t *arow, const gk_qepi *e) {
     int kp = (K + 3) & ~3;
     dot_fn dot = pick_dot();
     // A is packed in blocks of rows that stay in L2 across the strips
@@ -269,6 +269,8 @@ void gk_qgemm(int M, int K, int N, const uint8_t *a, int asigned, int lda, const
                         for (int t = 0; t < nst; t++)
                             vnni_tile1(ap + (int64_t)r0 * kp, mr, kp, bs + (int64_t)t * kp * QG_NR, ncols - t * QG_NR, K,
                                        rowsum + r0, zar + r0, colsum + j0 + t * QG_NR, zb + j0 + t * QG_NR, cc + t * QG_NR, ldc);
+                    // the epilogue in place on the tile just stored (in L1)
+                    if (e) gk_qepilogue_rows(cc, mr, ncols, ldc, e, i0 + r0, j0, (float *)cc, ldc);
                 }
             }
             continue;
@@ -279,8 +281,9 @@ void gk_qgemm(int M, int K, int N, const uint8_t *a, int asigned, int lda, const
             for (int r0 = 0; r0 < rows; r0 += QG_MR) {
                 int mr = rows - r0 < QG_MR ? rows - r0 : QG_MR;
                 dot(ap + (int64_t)r0 * kp, mr, kp, bs, acc);
-                store_strip(acc, mr, nc, K, rowsum + r0, zar + r0, colsum + j0, zb + j0,
-                            c + (int64_t)(i0 + r0) * ldc + j0, ldc);
+                int32_t *cc = c + (int64_t)(i0 + r0) * ldc + j0;
+                store_strip(acc, mr, nc, K, rowsum + r0, zar + r0, colsum + j0, zb + j0, cc, ldc);
+                if (e) gk_qepilogue_rows(cc, mr, nc, ldc, e, i0 + r0, j0, (float *)cc, ldc);
             }
         }
     }

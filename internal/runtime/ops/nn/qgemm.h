@@ -22,10 +22,13 @@ void gk_qgemm_pack_b(const uint8_t *b, int bsigned, int K, int N, int ldb, int8_
 // per-column zero points of the packed B (already shifted by -128 when B is
 // uint8).
 // apk and arow, when not NULL, are A packed by gk_qgemm_pack_a (a and lda
-// are then not read).
+// are then not read). e, when not NULL, is applied to each tile right after
+// it is stored, in place: c then holds float32 (gk_qepi below; its rows
+// are numbered from 0 at this call's first row).
+typedef struct gk_qepi gk_qepi;
 void gk_qgemm(int M, int K, int N, const uint8_t *a, int asigned, int lda, const int32_t *za, const int8_t *bp,
               const int32_t *colsum, const int32_t *zb, int s0, int s1, int32_t *c, int ldc, const uint8_t *apk,
-              const int32_t *arow);
+              const int32_t *arow, const gk_qepi *e);
 // gk_qgemm_pack_a packs A [M, K] (row stride lda) once: rows of K rounded
 // up to a multiple of 4, as uint8 (int8 A xor 0x80), and their sums.
 void gk_qgemm_pack_a(const uint8_t *a, int asigned, int M, int K, int lda, uint8_t *out, int32_t *rowsum);
@@ -50,5 +53,32 @@ void gk_qconv_pack(const uint8_t *x, int xsigned, int cg, const int *geo, uint8_
 // unfold-and-GEMM path. geo is gk_qconv_pack's.
 void gk_qdw_conv(const uint8_t *x, int xsigned, const uint8_t *w, int wsigned, const int32_t *wz, int xz,
                  const int *geo, int c0, int c1, int32_t *y);
+
+// gk_qepi is the dequantizing epilogue of a fused ConvInteger/MatMulInteger
+// -> Cast(float) -> Mul(scale) -> Add(bias) [-> Relu] chain: y =
+// relu?((float)acc * scale + bias), rounded as the separate ops (one float32
+// multiply, then one add; bias absent: no add). scale and bias hold one
+// value (GK_QEPI_SCALAR), one per row (GK_QEPI_PER_ROW: indexed by the row
+// number the caller passes) or one per column (GK_QEPI_PER_COL).
+enum { GK_QEPI_NONE = 0, GK_QEPI_SCALAR = 1, GK_QEPI_PER_ROW = 2, GK_QEPI_PER_COL = 3 };
+struct gk_qepi {
+    const float *scale;
+    int scale_mode; // SCALAR, PER_ROW or PER_COL
+    const float *bias;
+    int bias_mode; // NONE, SCALAR, PER_ROW or PER_COL
+    int relu;
+};
+
+// gk_qepilogue_rows applies e to rows [0, rows) of acc (row stride ld), the
+// first being row r0 and column col0 of the whole result, writing y (row
+// stride ldy); y may be acc itself (in place).
+void gk_qepilogue_rows(const int32_t *acc, int rows, int n, int ld, const gk_qepi *e, int r0, int col0, float *y,
+                       int ldy);
+
+// gk_qdw_conv_epi is gk_qdw_conv, direct 2-D windows vectorised (16 outputs
+// per step), writing int32 sums to yacc, or, when yf is not NULL, y = e's
+// epilogue of them to yf (channel c is e's row c).
+void gk_qdw_conv_epi(const uint8_t *x, int xsigned, const uint8_t *w, int wsigned, const int32_t *wz, int xz,
+                     const int *geo, int c0, int c1, int32_t *yacc, const gk_qepi *e, float *yf);
 
 #endif

@@ -14,6 +14,23 @@ package nn
 #cgo CFLAGS: -O3 -std=gnu11 -I${SRCDIR}/../../cpuisa
 #cgo LDFLAGS: -lm
 #include "qgemm.h"
+
+// gk_qgemm_e is gk_qgemm with the epilogue's fields as arguments (Go memory
+// may not hold the Go pointers a gk_qepi would).
+static void gk_qgemm_e(int M, int K, int N, const uint8_t *a, int asigned, int lda, const int32_t *za,
+                       const int8_t *bp, const int32_t *colsum, const int32_t *zb, int s0, int s1, int32_t *c,
+                       int ldc, const uint8_t *apk, const int32_t *arow, int has_e, const float *es, int esm,
+                       const float *eb, int ebm, int erelu) {
+    gk_qepi e = {es, esm, eb, ebm, erelu};
+    gk_qgemm(M, K, N, a, asigned, lda, za, bp, colsum, zb, s0, s1, c, ldc, apk, arow, has_e ? &e : NULL);
+}
+
+static void gk_qdw_conv_e(const uint8_t *x, int xsigned, const uint8_t *w, int wsigned, const int32_t *wz, int xz,
+                          const int *geo, int c0, int c1, int32_t *yacc, int has_e, const float *es, int esm,
+                          const float *eb, int ebm, int erelu) {
+    gk_qepi e = {es, esm, eb, ebm, erelu};
+    gk_qdw_conv_epi(x, xsigned, w, wsigned, wz, xz, geo, c0, c1, has_e ? NULL : yacc, &e, has_e ? (float *)yacc : NULL);
+}
 */
 import "C"
 
@@ -102,7 +119,9 @@ func (p *qpackedA) rows(r0, k int) *qpackedA {
 // (b[k][j] - zb[j]) for the m rows of a (row stride lda) and the packed b;
 // zb holds b's zero points as given (n values).
 // pa, when not nil, is a packed once (packQA; a is then not read).
-func qgemm(ctx *opkernel.Ctx, m int, a []byte, aSigned bool, lda int, za []int32, pa *qpackedA, b *qpackedB, zb []int32, c []int32, ldc int) {
+// epi, when not nil, turns each tile into float32 in place (c then holds
+// float32 bits; its per-row values are numbered from a's first row).
+func qgemm(ctx *opkernel.Ctx, m int, a []byte, aSigned bool, lda int, za []int32, pa *qpackedA, b *qpackedB, zb []int32, c []int32, ldc int, epi *qepi) {
 	k, n := b.k, b.n
 	if m == 0 || n == 0 {
 		return
@@ -156,10 +175,11 @@ func qgemm(ctx *opkernel.Ctx, m int, a []byte, aSigned bool, lda int, za []int32
 			} else {
 				ar0 = (*C.uint8_t)(unsafe.Pointer(&a[i0*lda]))
 			}
-			C.gk_qgemm(C.int(rows), C.int(k), C.int(n), ar0, C.int(sa), C.int(lda),
+			he, es, esm, eb, ebm, er := epi.args(i0)
+			C.gk_qgemm_e(C.int(rows), C.int(k), C.int(n), ar0, C.int(sa), C.int(lda),
 				(*C.int32_t)(unsafe.Pointer(&za[i0])), (*C.int8_t)(unsafe.Pointer(&b.data[0])),
 				(*C.int32_t)(unsafe.Pointer(&b.colsum[0])), (*C.int32_t)(unsafe.Pointer(&zbs[0])), C.int(s0), C.int(s1),
-				(*C.int32_t)(unsafe.Pointer(&c[i0*ldc])), C.int(ldc), ap, ar)
+				(*C.int32_t)(unsafe.Pointer(&c[i0*ldc])), C.int(ldc), ap, ar, he, es, esm, eb, ebm, er)
 		}
 	})
 }
@@ -321,7 +341,7 @@ func qmatmul(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor, bi int, pb *qp
 			pbt = packQB(b.Data[bo:], bSigned, p.k, p.n, p.ldb)
 		}
 		bm := bo / max(p.bSize, 1)
-		qgemm(ctx, p.m, a.Data[ao:], aSigned, p.lda, za[ao/max(p.lda, 1):], nil, pbt, zb[bm*p.n:(bm+1)*p.n], acc[t*mn:], p.n)
+		qgemm(ctx, p.m, a.Data[ao:], aSigned, p.lda, za[ao/max(p.lda, 1):], nil, pbt, zb[bm*p.n:(bm+1)*p.n], acc[t*mn:], p.n, nil)
 	}
 	if !qlinear {
 		return nil
@@ -414,11 +434,11 @@ func requant(acc []int32, mult []float32, perCol bool, zp int32, signed bool, y 
 }
 
 func convInteger(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
-	return qconv(ctx, n, in, out, false, nil)
+	return qconv(ctx, n, in, out, false, nil, nil)
 }
 
 func qlinearConv(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
-	return qconv(ctx, n, in, out, true, nil)
+	return qconv(ctx, n, in, out, true, nil, nil)
 }
 
 type qpackAKey struct{ w *ir.Tensor }
@@ -441,16 +461,18 @@ func prepareQConv(p *opkernel.Prep, n *ir.Node, wi int, qlinear bool) (opkernel.
 	}).(*qpackedA)
 	return func(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 		if len(in) <= wi || in[wi] != w {
-			return qconv(ctx, n, in, out, qlinear, nil)
+			return qconv(ctx, n, in, out, qlinear, nil, nil)
 		}
-		return qconv(ctx, n, in, out, qlinear, pa)
+		return qconv(ctx, n, in, out, qlinear, pa, nil)
 	}, nil
 }
 
 // qconv runs ConvInteger (x, w, x_zero_point?, w_zero_point?) or
 // QLinearConv (x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale,
-// y_zero_point, B?); pa is w packed at load, or nil.
-func qconv(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor, qlinear bool, pa *qpackedA) error {
+// y_zero_point, B?); pa is w packed at load, or nil. epi, for a ConvInteger
+// only, makes y float32: epi's dequantizing epilogue of the sums (rows are
+// output channels).
+func qconv(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor, qlinear bool, pa *qpackedA, epi *qepi) error {
 	wi, xzi, wzi := 1, 2, 3
 	if qlinear {
 		if err := need(n, in, 8); err != nil {
@@ -515,11 +537,13 @@ func qconv(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor, qlinear bool, pa
 		if wSigned {
 			wsg = 1
 		}
+		he, es, esm, eb, ebm, er := epi.args(0)
 		for bi := 0; bi < nb; bi++ {
 			xb, yb := x.Data[bi*c*iv:], acc[bi*m*ov:]
 			opkernel.ParallelFor(ctx, m, 1, func(s, e int) {
-				C.gk_qdw_conv((*C.uint8_t)(unsafe.Pointer(&xb[0])), C.int(xsg), (*C.uint8_t)(unsafe.Pointer(&w.Data[0])), C.int(wsg),
-					(*C.int32_t)(unsafe.Pointer(&wzp[0])), C.int(xz), &geo[0], C.int(s), C.int(e), (*C.int32_t)(unsafe.Pointer(&yb[0])))
+				C.gk_qdw_conv_e((*C.uint8_t)(unsafe.Pointer(&xb[0])), C.int(xsg), (*C.uint8_t)(unsafe.Pointer(&w.Data[0])), C.int(wsg),
+					(*C.int32_t)(unsafe.Pointer(&wzp[0])), C.int(xz), &geo[0], C.int(s), C.int(e), (*C.int32_t)(unsafe.Pointer(&yb[0])),
+					he, es, esm, eb, ebm, er)
 			})
 		}
 		return qconvEpilogue(ctx, n, in, y, acc, qlinear, nb, m, ov)
@@ -557,7 +581,7 @@ func qconv(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor, qlinear bool, pa
 			if pa != nil {
 				pag = pa.rows(gi*mg, kk)
 			}
-			qgemm(ctx, mg, w.Data[gi*mg*kk:], wSigned, kk, wzp[gi*mg:], pag, pb, zbs, acc[(bi*m+gi*mg)*ov:], ov)
+			qgemm(ctx, mg, w.Data[gi*mg*kk:], wSigned, kk, wzp[gi*mg:], pag, pb, zbs, acc[(bi*m+gi*mg)*ov:], ov, epi.rows(gi*mg))
 		}
 	}
 	return qconvEpilogue(ctx, n, in, y, acc, qlinear, nb, m, ov)

@@ -68,7 +68,7 @@ func TestQGEMMExact(t *testing.T) {
 					if m%2 == 1 { // prepacked A on odd sizes
 						pa = packQA(a, as, m, k)
 					}
-					qgemm(&opkernel.Ctx{Threads: 3}, m, a, as, k, za, pa, packQB(b, bs, k, n, n), zb, c, n)
+					qgemm(&opkernel.Ctx{Threads: 3}, m, a, as, k, za, pa, packQB(b, bs, k, n, n), zb, c, n, nil)
 					for i := 0; i < m; i++ {
 						for j := 0; j < n; j++ {
 							var want int64
@@ -195,6 +195,17 @@ func BenchmarkQLinearConv(b *testing.B) {
 // 1-D and 2-D windows.
 func TestDepthwiseConvIntegerExact(t *testing.T) {
 	r := rand.New(rand.NewSource(9))
+	defer cpuisa.Reset()
+	for _, lv := range []cpuisa.Level{cpuisa.AVX512, cpuisa.AVX2, cpuisa.Portable} {
+		if err := cpuisa.Force(lv); err != nil {
+			t.Logf("skip %s: %v", lv, err)
+			continue
+		}
+		checkDepthwiseConvInteger(t, r)
+	}
+}
+
+func checkDepthwiseConvInteger(t *testing.T, r *rand.Rand) {
 	type cfg struct {
 		h, w, k, s, d      int64
 		pt, pl, pbot, pr   int64
@@ -206,6 +217,14 @@ func TestDepthwiseConvIntegerExact(t *testing.T) {
 		{9, 11, 5, 2, 1, 2, 2, 2, 2, ir.Uint8, ir.Int8, true, false},
 		{8, 7, 3, 2, 2, 0, 1, 2, 0, ir.Int8, ir.Int8, true, false},
 		{1, 20, 3, 1, 1, 0, 1, 0, 1, ir.Int8, ir.Uint8, false, true},
+		// planes wider than one 16-value step, odd and strided
+		{13, 48, 3, 1, 1, 1, 1, 1, 1, ir.Uint8, ir.Uint8, false, false},
+		{12, 37, 3, 2, 1, 1, 1, 1, 1, ir.Uint8, ir.Uint8, true, false},
+		{14, 33, 5, 1, 1, 2, 2, 2, 2, ir.Uint8, ir.Int8, false, false},
+		{11, 35, 5, 3, 2, 4, 3, 1, 0, ir.Int8, ir.Uint8, true, false},
+		{6, 8, 5, 1, 1, 2, 2, 2, 2, ir.Uint8, ir.Uint8, false, false},
+		{9, 19, 7, 2, 1, 0, 0, 0, 0, ir.Uint8, ir.Uint8, false, false},
+		{1, 70, 5, 2, 3, 0, 4, 0, 5, ir.Uint8, ir.Int8, true, true},
 	} {
 		const ch = 5
 		var x, w *ir.Tensor
