@@ -1,8 +1,10 @@
 // Direct 8-bit integer convolutions (no unfold) and the dequantizing
 // epilogue of the fused ConvInteger -> Cast -> Mul -> Add [-> Relu] chain.
 // See qgemm.h. Integer sums are exact in int32; the epilogue is one float32
-// conversion, one multiply and one add per value, never contracted (the
-// variants are compiled for avx512f and avx2 without fma).
+// conversion, one multiply and one add per value, never contracted into a
+// fused multiply-add (gcc's avx512f target implies fma, and -ffp-contract
+// defaults to fast): the pragma covers every function of this file.
+#pragma GCC optimize("fp-contract=off")
 #include "qgemm.h"
 #include "isa.h"
 #include <stdlib.h>
@@ -13,8 +15,9 @@ typedef float qd_vf __attribute__((vector_size(64)));
 #define QD_W 16
 
 // qd_epi_row writes y[j] = relu?((float)acc[j] * s + b) for n values (b
-// added only when hasb): the rounding of the separate Cast, Mul and Add
-// (and Relu: x > 0 ? x : NaN stays, else +0, as the runtime's ReLU).
+// added only when hasb): the rounding of the separate Cast, Mul and Add;
+// relu 1 is the runtime's ReLU (x > 0 ? x : NaN stays, else +0), relu 2 a
+// fused kernel's Maximum(x, 0) (0 > x ? 0 : x: -0 and NaN stay).
 GK_ISA_BODY void qd_epi_row_body(const int32_t *acc, int n, float s, int hasb, float b, int relu, float *y) {
     int j = 0;
     for (; j + QD_W <= n; j += QD_W) {
@@ -23,9 +26,11 @@ GK_ISA_BODY void qd_epi_row_body(const int32_t *acc, int n, float s, int hasb, f
         qd_vf f = __builtin_convertvector(a, qd_vf);
         f = f * s;
         if (hasb) f = f + b;
-        if (relu) {
+        if (relu == 1) {
             qd_vi keep = (f > 0) | (f != f);
             f = (qd_vf)((qd_vi)f & keep);
+        } else if (relu == 2) {
+            f = (qd_vf)((qd_vi)f & ~(f < 0));
         }
         memcpy(y + j, &f, sizeof f);
     }
@@ -33,7 +38,8 @@ GK_ISA_BODY void qd_epi_row_body(const int32_t *acc, int n, float s, int hasb, f
         float f = (float)acc[j];
         f = f * s;
         if (hasb) f = f + b;
-        if (relu) f = f > 0 ? f : (f != f ? f : 0.0f);
+        if (relu == 1) f = f > 0 ? f : (f != f ? f : 0.0f);
+        else if (relu == 2) f = 0.0f > f ? 0.0f : f;
         y[j] = f;
     }
 }
@@ -54,7 +60,8 @@ void gk_qepilogue_rows(const int32_t *acc, int rows, int n, int ld, const gk_qep
                 f = f * s;
                 if (e->bias_mode != GK_QEPI_NONE)
                     f = f + e->bias[e->bias_mode == GK_QEPI_PER_COL ? ci : e->bias_mode == GK_QEPI_PER_ROW ? ri : 0];
-                if (e->relu) f = f > 0 ? f : (f != f ? f : 0.0f);
+                if (e->relu == 1) f = f > 0 ? f : (f != f ? f : 0.0f);
+                else if (e->relu == 2) f = 0.0f > f ? 0.0f : f;
                 yr[j] = f;
             }
             continue;

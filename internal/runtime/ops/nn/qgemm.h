@@ -66,7 +66,7 @@ struct gk_qepi {
     int scale_mode; // SCALAR, PER_ROW or PER_COL
     const float *bias;
     int bias_mode; // NONE, SCALAR, PER_ROW or PER_COL
-    int relu;
+    int relu; // 0 none, 1 the ReLU op's (-0 -> +0), 2 Maximum(x, +0)'s (0 > x ? 0 : x)
 };
 
 // gk_qepilogue_rows applies e to rows [0, rows) of acc (row stride ld), the

@@ -26,7 +26,7 @@ type qepi struct {
 	scale        []float32
 	smode, bmode int // C.GK_QEPI_*
 	bias         []float32
-	relu         bool
+	relu         int // gk_qepi's
 }
 
 // args are the C arguments of e for a call whose first row is row r0 of
@@ -47,10 +47,7 @@ func (e *qepi) args(r0 int) (has C.int, s *C.float, sm C.int, b *C.float, bm C.i
 		}
 		b = (*C.float)(unsafe.Pointer(&e.bias[bo]))
 	}
-	if e.relu {
-		relu = 1
-	}
-	return 1, s, C.int(e.smode), b, C.int(e.bmode), relu
+	return 1, s, C.int(e.smode), b, C.int(e.bmode), C.int(e.relu)
 }
 
 // rows is e for the rows from r0 on (nil stays nil).
@@ -116,9 +113,10 @@ const (
 
 // PrepareConvIntegerChain binds the fused chain: n has a ConvInteger's
 // attributes and ChainInputs inputs, its one output is the chain's float32
-// result; relu adds the Relu. The constant weight is packed once, as for
+// result; relu is the last step (gk_qepi's relu: 0 none, 1 the ReLU op,
+// 2 a fused kernel's Maximum(x, 0)). The constant weight is packed once, as for
 // ConvInteger.
-func PrepareConvIntegerChain(p *opkernel.Prep, n *ir.Node, relu bool) (opkernel.Func, error) {
+func PrepareConvIntegerChain(p *opkernel.Prep, n *ir.Node, relu int) (opkernel.Func, error) {
 	var pa *qpackedA
 	var pw *ir.Tensor
 	if wv := n.Input(1); wv != nil && wv.Const != nil && len(wv.Const.Shape) >= 3 && (wv.Const.DType == ir.Uint8 || wv.Const.DType == ir.Int8) {
@@ -179,4 +177,3 @@ func PrepareConvIntegerChain(p *opkernel.Prep, n *ir.Node, relu bool) (opkernel.
 		return qconv(ctx, n, cin, out, false, w, e)
 	}, nil
 }
-
