@@ -158,18 +158,42 @@ func TestQuantChainFusedMatchesUnfused(t *testing.T) {
 	add(func(c *qchainCase) { c.bias = false })
 	add(func(c *qchainCase) { c.bias, c.relu = false, false; c.negScale = true })
 	add(func(c *qchainCase) { c.xdt, c.wdt = ir.Int8, ir.Int8; c.perChScale, c.perChZP = true, true })
-	add(func(c *qchainCase) { c.xdt = ir.Int8; c.rank3Scale, c.perChScale = true, true; c.reverseMul, c.reverseAdd = true, true })
+	add(func(c *qchainCase) {
+		c.xdt = ir.Int8
+		c.rank3Scale, c.perChScale = true, true
+		c.reverseMul, c.reverseAdd = true, true
+	})
 	add(func(c *qchainCase) { c.wdt = ir.Int8; c.noXZP = true; c.negScale = true; c.zeroBiasChannels = true })
 	add(func(c *qchainCase) { c.kh, c.kw, c.pt, c.pl, c.pb, c.pr = 1, 1, 0, 0, 0, 0; c.c, c.m = 40, 24 })
-	add(func(c *qchainCase) { c.kh, c.kw, c.pt, c.pl, c.pb, c.pr = 1, 1, 0, 0, 0, 0; c.h, c.w = 1, 1; c.c, c.m = 64, 16 })
+	add(func(c *qchainCase) {
+		c.kh, c.kw, c.pt, c.pl, c.pb, c.pr = 1, 1, 0, 0, 0, 0
+		c.h, c.w = 1, 1
+		c.c, c.m = 64, 16
+	})
 	add(func(c *qchainCase) { c.sh, c.sw = 2, 2; c.h, c.w = 33, 41 })
 	add(func(c *qchainCase) { c.dh, c.dw, c.pt, c.pl, c.pb, c.pr = 2, 2, 2, 2, 2, 2; c.pt = 1 })
 	add(func(c *qchainCase) { c.group = 2; c.perChScale = true })
 	add(func(c *qchainCase) { c.group, c.c, c.m = 16, 16, 16; c.perChScale, c.perChZP = true, true }) // depthwise
-	add(func(c *qchainCase) { c.group, c.c, c.m = 8, 8, 8; c.kh, c.kw, c.pt, c.pl, c.pb, c.pr = 5, 5, 2, 2, 2, 2; c.h, c.w = 24, 32 })
-	add(func(c *qchainCase) { c.group, c.c, c.m = 8, 8, 8; c.sh, c.sw = 2, 2; c.h, c.w = 24, 35; c.xdt = ir.Int8 })
+	add(func(c *qchainCase) {
+		c.group, c.c, c.m = 8, 8, 8
+		c.kh, c.kw, c.pt, c.pl, c.pb, c.pr = 5, 5, 2, 2, 2, 2
+		c.h, c.w = 24, 32
+	})
+	add(func(c *qchainCase) {
+		c.group, c.c, c.m = 8, 8, 8
+		c.sh, c.sw = 2, 2
+		c.h, c.w = 24, 35
+		c.xdt = ir.Int8
+	})
 	add(func(c *qchainCase) { c.group, c.c, c.m = 8, 8, 16; c.kh, c.kw = 3, 5; c.pl, c.pr = 2, 2 }) // 2 outputs per group
-	add(func(c *qchainCase) { c.n = 2; c.m = 70; c.c = 12; c.h, c.w = 9, 70; c.kh = 2; c.pt, c.pb = 0, 1 })
+	add(func(c *qchainCase) {
+		c.n = 2
+		c.m = 70
+		c.c = 12
+		c.h, c.w = 9, 70
+		c.kh = 2
+		c.pt, c.pb = 0, 1
+	})
 	add(func(c *qchainCase) { c.pt, c.pl, c.pb, c.pr = 0, 2, 1, 0 })
 	add(func(c *qchainCase) { c.bodyGK = true })
 	add(func(c *qchainCase) { c.bodyGK, c.bias, c.perChScale = true, false, true })
