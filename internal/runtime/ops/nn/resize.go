@@ -323,6 +323,20 @@ func resizeNearest(n *ir.Node, plan []*resizeAxis, x, y *ir.Tensor, extrap float
 		}
 		return plan[a].idx[o]
 	}
+	switch es {
+	case 4:
+		nearestRows(plan, inStr, viewAs[uint32](x.Data), viewAs[uint32](y.Data), total)
+		fillOutside(plan, y, extrap)
+		return nil
+	case 2:
+		nearestRows(plan, inStr, viewAs[uint16](x.Data), viewAs[uint16](y.Data), total)
+		fillOutside(plan, y, extrap)
+		return nil
+	case 1:
+		nearestRows(plan, inStr, x.Data, y.Data, total)
+		fillOutside(plan, y, extrap)
+		return nil
+	}
 	idx := make([]int, r)
 	off := 0
 	for a := range plan {
@@ -350,6 +364,56 @@ func resizeNearest(n *ir.Node, plan []*resizeAxis, x, y *ir.Tensor, extrap float
 	}
 	fillOutside(plan, y, extrap)
 	return nil
+}
+
+// nearestRows is resizeNearest's copy for elements of one machine type:
+// each output row (innermost axis) is gathered from its input row, or,
+// when it reads the same input row as the row before it (an upscaled
+// axis), copied from that output row: the same elements, a fraction of
+// the work (the byte-wise copy was ~8% of ocr_det_tiny_dynq's run).
+func nearestRows[T any](plan []*resizeAxis, inStr []int, xs, ys []T, total int) {
+	r := len(plan)
+	last := plan[r-1]
+	w := last.out
+	src := func(a, o int) int {
+		if plan[a].identity {
+			return o
+		}
+		return plan[a].idx[o]
+	}
+	idx := make([]int, r)
+	off := 0 // the input offset of the current row, innermost axis at 0
+	for a := 0; a < r-1; a++ {
+		off += src(a, 0) * inStr[a]
+	}
+	prevBase, prevT := -1, 0
+	for t := 0; t < total; t += w {
+		row := ys[t : t+w]
+		switch {
+		case off == prevBase:
+			copy(row, ys[prevT:prevT+w])
+		case last.identity:
+			copy(row, xs[off:off+w])
+		default:
+			in := xs[off:]
+			for o, i := range last.idx[:w] {
+				row[o] = in[i]
+			}
+		}
+		if off != prevBase {
+			prevBase, prevT = off, t
+		}
+		for a := r - 2; a >= 0; a-- {
+			off -= src(a, idx[a]) * inStr[a]
+			idx[a]++
+			if idx[a] < plan[a].out {
+				off += src(a, idx[a]) * inStr[a]
+				break
+			}
+			idx[a] = 0
+			off += src(a, 0) * inStr[a]
+		}
+	}
 }
 
 // fillOutside writes extrapolation_value wherever any axis coordinate fell
