@@ -157,6 +157,7 @@ func TestQuantChainFusedMatchesUnfused(t *testing.T) {
 	add(func(c *qchainCase) { c.relu = false })
 	add(func(c *qchainCase) { c.bias = false })
 	add(func(c *qchainCase) { c.bias, c.relu = false, false; c.negScale = true })
+	add(func(c *qchainCase) { c.bias = false; c.negScale = true; c.perChScale = true; c.xdt = ir.Int8 })
 	add(func(c *qchainCase) { c.xdt, c.wdt = ir.Int8, ir.Int8; c.perChScale, c.perChZP = true, true })
 	add(func(c *qchainCase) {
 		c.xdt = ir.Int8

@@ -27,8 +27,9 @@ GK_ISA_BODY void qd_epi_row_body(const int32_t *acc, int n, float s, int hasb, f
         f = f * s;
         if (hasb) f = f + b;
         if (relu == 1) {
-            qd_vi keep = (f > 0) | (f != f);
-            f = (qd_vf)((qd_vi)f & keep);
+            // !(f <= 0) is f > 0 or NaN: one compare (with f != f or'ed
+            // in, gcc scalarised the select)
+            f = (qd_vf)((qd_vi)f & ~(f <= 0));
         } else if (relu == 2) {
             f = (qd_vf)((qd_vi)f & ~(f < 0));
         }
