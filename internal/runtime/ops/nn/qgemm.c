@@ -350,7 +350,21 @@ __attribute__((optimize("no-tree-loop-distribute-patterns"))) static void unfold
                 for (int j = lo; j < hi; j++) d[j] = s[j];
                 for (int j = hi; j < run; j++) d[j] = pad;
             } else {
-                for (int j = 0; j < run; j++, iw += st[2]) row[i + j] = (iw >= 0 && iw < in[2]) ? xr[iw] : pad;
+                // the same three parts for a stride s: positions j with
+                // 0 <= iw + j*s < in[2] read x
+                const int s2 = st[2];
+                int lo = iw < 0 ? (-iw + s2 - 1) / s2 : 0, hi = in[2] - iw <= 0 ? 0 : (in[2] - iw + s2 - 1) / s2;
+                if (lo > run) lo = run;
+                if (hi > run) hi = run;
+                if (hi < lo) hi = lo;
+                uint8_t *d = row + i;
+                const uint8_t *sx = xr + iw;
+                for (int j = 0; j < lo; j++) d[j] = pad;
+                if (s2 == 2)
+                    for (int j = lo; j < hi; j++) d[j] = sx[2 * j];
+                else
+                    for (int j = lo; j < hi; j++) d[j] = sx[(int64_t)j * s2];
+                for (int j = hi; j < run; j++) d[j] = pad;
             }
         }
         i += run;
@@ -365,8 +379,24 @@ __attribute__((optimize("no-tree-loop-distribute-patterns"))) static void unfold
     }
 }
 
+static void qconv_pack(const uint8_t *x, int xsigned, int cg, const int *geo, uint8_t pad, int p0, int p1, int8_t *out,
+                       int32_t *colsum, int local);
+
 void gk_qconv_pack(const uint8_t *x, int xsigned, int cg, const int *geo, uint8_t pad, int p0, int p1, int8_t *out,
                    int32_t *colsum) {
+    qconv_pack(x, xsigned, cg, geo, pad, p0, p1, out, colsum, 0);
+}
+
+void gk_qconv_pack_local(const uint8_t *x, int xsigned, int cg, const int *geo, uint8_t pad, int p0, int p1,
+                         int8_t *out, int32_t *colsum) {
+    qconv_pack(x, xsigned, cg, geo, pad, p0, p1, out, colsum, 1);
+}
+
+// qconv_pack: local 0 writes strip p0/QG_NR of the whole packed B and
+// colsum[p0...]; local 1 writes the positions' strips from out and their
+// column sums from colsum[0].
+static void qconv_pack(const uint8_t *x, int xsigned, int cg, const int *geo, uint8_t pad, int p0, int p1, int8_t *out,
+                       int32_t *colsum, int local) {
     const int *kk = geo + 3;
     int kvol = kk[0] * kk[1] * kk[2], K = cg * kvol, kp = (K + 3) & ~3;
     int64_t invol = (int64_t)geo[0] * geo[1] * geo[2];
@@ -394,7 +424,7 @@ void gk_qconv_pack(const uint8_t *x, int xsigned, int cg, const int *geo, uint8_
         _Static_assert(QG_NR == 16, "one strip is one 16-byte vector per row");
         const __m128i vflip = _mm_set1_epi8((char)flip);
         for (int sp = 0; sp < ns; sp++) {
-            __m128i *dst = (__m128i *)(out + ((int64_t)(p0 / QG_NR + sp) * kp + k0) * QG_NR);
+            __m128i *dst = (__m128i *)(out + ((int64_t)((local ? 0 : p0 / QG_NR) + sp) * kp + k0) * QG_NR);
             const int j0 = sp * QG_NR;
             __m128i a = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(r0 + j0)), vflip);
             __m128i b = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(r1 + j0)), vflip);
@@ -419,7 +449,7 @@ void gk_qconv_pack(const uint8_t *x, int xsigned, int cg, const int *geo, uint8_
             _mm_storeu_si128(c + 3, _mm_add_epi32(_mm_loadu_si128(c + 3), _mm_srai_epi32(_mm_unpackhi_epi16(s1, s1), 16)));
         }
     }
-    for (int j = 0; j < n; j++) colsum[p0 + j] = cs[j];
+    for (int j = 0; j < n; j++) colsum[(local ? 0 : p0) + j] = cs[j];
     free(rows);
     free(cs);
 }

@@ -46,6 +46,12 @@ void gk_requant(const int32_t *acc, int n, const float *mult, int per_col, int32
 void gk_qconv_pack(const uint8_t *x, int xsigned, int cg, const int *geo, uint8_t pad, int p0, int p1, int8_t *out,
                    int32_t *colsum);
 
+// gk_qconv_pack_local is gk_qconv_pack writing the strips of [p0, p1) from
+// out (its first strip) and their column sums from colsum[0] (p0 a
+// multiple of QG_NR): a block of positions packed to be multiplied at once.
+void gk_qconv_pack_local(const uint8_t *x, int xsigned, int cg, const int *geo, uint8_t pad, int p0, int p1,
+                         int8_t *out, int32_t *colsum);
+
 // gk_qdw_conv is a depthwise ConvInteger (one input and one output channel
 // per group) for channels [c0, c1) of one image, computed directly:
 // y[c] = sum over the window of (x - xz) * (w[c] - wz[c]) in int32, padded

@@ -308,3 +308,65 @@ func BenchmarkConvIntegerSmall(b *testing.B) {
 		}
 	}
 }
+
+// TestConvIntegerExact: ConvInteger's unfold-and-GEMM paths (whole plane,
+// and blocks of qconvBlock positions for the larger planes) against plain
+// sums at every ISA level: groups, strides, dilations, asymmetric pads,
+// per-channel w zero points, uint8/int8 x and w, a partial last block.
+func TestConvIntegerExact(t *testing.T) {
+	type cfg struct {
+		c, m, h, w, kh, kw, s, d, group int64
+		pt, pl, pb, pr                  int64
+		xdt, wdt                        ir.DType
+	}
+	r := rand.New(rand.NewSource(12))
+	defer cpuisa.Reset()
+	for _, lv := range []cpuisa.Level{cpuisa.AVX512, cpuisa.AVX2, cpuisa.Portable} {
+		if err := cpuisa.Force(lv); err != nil {
+			t.Logf("skip %s: %v", lv, err)
+			continue
+		}
+		for _, c := range []cfg{
+			{5, 7, 9, 11, 3, 3, 1, 1, 1, 1, 1, 1, 1, ir.Uint8, ir.Uint8},
+			{6, 9, 37, 29, 3, 3, 1, 1, 1, 1, 1, 1, 1, ir.Uint8, ir.Int8},
+			{8, 4, 40, 64, 1, 1, 1, 1, 2, 0, 0, 0, 0, ir.Int8, ir.Uint8},
+			{3, 70, 33, 40, 3, 3, 2, 1, 1, 1, 1, 1, 1, ir.Uint8, ir.Uint8},
+			{4, 5, 30, 50, 3, 2, 1, 2, 1, 2, 0, 1, 1, ir.Int8, ir.Int8},
+			{24, 1, 32, 40, 1, 1, 1, 1, 1, 0, 0, 0, 0, ir.Uint8, ir.Uint8},
+		} {
+			x, w := randQ(r, c.xdt, 1, c.c, c.h, c.w), randQ(r, c.wdt, c.m, c.c/c.group, c.kh, c.kw)
+			xz, wz := randQ(r, c.xdt), randQ(r, c.wdt, c.m)
+			oh := (c.h+c.pt+c.pb-c.d*(c.kh-1)-1)/c.s + 1
+			ow := (c.w+c.pl+c.pr-c.d*(c.kw-1)-1)/c.s + 1
+			y := ir.NewTensor(ir.Int32, []int64{1, c.m, oh, ow})
+			n := &ir.Node{Name: "ci", Op: "ConvInteger", Attrs: ir.Attrs{"group": ir.IntAttr(c.group), "strides": ir.IntsAttr(c.s, c.s),
+				"dilations": ir.IntsAttr(c.d, c.d), "pads": ir.IntsAttr(c.pt, c.pl, c.pb, c.pr)}}
+			if err := convInteger(&opkernel.Ctx{Threads: 2}, n, []*ir.Tensor{x, w, xz, wz}, []*ir.Tensor{y}); err != nil {
+				t.Fatal(err)
+			}
+			cg, mg := c.c/c.group, c.m/c.group
+			for o := int64(0); o < c.m; o++ {
+				g := o / mg
+				for i := int64(0); i < oh; i++ {
+					for j := int64(0); j < ow; j++ {
+						var want int64
+						for ic := int64(0); ic < cg; ic++ {
+							for a := int64(0); a < c.kh; a++ {
+								for e := int64(0); e < c.kw; e++ {
+									ih, iw := i*c.s-c.pt+a*c.d, j*c.s-c.pl+e*c.d
+									if ih < 0 || ih >= c.h || iw < 0 || iw >= c.w {
+										continue
+									}
+									want += (qval(x, int(((g*cg+ic)*c.h+ih)*c.w+iw)) - qval(xz, 0)) * (qval(w, int(((o*cg+ic)*c.kh+a)*c.kw+e)) - qval(wz, int(o)))
+								}
+							}
+						}
+						if got := int64(y.I32()[(o*oh+i)*ow+j]); got != want {
+							t.Fatalf("%s %+v: y[%d][%d][%d] = %d, want %d", lv, c, o, i, j, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
