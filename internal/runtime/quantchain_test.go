@@ -198,8 +198,17 @@ func TestQuantChainFusedMatchesUnfused(t *testing.T) {
 	add(func(c *qchainCase) { c.pt, c.pl, c.pb, c.pr = 0, 2, 1, 0 })
 	// planes of several blocks of positions (a partial last one)
 	add(func(c *qchainCase) { c.h, c.w = 37, 29; c.perChScale = true; c.group = 2 })
-	add(func(c *qchainCase) { c.h, c.w, c.kh, c.kw, c.pt, c.pl, c.pb, c.pr = 40, 64, 1, 1, 0, 0, 0, 0; c.m = 1; c.c = 24 })
-	add(func(c *qchainCase) { c.h, c.w = 66, 80; c.sh, c.sw = 2, 2; c.xdt, c.wdt = ir.Int8, ir.Int8; c.bodyGK = true })
+	add(func(c *qchainCase) {
+		c.h, c.w, c.kh, c.kw, c.pt, c.pl, c.pb, c.pr = 40, 64, 1, 1, 0, 0, 0, 0
+		c.m = 1
+		c.c = 24
+	})
+	add(func(c *qchainCase) {
+		c.h, c.w = 66, 80
+		c.sh, c.sw = 2, 2
+		c.xdt, c.wdt = ir.Int8, ir.Int8
+		c.bodyGK = true
+	})
 	add(func(c *qchainCase) { c.bodyGK = true })
 	add(func(c *qchainCase) { c.bodyGK, c.bias, c.perChScale = true, false, true })
 	add(func(c *qchainCase) { c.bodyGK, c.relu, c.group, c.c, c.m = true, false, 8, 8, 8 })

@@ -52,6 +52,20 @@ void gk_qconv_pack(const uint8_t *x, int xsigned, int cg, const int *geo, uint8_
 void gk_qconv_pack_local(const uint8_t *x, int xsigned, int cg, const int *geo, uint8_t pad, int p0, int p1,
                          int8_t *out, int32_t *colsum);
 
+// The direct VNNI convolution (AVX-512 VNNI level only: gk_qconv_vnni_ok):
+// 2-D windows of one image and group with no unfold. gk_qconv_vnni_prep
+// lays x out (int8 channel quads in stride phase images) and reorders the
+// M weights into buf (gk_qconv_vnni_size bytes); gk_qconv_vnni_rows then
+// computes output rows [o0, o1) of all M channels into c (channel stride
+// ldc), the same integers as gk_qgemm on the unfold, e applied in place
+// when not NULL (rows numbered from 0 at channel 0).
+int gk_qconv_vnni_ok(void);
+int64_t gk_qconv_vnni_size(int cg, const int *geo, int M);
+void gk_qconv_vnni_prep(const uint8_t *x, int xsigned, int cg, const int *geo, int xz, const uint8_t *w, int wsigned,
+                        int M, uint8_t *buf);
+void gk_qconv_vnni_rows(const uint8_t *buf, int xsigned, int cg, const int *geo, int xz, int wsigned,
+                        const int32_t *wz, int M, int o0, int o1, int32_t *c, int ldc, const gk_qepi *e);
+
 // gk_qdw_conv is a depthwise ConvInteger (one input and one output channel
 // per group) for channels [c0, c1) of one image, computed directly:
 // y[c] = sum over the window of (x - xz) * (w[c] - wz[c]) in int32, padded

@@ -25,6 +25,13 @@ static void gk_qgemm_e(int M, int K, int N, const uint8_t *a, int asigned, int l
     gk_qgemm(M, K, N, a, asigned, lda, za, bp, colsum, zb, s0, s1, c, ldc, apk, arow, has_e ? &e : NULL);
 }
 
+static void gk_qconv_vnni_rows_e(const uint8_t *buf, int xsigned, int cg, const int *geo, int xz, int wsigned,
+                                 const int32_t *wz, int M, int o0, int o1, int32_t *c, int ldc, int has_e,
+                                 const float *es, int esm, const float *eb, int ebm, int erelu) {
+    gk_qepi e = {es, esm, eb, ebm, erelu};
+    gk_qconv_vnni_rows(buf, xsigned, cg, geo, xz, wsigned, wz, M, o0, o1, c, ldc, has_e ? &e : NULL);
+}
+
 static void gk_qdw_conv_e(const uint8_t *x, int xsigned, const uint8_t *w, int wsigned, const int32_t *wz, int xz,
                           const int *geo, int c0, int c1, int32_t *yacc, int has_e, const float *es, int esm,
                           const float *eb, int ebm, int erelu) {
@@ -548,6 +555,10 @@ func qconv(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor, qlinear bool, pa
 		}
 		return qconvEpilogue(ctx, n, in, y, acc, qlinear, nb, m, ov)
 	}
+	if kk > 0 && g.rank <= 2 && g.out[2] >= 16 && C.gk_qconv_vnni_ok() != 0 {
+		qconvDirectVNNI(ctx, x.Data, xSigned, w.Data, wSigned, wzp, xz, &geo, nb, c, m, group, iv, ov, acc, epi)
+		return qconvEpilogue(ctx, n, in, y, acc, qlinear, nb, m, ov)
+	}
 	if kk > 0 && ov >= 2*qconvBlock {
 		qconvBlocked(ctx, x.Data, xSigned, w.Data, wSigned, wzp, xz, pa, &geo, nb, c, m, group, kk, iv, ov, acc, epi)
 		return qconvEpilogue(ctx, n, in, y, acc, qlinear, nb, m, ov)
@@ -635,7 +646,7 @@ func qconvBlocked(ctx *opkernel.Ctx, x []byte, xSigned bool, w []byte, wSigned b
 			} else {
 				a0 = (*C.uint8_t)(unsafe.Pointer(&w[gi*mg*kk]))
 			}
-			he, es, esm, eb, ebm, er := epi.rows(gi*mg).args(0)
+			he, es, esm, eb, ebm, er := epi.rows(gi * mg).args(0)
 			cg0 := acc[(bi*m+gi*mg)*ov:]
 			opkernel.ParallelFor(ctx, blocks, 1, func(s, e int) {
 				scratch := getF32((psize+3)/4 + qconvBlock)
@@ -653,6 +664,43 @@ func qconvBlocked(ctx *opkernel.Ctx, x []byte, xSigned bool, w []byte, wSigned b
 						0, C.int((nc+C.QG_NR-1)/C.QG_NR), (*C.int32_t)(unsafe.Pointer(&cg0[p0])), C.int(ov), ap, ar,
 						he, es, esm, eb, ebm, er)
 				}
+			})
+		}
+	}
+}
+
+// qconvDirectVNNI is the convolution without an unfold (gk_qconv_vnni_*,
+// qconv_direct.c): per image and group, x laid out once as channel quads,
+// then the output rows in parallel.
+func qconvDirectVNNI(ctx *opkernel.Ctx, x []byte, xSigned bool, w []byte, wSigned bool, wzp []int32, xz int32,
+	geo *[18]C.int, nb, c, m, group, iv, ov int, acc []int32, epi *qepi) {
+	cg, mg := c/group, m/group
+	xsg, wsg := 0, 0
+	if xSigned {
+		xsg = 1
+	}
+	if wSigned {
+		wsg = 1
+	}
+	size := int(C.gk_qconv_vnni_size(C.int(cg), &geo[0], C.int(mg)))
+	scratch := getF32((size + 3) / 4)
+	defer putF32(scratch)
+	buf := (*C.uint8_t)(unsafe.Pointer(unsafe.SliceData(*scratch)))
+	kvol := int(geo[4] * geo[5])
+	oh := int(geo[16])
+	// rows per task: about 64K multiply-adds of 4 bytes
+	grain := max(1, (1<<16)/max(1, mg*cg*kvol*int(geo[17])/4))
+	for bi := 0; bi < nb; bi++ {
+		for gi := 0; gi < group; gi++ {
+			xg := x[(bi*c+gi*cg)*iv:]
+			C.gk_qconv_vnni_prep((*C.uint8_t)(unsafe.Pointer(&xg[0])), C.int(xsg), C.int(cg), &geo[0], C.int(xz),
+				(*C.uint8_t)(unsafe.Pointer(&w[gi*mg*cg*kvol])), C.int(wsg), C.int(mg), buf)
+			he, es, esm, eb, ebm, er := epi.rows(gi * mg).args(0)
+			cg0 := acc[(bi*m+gi*mg)*ov:]
+			opkernel.ParallelFor(ctx, oh, grain, func(s, e int) {
+				C.gk_qconv_vnni_rows_e(buf, C.int(xsg), C.int(cg), &geo[0], C.int(xz), C.int(wsg),
+					(*C.int32_t)(unsafe.Pointer(&wzp[gi*mg])), C.int(mg), C.int(s), C.int(e),
+					(*C.int32_t)(unsafe.Pointer(&cg0[0])), C.int(ov), he, es, esm, eb, ebm, er)
 			})
 		}
 	}
