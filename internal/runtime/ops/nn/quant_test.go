@@ -309,9 +309,10 @@ func BenchmarkConvIntegerSmall(b *testing.B) {
 	}
 }
 
-// TestConvIntegerExact: ConvInteger's unfold-and-GEMM paths (whole plane,
-// and blocks of qconvBlock positions for the larger planes) against plain
-// sums at every ISA level: groups, strides, dilations, asymmetric pads,
+// TestConvIntegerExact: ConvInteger's paths (the direct VNNI convolution
+// for rows of >= 16 outputs at the AVX-512 level; unfold and GEMM, whole
+// plane or by blocks of qconvBlock positions, otherwise) against plain sums
+// at every ISA level: groups, strides, dilations, asymmetric pads,
 // per-channel w zero points, uint8/int8 x and w, a partial last block.
 func TestConvIntegerExact(t *testing.T) {
 	type cfg struct {
@@ -333,6 +334,8 @@ func TestConvIntegerExact(t *testing.T) {
 			{3, 70, 33, 40, 3, 3, 2, 1, 1, 1, 1, 1, 1, ir.Uint8, ir.Uint8},
 			{4, 5, 30, 50, 3, 2, 1, 2, 1, 2, 0, 1, 1, ir.Int8, ir.Int8},
 			{24, 1, 32, 40, 1, 1, 1, 1, 1, 0, 0, 0, 0, ir.Uint8, ir.Uint8},
+			{5, 6, 40, 70, 3, 3, 3, 2, 1, 2, 1, 0, 2, ir.Uint8, ir.Int8},
+			{16, 12, 20, 90, 5, 5, 1, 1, 2, 2, 2, 2, 2, ir.Int8, ir.Uint8},
 		} {
 			x, w := randQ(r, c.xdt, 1, c.c, c.h, c.w), randQ(r, c.wdt, c.m, c.c/c.group, c.kh, c.kw)
 			xz, wz := randQ(r, c.xdt), randQ(r, c.wdt, c.m)
