@@ -7,6 +7,7 @@
 #pragma GCC optimize("fp-contract=off")
 #include "qgemm.h"
 #include "isa.h"
+#include "qpack4.h"
 #include <immintrin.h>
 #include <stdlib.h>
 #include <string.h>
@@ -206,24 +207,7 @@ void gk_qconv_vnni_prep(const uint8_t *x, int xsigned, int cg, const int *geo, i
                         __m128i b = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(x1 + j)), vf);
                         __m128i d = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(x2 + j)), vf);
                         __m128i f = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(x3 + j)), vf);
-                        __m128i ab0 = _mm_unpacklo_epi8(a, b), ab1 = _mm_unpackhi_epi8(a, b);
-                        __m128i df0 = _mm_unpacklo_epi8(d, f), df1 = _mm_unpackhi_epi8(d, f);
-                        __m128i *dst = (__m128i *)(ir + j);
-                        _mm_storeu_si128(dst + 0, _mm_unpacklo_epi16(ab0, df0));
-                        _mm_storeu_si128(dst + 1, _mm_unpackhi_epi16(ab0, df0));
-                        _mm_storeu_si128(dst + 2, _mm_unpacklo_epi16(ab1, df1));
-                        _mm_storeu_si128(dst + 3, _mm_unpackhi_epi16(ab1, df1));
-#define QD_SX16LO(v) _mm_srai_epi16(_mm_unpacklo_epi8(v, v), 8)
-#define QD_SX16HI(v) _mm_srai_epi16(_mm_unpackhi_epi8(v, v), 8)
-                        __m128i s0v = _mm_add_epi16(_mm_add_epi16(QD_SX16LO(a), QD_SX16LO(b)), _mm_add_epi16(QD_SX16LO(d), QD_SX16LO(f)));
-                        __m128i s1v = _mm_add_epi16(_mm_add_epi16(QD_SX16HI(a), QD_SX16HI(b)), _mm_add_epi16(QD_SX16HI(d), QD_SX16HI(f)));
-#undef QD_SX16LO
-#undef QD_SX16HI
-                        __m128i *cs = (__m128i *)(sr + j);
-                        _mm_storeu_si128(cs + 0, _mm_add_epi32(_mm_loadu_si128(cs + 0), _mm_srai_epi32(_mm_unpacklo_epi16(s0v, s0v), 16)));
-                        _mm_storeu_si128(cs + 1, _mm_add_epi32(_mm_loadu_si128(cs + 1), _mm_srai_epi32(_mm_unpackhi_epi16(s0v, s0v), 16)));
-                        _mm_storeu_si128(cs + 2, _mm_add_epi32(_mm_loadu_si128(cs + 2), _mm_srai_epi32(_mm_unpacklo_epi16(s1v, s1v), 16)));
-                        _mm_storeu_si128(cs + 3, _mm_add_epi32(_mm_loadu_si128(cs + 3), _mm_srai_epi32(_mm_unpackhi_epi16(s1v, s1v), 16)));
+                        gk_interleave4x16(a, b, d, f, ir + j, sr + j);
                     }
                 }
                 for (; j < hi; j++) {

@@ -3,6 +3,7 @@
 // and portable C. See qgemm.h.
 #include "qgemm.h"
 #include "isa.h"
+#include "qpack4.h"
 #include <immintrin.h>
 #include <math.h>
 #include <stdlib.h>
@@ -332,40 +333,27 @@ __attribute__((optimize("no-tree-loop-distribute-patterns"))) static void unfold
         } else {
             const uint8_t *xr = xc + ((int64_t)id * in[1] + ih) * in[2];
             int iw = ow * st[2] - pb[2] + kw * dl[2];
-            if (st[2] == 1) {
-                // positions j with 0 <= iw+j < in[2] read x, the ones
-                // before and after are padding: three block copies, not
-                // a per-byte test (a padded 3x3 conv's kw=0 and kw=2 taps
-                // touch an edge on every row)
-                int lo = iw < 0 ? -iw : 0, hi = in[2] - iw;
-                if (lo > run) lo = run;
-                if (hi > run) hi = run;
-                if (hi < lo) hi = lo;
-                // plain loops, not libc calls: runs are a feature-map row
-                // (tens of bytes), and three calls per row and tap were 40%
-                // of a small conv's time
-                uint8_t *d = row + i;
-                const uint8_t *s = xr + iw;
-                for (int j = 0; j < lo; j++) d[j] = pad;
-                for (int j = lo; j < hi; j++) d[j] = s[j];
-                for (int j = hi; j < run; j++) d[j] = pad;
-            } else {
-                // the same three parts for a stride s: positions j with
-                // 0 <= iw + j*s < in[2] read x
-                const int s2 = st[2];
-                int lo = iw < 0 ? (-iw + s2 - 1) / s2 : 0, hi = in[2] - iw <= 0 ? 0 : (in[2] - iw + s2 - 1) / s2;
-                if (lo > run) lo = run;
-                if (hi > run) hi = run;
-                if (hi < lo) hi = lo;
-                uint8_t *d = row + i;
-                const uint8_t *sx = xr + iw;
-                for (int j = 0; j < lo; j++) d[j] = pad;
-                if (s2 == 2)
-                    for (int j = lo; j < hi; j++) d[j] = sx[2 * j];
-                else
-                    for (int j = lo; j < hi; j++) d[j] = sx[(int64_t)j * s2];
-                for (int j = hi; j < run; j++) d[j] = pad;
-            }
+            // positions j with 0 <= iw + j*s < in[2] read x, the ones
+            // before and after are padding: three block copies, not a
+            // per-byte test (a padded 3x3 conv's kw=0 and kw=2 taps touch
+            // an edge on every row); plain loops, not libc calls: runs are
+            // a feature-map row (tens of bytes), and three calls per row
+            // and tap were 40% of a small conv's time
+            const int s2 = st[2];
+            int lo = iw < 0 ? (-iw + s2 - 1) / s2 : 0, hi = in[2] - iw <= 0 ? 0 : (in[2] - iw + s2 - 1) / s2;
+            if (lo > run) lo = run;
+            if (hi > run) hi = run;
+            if (hi < lo) hi = lo;
+            uint8_t *d = row + i;
+            const uint8_t *sx = xr + iw;
+            for (int j = 0; j < lo; j++) d[j] = pad;
+            if (s2 == 1)
+                for (int j = lo; j < hi; j++) d[j] = sx[j];
+            else if (s2 == 2)
+                for (int j = lo; j < hi; j++) d[j] = sx[2 * j];
+            else
+                for (int j = lo; j < hi; j++) d[j] = sx[(int64_t)j * s2];
+            for (int j = hi; j < run; j++) d[j] = pad;
         }
         i += run;
         ow += run;
@@ -430,23 +418,7 @@ static void qconv_pack(const uint8_t *x, int xsigned, int cg, const int *geo, ui
             __m128i b = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(r1 + j0)), vflip);
             __m128i d = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(r2 + j0)), vflip);
             __m128i e = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(r3 + j0)), vflip);
-            __m128i ab0 = _mm_unpacklo_epi8(a, b), ab1 = _mm_unpackhi_epi8(a, b);
-            __m128i de0 = _mm_unpacklo_epi8(d, e), de1 = _mm_unpackhi_epi8(d, e);
-            _mm_storeu_si128(dst + 0, _mm_unpacklo_epi16(ab0, de0));
-            _mm_storeu_si128(dst + 1, _mm_unpackhi_epi16(ab0, de0));
-            _mm_storeu_si128(dst + 2, _mm_unpacklo_epi16(ab1, de1));
-            _mm_storeu_si128(dst + 3, _mm_unpackhi_epi16(ab1, de1));
-#define GK_SX16LO(v) _mm_srai_epi16(_mm_unpacklo_epi8(v, v), 8)
-#define GK_SX16HI(v) _mm_srai_epi16(_mm_unpackhi_epi8(v, v), 8)
-            __m128i s0 = _mm_add_epi16(_mm_add_epi16(GK_SX16LO(a), GK_SX16LO(b)), _mm_add_epi16(GK_SX16LO(d), GK_SX16LO(e)));
-            __m128i s1 = _mm_add_epi16(_mm_add_epi16(GK_SX16HI(a), GK_SX16HI(b)), _mm_add_epi16(GK_SX16HI(d), GK_SX16HI(e)));
-#undef GK_SX16LO
-#undef GK_SX16HI
-            __m128i *c = (__m128i *)(cs + j0);
-            _mm_storeu_si128(c + 0, _mm_add_epi32(_mm_loadu_si128(c + 0), _mm_srai_epi32(_mm_unpacklo_epi16(s0, s0), 16)));
-            _mm_storeu_si128(c + 1, _mm_add_epi32(_mm_loadu_si128(c + 1), _mm_srai_epi32(_mm_unpackhi_epi16(s0, s0), 16)));
-            _mm_storeu_si128(c + 2, _mm_add_epi32(_mm_loadu_si128(c + 2), _mm_srai_epi32(_mm_unpacklo_epi16(s1, s1), 16)));
-            _mm_storeu_si128(c + 3, _mm_add_epi32(_mm_loadu_si128(c + 3), _mm_srai_epi32(_mm_unpackhi_epi16(s1, s1), 16)));
+            gk_interleave4x16(a, b, d, e, dst, cs + j0);
         }
     }
     for (int j = 0; j < n; j++) colsum[(local ? 0 : p0) + j] = cs[j];

@@ -450,6 +450,27 @@ func qlinearConv(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 
 type qpackAKey struct{ w *ir.Tensor }
 
+// packedConvWeight is the constant convolution weight w [M, ...] packed
+// once per session as the A operand of the convolution GEMM.
+func packedConvWeight(p *opkernel.Prep, w *ir.Tensor) *qpackedA {
+	m := int(w.Shape[0])
+	k := int(w.NumElements()) / max(m, 1)
+	return p.Once(qpackAKey{w}, func() any {
+		a := packQA(w.Data, w.DType == ir.Int8, m, k)
+		p.Weights++
+		p.WeightBytes += int64(len(a.data))
+		return a
+	}).(*qpackedA)
+}
+
+// cbool is b as a C flag.
+func cbool(b bool) C.int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // prepareQConv packs a constant weight (input wi) once per session as the
 // A operand of the convolution GEMM.
 func prepareQConv(p *opkernel.Prep, n *ir.Node, wi int, qlinear bool) (opkernel.Func, error) {
@@ -458,14 +479,7 @@ func prepareQConv(p *opkernel.Prep, n *ir.Node, wi int, qlinear bool) (opkernel.
 		return nil, nil
 	}
 	w := wv.Const
-	m := int(w.Shape[0])
-	k := int(w.NumElements()) / max(m, 1)
-	pa := p.Once(qpackAKey{w}, func() any {
-		a := packQA(w.Data, w.DType == ir.Int8, m, k)
-		p.Weights++
-		p.WeightBytes += int64(len(a.data))
-		return a
-	}).(*qpackedA)
+	pa := packedConvWeight(p, w)
 	return func(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 		if len(in) <= wi || in[wi] != w {
 			return qconv(ctx, n, in, out, qlinear, nil, nil)
@@ -533,22 +547,16 @@ func qconv(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor, qlinear bool, pa
 	for i := 0; i < 3; i++ {
 		geo[i], geo[3+i], geo[6+i], geo[9+i], geo[12+i], geo[15+i] = C.int(g.in[i]), C.int(g.k[i]), C.int(g.s[i]), C.int(g.pb[i]), C.int(g.d[i]), C.int(g.out[i])
 	}
-	xsg := 0
-	if xSigned {
-		xsg = 1
-	}
+	xsg := cbool(xSigned)
 	if cg == 1 && mg == 1 && kk > 0 && ov > 0 {
 		// depthwise: a GEMM of one row per channel is mostly packing; the
 		// window sums directly give the same integers
-		wsg := 0
-		if wSigned {
-			wsg = 1
-		}
+		wsg := cbool(wSigned)
 		he, es, esm, eb, ebm, er := epi.args(0)
 		for bi := 0; bi < nb; bi++ {
 			xb, yb := x.Data[bi*c*iv:], acc[bi*m*ov:]
 			opkernel.ParallelFor(ctx, m, 1, func(s, e int) {
-				C.gk_qdw_conv_e((*C.uint8_t)(unsafe.Pointer(&xb[0])), C.int(xsg), (*C.uint8_t)(unsafe.Pointer(&w.Data[0])), C.int(wsg),
+				C.gk_qdw_conv_e((*C.uint8_t)(unsafe.Pointer(&xb[0])), xsg, (*C.uint8_t)(unsafe.Pointer(&w.Data[0])), wsg,
 					(*C.int32_t)(unsafe.Pointer(&wzp[0])), C.int(xz), &geo[0], C.int(s), C.int(e), (*C.int32_t)(unsafe.Pointer(&yb[0])),
 					he, es, esm, eb, ebm, er)
 			})
@@ -588,7 +596,7 @@ func qconv(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor, qlinear bool, pa
 			}
 			// unfold x straight into the packed layout (every byte), by strips of positions
 			opkernel.ParallelFor(ctx, strips, max(1, strips/(4*threads)), func(s, e int) {
-				C.gk_qconv_pack((*C.uint8_t)(unsafe.Pointer(&xg[0])), C.int(xsg), C.int(cg), &geo[0], C.uint8_t(byte(xz)),
+				C.gk_qconv_pack((*C.uint8_t)(unsafe.Pointer(&xg[0])), xsg, C.int(cg), &geo[0], C.uint8_t(byte(xz)),
 					C.int(s*C.QG_NR), C.int(min(e*C.QG_NR, ov)), (*C.int8_t)(unsafe.Pointer(&pb.data[0])), (*C.int32_t)(unsafe.Pointer(&pb.colsum[0])))
 			})
 			// weights [mg, kk] are A; the columns are B
@@ -616,13 +624,7 @@ const qconvBlock = 256
 func qconvBlocked(ctx *opkernel.Ctx, x []byte, xSigned bool, w []byte, wSigned bool, wzp []int32, xz int32, pa *qpackedA,
 	geo *[18]C.int, nb, c, m, group, kk, iv, ov int, acc []int32, epi *qepi) {
 	cg, mg := c/group, m/group
-	xsg, wsg := 0, 0
-	if xSigned {
-		xsg = 1
-	}
-	if wSigned {
-		wsg = 1
-	}
+	xsg, wsg := cbool(xSigned), cbool(wSigned)
 	// packed uint8 columns are b - 128: their zero point too
 	zb := xz
 	if !xSigned {
@@ -656,10 +658,10 @@ func qconvBlocked(ctx *opkernel.Ctx, x []byte, xSigned bool, w []byte, wSigned b
 				cs := (*C.int32_t)(unsafe.Pointer(&raw[4*((psize+3)/4)]))
 				for blk := s; blk < e; blk++ {
 					p0, p1 := blk*qconvBlock, min(ov, (blk+1)*qconvBlock)
-					C.gk_qconv_pack_local((*C.uint8_t)(unsafe.Pointer(&xg[0])), C.int(xsg), C.int(cg), &geo[0], C.uint8_t(byte(xz)),
+					C.gk_qconv_pack_local((*C.uint8_t)(unsafe.Pointer(&xg[0])), xsg, C.int(cg), &geo[0], C.uint8_t(byte(xz)),
 						C.int(p0), C.int(p1), bp, cs)
 					nc := p1 - p0
-					C.gk_qgemm_e(C.int(mg), C.int(kk), C.int(nc), a0, C.int(wsg), C.int(kk),
+					C.gk_qgemm_e(C.int(mg), C.int(kk), C.int(nc), a0, wsg, C.int(kk),
 						(*C.int32_t)(unsafe.Pointer(&wzp[gi*mg])), bp, cs, (*C.int32_t)(unsafe.Pointer(&zbs[0])),
 						0, C.int((nc+C.QG_NR-1)/C.QG_NR), (*C.int32_t)(unsafe.Pointer(&cg0[p0])), C.int(ov), ap, ar,
 						he, es, esm, eb, ebm, er)
@@ -675,13 +677,7 @@ func qconvBlocked(ctx *opkernel.Ctx, x []byte, xSigned bool, w []byte, wSigned b
 func qconvDirectVNNI(ctx *opkernel.Ctx, x []byte, xSigned bool, w []byte, wSigned bool, wzp []int32, xz int32,
 	geo *[18]C.int, nb, c, m, group, iv, ov int, acc []int32, epi *qepi) {
 	cg, mg := c/group, m/group
-	xsg, wsg := 0, 0
-	if xSigned {
-		xsg = 1
-	}
-	if wSigned {
-		wsg = 1
-	}
+	xsg, wsg := cbool(xSigned), cbool(wSigned)
 	size := int(C.gk_qconv_vnni_size(C.int(cg), &geo[0], C.int(mg)))
 	scratch := getF32((size + 3) / 4)
 	defer putF32(scratch)
@@ -693,12 +689,12 @@ func qconvDirectVNNI(ctx *opkernel.Ctx, x []byte, xSigned bool, w []byte, wSigne
 	for bi := 0; bi < nb; bi++ {
 		for gi := 0; gi < group; gi++ {
 			xg := x[(bi*c+gi*cg)*iv:]
-			C.gk_qconv_vnni_prep((*C.uint8_t)(unsafe.Pointer(&xg[0])), C.int(xsg), C.int(cg), &geo[0], C.int(xz),
-				(*C.uint8_t)(unsafe.Pointer(&w[gi*mg*cg*kvol])), C.int(wsg), C.int(mg), buf)
+			C.gk_qconv_vnni_prep((*C.uint8_t)(unsafe.Pointer(&xg[0])), xsg, C.int(cg), &geo[0], C.int(xz),
+				(*C.uint8_t)(unsafe.Pointer(&w[gi*mg*cg*kvol])), wsg, C.int(mg), buf)
 			he, es, esm, eb, ebm, er := epi.rows(gi * mg).args(0)
 			cg0 := acc[(bi*m+gi*mg)*ov:]
 			opkernel.ParallelFor(ctx, oh, grain, func(s, e int) {
-				C.gk_qconv_vnni_rows_e(buf, C.int(xsg), C.int(cg), &geo[0], C.int(xz), C.int(wsg),
+				C.gk_qconv_vnni_rows_e(buf, xsg, C.int(cg), &geo[0], C.int(xz), wsg,
 					(*C.int32_t)(unsafe.Pointer(&wzp[gi*mg])), C.int(mg), C.int(s), C.int(e),
 					(*C.int32_t)(unsafe.Pointer(&cg0[0])), C.int(ov), he, es, esm, eb, ebm, er)
 			})

@@ -121,14 +121,7 @@ func PrepareConvIntegerChain(p *opkernel.Prep, n *ir.Node, relu int) (opkernel.F
 	var pw *ir.Tensor
 	if wv := n.Input(1); wv != nil && wv.Const != nil && len(wv.Const.Shape) >= 3 && (wv.Const.DType == ir.Uint8 || wv.Const.DType == ir.Int8) {
 		pw = wv.Const
-		m := int(pw.Shape[0])
-		k := int(pw.NumElements()) / max(m, 1)
-		pa = p.Once(qpackAKey{pw}, func() any {
-			a := packQA(pw.Data, pw.DType == ir.Int8, m, k)
-			p.Weights++
-			p.WeightBytes += int64(len(a.data))
-			return a
-		}).(*qpackedA)
+		pa = packedConvWeight(p, pw)
 	}
 	return func(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 		if len(in) != ChainInputs || len(out) != 1 {

@@ -317,50 +317,19 @@ func resizeNearest(n *ir.Node, plan []*resizeAxis, x, y *ir.Tensor, extrap float
 		inStr[a] = s
 		s *= plan[a].in
 	}
-	src := func(a, o int) int {
-		if plan[a].identity {
-			return o
-		}
-		return plan[a].idx[o]
-	}
 	switch es {
-	case 4:
-		nearestRows(plan, inStr, viewAs[uint32](x.Data), viewAs[uint32](y.Data), total)
-		fillOutside(plan, y, extrap)
-		return nil
-	case 2:
-		nearestRows(plan, inStr, viewAs[uint16](x.Data), viewAs[uint16](y.Data), total)
-		fillOutside(plan, y, extrap)
-		return nil
 	case 1:
 		nearestRows(plan, inStr, x.Data, y.Data, total)
-		fillOutside(plan, y, extrap)
-		return nil
-	}
-	idx := make([]int, r)
-	off := 0
-	for a := range plan {
-		off += src(a, 0) * inStr[a]
-	}
-	last := r - 1
-	for t := 0; t < total; {
-		// innermost axis as a run
-		base := off - src(last, 0)*inStr[last]
-		for o := 0; o < plan[last].out; o++ {
-			e := base + src(last, o)
-			copy(y.Data[t*es:(t+1)*es], x.Data[e*es:(e+1)*es])
-			t++
-		}
-		for a := last - 1; a >= 0; a-- {
-			off -= src(a, idx[a]) * inStr[a]
-			idx[a]++
-			if idx[a] < plan[a].out {
-				off += src(a, idx[a]) * inStr[a]
-				break
-			}
-			idx[a] = 0
-			off += src(a, 0) * inStr[a]
-		}
+	case 2:
+		nearestRows(plan, inStr, viewAs[uint16](x.Data), viewAs[uint16](y.Data), total)
+	case 4:
+		nearestRows(plan, inStr, viewAs[uint32](x.Data), viewAs[uint32](y.Data), total)
+	case 8:
+		nearestRows(plan, inStr, viewAs[uint64](x.Data), viewAs[uint64](y.Data), total)
+	case 16:
+		nearestRows(plan, inStr, viewAs[[16]byte](x.Data), viewAs[[16]byte](y.Data), total)
+	default:
+		return opkernel.Unsupportedf(n, "dtype %s", x.DType)
 	}
 	fillOutside(plan, y, extrap)
 	return nil
