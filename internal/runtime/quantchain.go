@@ -1,11 +1,12 @@
 package runtime
 
 // Load-time fusion of the dequantizing chains of onnxruntime's
-// quantize_dynamic models: ConvInteger -> Cast(to float) -> Mul(x_scale *
-// w_scale) [-> Add(bias)] [-> Relu] runs as one kernel
-// (nn.PrepareConvIntegerChain: the integer convolution with the float
-// epilogue in its tiles), rounding as the separate ops do, so the outputs
-// are the same bits. The chain is found either as plain nodes (opt_level 0)
+// quantize_dynamic models: ConvInteger (or MatMulInteger) -> Cast(to
+// float) -> Mul(x_scale * w_scale) [-> Add(bias)] [-> Relu] runs as one
+// kernel (nn.PrepareConvIntegerChain, nn.PrepareMatMulIntegerChain: the
+// integer convolution or GEMM with the float epilogue in its tiles; scale
+// and bias per tensor, or per output channel / column of B), rounding as
+// the separate ops do, so the outputs are the same bits. The chain is found either as plain nodes (opt_level 0)
 // or as a ConvInteger feeding a fused GraphKernel whose body is exactly
 // that chain (opt_level 2: Mul(x_scale, w_scale), Cast, Mul, Add,
 // Maximum(x, 0)). Only the session's node list changes: the model and its
@@ -39,7 +40,7 @@ type qchain struct {
 func fuseQuantChains(g *ir.Graph) (*ir.Graph, map[*ir.Node]*qchain) {
 	var convs []*ir.Node
 	for _, n := range g.Nodes {
-		if n.Op == "ConvInteger" {
+		if n.Op == "ConvInteger" || n.Op == "MatMulInteger" {
 			convs = append(convs, n)
 		}
 	}
@@ -95,11 +96,33 @@ func matchChain(conv *ir.Node, only func(*ir.Value) *ir.Node) (*ir.Node, *qchain
 	if len(conv.Inputs) < 2 || len(conv.Inputs) > 4 || len(conv.Outputs) != 1 || conv.Outputs[0].DType != ir.Int32 {
 		return nil, nil, nil
 	}
-	w := conv.Inputs[1]
-	if w == nil || len(w.Shape) < 3 || w.Shape[0] <= 0 || len(conv.Outputs[0].Shape) != len(w.Shape) {
+	w, y := conv.Inputs[1], conv.Outputs[0]
+	if w == nil || y.Shape == nil {
 		return nil, nil, nil
 	}
-	rank, ch := len(w.Shape), w.Shape[0]
+	for _, d := range w.Shape {
+		if d <= 0 { // an empty window or depth: no sums to take the epilogue
+			return nil, nil, nil
+		}
+	}
+	rank := len(y.Shape)
+	var fits func(*ir.Value) bool
+	switch conv.Op {
+	case "ConvInteger":
+		// the scale and bias: one value, or one per output channel
+		if len(w.Shape) < 3 || w.Shape[0] <= 0 || rank != len(w.Shape) {
+			return nil, nil, nil
+		}
+		fits = func(v *ir.Value) bool { return broadcasts(v, rank, w.Shape[0], nn.ChannelBroadcast) }
+	case "MatMulInteger":
+		// one value, or one per column of B
+		if len(w.Shape) != 2 || w.Shape[1] <= 0 || rank < 2 || y.Shape[rank-1] != w.Shape[1] {
+			return nil, nil, nil
+		}
+		fits = func(v *ir.Value) bool { return broadcasts(v, rank, w.Shape[1], nn.ColumnBroadcast) }
+	default:
+		return nil, nil, nil
+	}
 	next := only(conv.Outputs[0])
 	if next == nil {
 		return nil, nil, nil
@@ -109,12 +132,12 @@ func matchChain(conv *ir.Node, only func(*ir.Value) *ir.Node) (*ir.Node, *qchain
 	switch next.Op {
 	case "Cast":
 		ok := false
-		if p, covered, ok = matchPlain(next, only, rank, ch); !ok {
+		if p, covered, ok = matchPlain(next, only, fits); !ok {
 			return nil, nil, nil
 		}
 	case ir.OpGraphKernel:
 		ok := false
-		if p, ok = matchBody(next, conv.Outputs[0], rank, ch); !ok {
+		if p, ok = matchBody(next, conv.Outputs[0], fits); !ok {
 			return nil, nil, nil
 		}
 		covered = []*ir.Node{next}
@@ -136,9 +159,10 @@ type chainParts struct {
 	out                  *ir.Value
 }
 
-// perChannel: v is float32 with a static shape of one value or one per
-// channel against an output of rank rank with ch channels.
-func perChannel(v *ir.Value, rank int, ch int64) bool {
+// broadcasts: v is float32 with a static shape that shape (nn's
+// ChannelBroadcast or ColumnBroadcast) accepts against an output of rank
+// rank with n channels or columns.
+func broadcasts(v *ir.Value, rank int, n int64, shape func([]int64, int, int64) (bool, bool)) bool {
 	if v == nil || v.DType != ir.Float32 || v.Shape == nil {
 		return false
 	}
@@ -147,7 +171,7 @@ func perChannel(v *ir.Value, rank int, ch int64) bool {
 			return false
 		}
 	}
-	_, ok := nn.ChannelBroadcast(v.Shape, rank, ch)
+	_, ok := shape(v.Shape, rank, n)
 	return ok
 }
 
@@ -172,7 +196,7 @@ func isFloatCast(n *ir.Node) bool {
 }
 
 // matchPlain: the chain as graph nodes from the Cast on.
-func matchPlain(cast *ir.Node, only func(*ir.Value) *ir.Node, rank int, ch int64) (chainParts, []*ir.Node, bool) {
+func matchPlain(cast *ir.Node, only func(*ir.Value) *ir.Node, fits func(*ir.Value) bool) (chainParts, []*ir.Node, bool) {
 	var p chainParts
 	if !isFloatCast(cast) {
 		return p, nil, false
@@ -181,13 +205,13 @@ func matchPlain(cast *ir.Node, only func(*ir.Value) *ir.Node, rank int, ch int64
 	if mul == nil || mul.Op != "Mul" || len(mul.Outputs) != 1 {
 		return p, nil, false
 	}
-	if p.scaleA = other(mul, cast.Outputs[0]); !perChannel(p.scaleA, rank, ch) {
+	if p.scaleA = other(mul, cast.Outputs[0]); !fits(p.scaleA) {
 		return p, nil, false
 	}
 	covered := []*ir.Node{cast, mul}
 	last := mul
 	if add := only(mul.Outputs[0]); add != nil && add.Op == "Add" && len(add.Outputs) == 1 {
-		if b := other(add, mul.Outputs[0]); perChannel(b, rank, ch) {
+		if b := other(add, mul.Outputs[0]); fits(b) {
 			p.bias, last = b, add
 			covered = append(covered, add)
 		}
@@ -204,7 +228,7 @@ func matchPlain(cast *ir.Node, only func(*ir.Value) *ir.Node, rank int, ch int64
 // Mul [-> Add] [-> Maximum(x, +0)] on the conv's output acc, the body's one
 // output the last. Body inputs stand for the kernel's inputs; body
 // constants are used as they are.
-func matchBody(gk *ir.Node, acc *ir.Value, rank int, ch int64) (chainParts, bool) {
+func matchBody(gk *ir.Node, acc *ir.Value, fits func(*ir.Value) bool) (chainParts, bool) {
 	var p chainParts
 	b := gk.Body
 	if b == nil || len(gk.Outputs) != 1 || len(b.Outputs) != 1 || len(b.Inputs) > len(gk.Inputs) {
@@ -259,18 +283,18 @@ func matchBody(gk *ir.Node, acc *ir.Value, rank int, ch int64) (chainParts, bool
 			return p, false
 		}
 		p.scaleA, p.scaleB = source(pm.Inputs[0]), source(pm.Inputs[1])
-		if !perChannel(p.scaleA, rank, ch) || !perChannel(p.scaleB, rank, ch) {
+		if !fits(p.scaleA) || !fits(p.scaleB) {
 			return p, false
 		}
 		matched++
-	} else if p.scaleA = source(s); !perChannel(p.scaleA, rank, ch) {
+	} else if p.scaleA = source(s); !fits(p.scaleA) {
 		return p, false
 	}
 	last := mul
 	if last.Outputs[0] != b.Outputs[0] {
 		if add := only(last.Outputs[0]); add != nil && add.Op == "Add" && len(add.Outputs) == 1 {
 			bias := source(other(add, last.Outputs[0]))
-			if !perChannel(bias, rank, ch) {
+			if !fits(bias) {
 				return p, false
 			}
 			p.bias, last = bias, add

@@ -259,3 +259,92 @@ func runChain(t *testing.T, name string, g *ir.Graph, in []*ir.Tensor, threads i
 	}
 	return out[0].F32()
 }
+
+// TestMatMulIntegerChainFusedMatchesUnfused: the MatMulInteger form of the
+// chain (A [.., M, K] with per-row zero point, B [K, N] constant, scale and
+// bias per tensor or per column), plain and as a GraphKernel, bit for bit
+// the unfused nodes at every ISA level.
+func TestMatMulIntegerChainFusedMatchesUnfused(t *testing.T) {
+	type mcase struct {
+		a                        []int64
+		n                        int64
+		adt, bdt                 ir.DType
+		perCol, bias, relu, body bool
+	}
+	cases := []mcase{
+		{[]int64{5, 24}, 40, ir.Uint8, ir.Int8, false, true, false, false},
+		{[]int64{2, 7, 33}, 70, ir.Uint8, ir.Uint8, true, true, true, false},
+		{[]int64{130, 16}, 17, ir.Int8, ir.Int8, true, false, true, false},
+		{[]int64{64, 64}, 64, ir.Uint8, ir.Int8, true, true, false, true},
+	}
+	defer cpuisa.Reset()
+	r := rand.New(rand.NewSource(34))
+	for _, lv := range []cpuisa.Level{cpuisa.AVX512, cpuisa.AVX2, cpuisa.Portable} {
+		if err := cpuisa.Force(lv); err != nil {
+			t.Logf("skip %s: %v", lv, err)
+			continue
+		}
+		for i, c := range cases {
+			k := c.a[len(c.a)-1]
+			g := testkit.New(t, "qmm")
+			a := g.InputOf("a", c.adt, c.a...)
+			as := g.InputOf("a_scale", ir.Float32)
+			as.Shape = []int64{}
+			az := g.InputOf("a_zero_point", c.adt)
+			az.Shape = []int64{}
+			in := []*ir.Tensor{randBytes(r, c.adt, c.a...), ir.Float32Tensor([]int64{}, float32(0.001+r.Float64()*0.05)), randBytes(r, c.adt)}
+			b := g.Const("b", randBytes(r, c.bdt, k, c.n))
+			bz := g.Const("b_zero_point", randBytes(r, c.bdt, c.n))
+			bsT := ir.Float32Tensor([]int64{}, float32(0.004))
+			if c.perCol {
+				bsT = ir.NewTensor(ir.Float32, []int64{c.n})
+				for j := range bsT.F32() {
+					bsT.F32()[j] = float32(0.001 + r.Float64()*0.01)
+				}
+			}
+			biasT := ir.NewTensor(ir.Float32, []int64{c.n})
+			for j := range biasT.F32() {
+				biasT.F32()[j] = float32(r.Float64()*2 - 1)
+			}
+			acc := g.Node("mmi", "MatMulInteger", nil, a, b, az, bz)
+			var out *ir.Value
+			if c.body {
+				body := testkit.New(t, "body")
+				bas := body.InputOf("bas", ir.Float32)
+				bas.Shape = []int64{}
+				bacc := body.InputOf("bacc", ir.Int32, acc.Shape...)
+				s := body.Op("Mul", nil, bas, body.Const("bbs", bsT))
+				y := body.Op("Mul", nil, body.Op("Cast", ir.Attrs{"to": ir.IntAttr(int64(ir.Float32))}, bacc), s)
+				if c.bias {
+					y = body.Op("Add", nil, y, body.Const("bbias", biasT))
+				}
+				n := body.GraphKernel("fused", y)
+				n.Attrs[ir.GKKernelStatus] = ir.StringAttr("interpreted")
+				n.Inputs = []*ir.Value{as, acc}
+				g.G.Nodes = append(g.G.Nodes, n)
+				out = n.Outputs[0]
+			} else {
+				s := g.Node("scales", "Mul", nil, as, g.Const("b_scale", bsT))
+				y := g.Node("scale", "Mul", nil, g.Node("cast", "Cast", ir.Attrs{"to": ir.IntAttr(int64(ir.Float32))}, acc), s)
+				if c.bias {
+					y = g.Node("bias_add", "Add", nil, y, g.Const("bias", biasT))
+				}
+				if c.relu {
+					y = g.Node("relu", "ReLU", nil, y)
+				}
+				out = y
+			}
+			gr := g.Output(out)
+			for _, threads := range []int{1, 2} {
+				name := fmt.Sprintf("%s case %d %+v threads %d", lv, i, c, threads)
+				want := runChain(t, name, gr, in, threads, true)
+				got := runChain(t, name, gr, in, threads, false)
+				for j := range want {
+					if math.Float32bits(got[j]) != math.Float32bits(want[j]) {
+						t.Fatalf("%s: y[%d] = %g, unfused %g", name, j, got[j], want[j])
+					}
+				}
+			}
+		}
+	}
+}

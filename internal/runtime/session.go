@@ -127,7 +127,11 @@ func NewSession(g *ir.Graph, opts Options) (*Session, error) {
 		}
 		if c := chains[n]; c != nil {
 			s.chains[ni] = c
-			f, err := nn.PrepareConvIntegerChain(prep, n, c.relu)
+			prepare := nn.PrepareConvIntegerChain
+			if c.conv.Op == "MatMulInteger" {
+				prepare = nn.PrepareMatMulIntegerChain
+			}
+			f, err := prepare(prep, n, c.relu)
 			if err != nil {
 				refused = append(refused, nodeErr(n, err))
 			}

@@ -36,6 +36,15 @@ static void qd_epi_row(const int32_t *acc, int n, float s, int hasb, float b, in
     }
 }
 
+static void qd_epi_cols(const int32_t *acc, int n, const float *s, int scol, const float *b, int bmode, int relu,
+                        float *y) {
+    switch (gk_nn_isa()) {
+    case GK_ISA_AVX512: qd_epi_cols16(acc, n, s, scol, b, bmode, relu, y); break;
+    case GK_ISA_AVX2: qd_epi_cols8(acc, n, s, scol, b, bmode, relu, y); break;
+    default: qd_epi_cols4(acc, n, s, scol, b, bmode, relu, y); break;
+    }
+}
+
 static void qd_dw2d(const uint8_t *x, int xsigned, const uint8_t *w, int wsigned, const int32_t *wz, int xz,
                     const int *geo, int c0, int c1, int32_t *yacc, const gk_qepi *e, float *yf) {
     switch (gk_nn_isa()) {
@@ -52,17 +61,14 @@ void gk_qepilogue_rows(const int32_t *acc, int rows, int n, int ld, const gk_qep
         float *yr = y + (int64_t)r * ldy;
         int ri = r0 + r;
         if (e->scale_mode == GK_QEPI_PER_COL || e->bias_mode == GK_QEPI_PER_COL) {
-            for (int j = 0; j < n; j++) {
-                int ci = col0 + j;
-                float s = e->scale[e->scale_mode == GK_QEPI_PER_COL ? ci : e->scale_mode == GK_QEPI_PER_ROW ? ri : 0];
-                float f = (float)ar[j];
-                f = f * s;
-                if (e->bias_mode != GK_QEPI_NONE)
-                    f = f + e->bias[e->bias_mode == GK_QEPI_PER_COL ? ci : e->bias_mode == GK_QEPI_PER_ROW ? ri : 0];
-                if (e->relu == 1) f = f > 0 ? f : (f != f ? f : 0.0f);
-                else if (e->relu == 2) f = 0.0f > f ? 0.0f : f;
-                yr[j] = f;
-            }
+            // per column (a MatMul's): the other one per tensor or per row
+            const int scol = e->scale_mode == GK_QEPI_PER_COL;
+            const float *s = scol ? e->scale + col0 : e->scale + (e->scale_mode == GK_QEPI_PER_ROW ? ri : 0);
+            const float *b = e->bias;
+            if (e->bias_mode == GK_QEPI_PER_COL) b += col0;
+            else if (e->bias_mode == GK_QEPI_PER_ROW) b += ri;
+            int bm = e->bias_mode == GK_QEPI_PER_ROW ? GK_QEPI_SCALAR : e->bias_mode;
+            qd_epi_cols(ar, n, s, scol, b, bm, e->relu, yr);
             continue;
         }
         float s = e->scale[e->scale_mode == GK_QEPI_PER_ROW ? ri : 0];

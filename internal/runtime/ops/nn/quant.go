@@ -248,6 +248,17 @@ func int8Signed(n *ir.Node, t *ir.Tensor, what string) (bool, error) {
 
 type qpackKey struct{ b *ir.Tensor }
 
+// packedMatMulB is a constant 2-D B packed once per session.
+func packedMatMulB(p *opkernel.Prep, b *ir.Tensor) *qpackedB {
+	k, nn := int(b.Shape[0]), int(b.Shape[1])
+	return p.Once(qpackKey{b}, func() any {
+		w := packQB(b.Data, b.DType == ir.Int8, k, nn, nn)
+		p.Weights++
+		p.WeightBytes += int64(len(w.data))
+		return w
+	}).(*qpackedB)
+}
+
 // prepareQMatMul packs a constant 2-D B (input bi) once per session.
 func prepareQMatMul(p *opkernel.Prep, n *ir.Node, bi int, run opkernel.Func) (opkernel.Func, error) {
 	bv := n.Input(bi)
@@ -255,13 +266,7 @@ func prepareQMatMul(p *opkernel.Prep, n *ir.Node, bi int, run opkernel.Func) (op
 		return nil, nil
 	}
 	b := bv.Const
-	k, nn := int(b.Shape[0]), int(b.Shape[1])
-	pb := p.Once(qpackKey{b}, func() any {
-		w := packQB(b.Data, b.DType == ir.Int8, k, nn, nn)
-		p.Weights++
-		p.WeightBytes += int64(len(w.data))
-		return w
-	}).(*qpackedB)
+	pb := packedMatMulB(p, b)
 	return func(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 		if len(in) <= bi || in[bi] != b {
 			return run(ctx, n, in, out)
@@ -282,6 +287,13 @@ func qlinearMatMul(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 // or QLinearMatMul (bi = 3: a, a_scale, a_zero_point, b, b_scale,
 // b_zero_point, y_scale, y_zero_point); pb is B packed at load, or nil.
 func qmatmul(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor, bi int, pb *qpackedB) error {
+	return qmatmulEpi(ctx, n, in, out, bi, pb, nil)
+}
+
+// qmatmulEpi is qmatmul; epi, for a MatMulInteger only, makes y float32:
+// epi's dequantizing epilogue of the sums (per-column values by column of
+// B).
+func qmatmulEpi(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor, bi int, pb *qpackedB, epi *qepi) error {
 	if err := need(n, in, bi+1); err != nil {
 		return err
 	}
@@ -348,7 +360,7 @@ func qmatmul(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor, bi int, pb *qp
 			pbt = packQB(b.Data[bo:], bSigned, p.k, p.n, p.ldb)
 		}
 		bm := bo / max(p.bSize, 1)
-		qgemm(ctx, p.m, a.Data[ao:], aSigned, p.lda, za[ao/max(p.lda, 1):], nil, pbt, zb[bm*p.n:(bm+1)*p.n], acc[t*mn:], p.n, nil)
+		qgemm(ctx, p.m, a.Data[ao:], aSigned, p.lda, za[ao/max(p.lda, 1):], nil, pbt, zb[bm*p.n:(bm+1)*p.n], acc[t*mn:], p.n, epi)
 	}
 	if !qlinear {
 		return nil

@@ -86,20 +86,71 @@ func ChannelBroadcast(s []int64, rank int, ch int64) (perChannel, ok bool) {
 	return perChannel, true
 }
 
-// channelValues reads a float32 tensor broadcast per channel (ch values)
-// or per tensor (1 value), with its mode.
-func channelValues(n *ir.Node, t *ir.Tensor, rank int, ch int64, what string) ([]float32, int, error) {
+// ColumnBroadcast is ChannelBroadcast for a MatMul's output: one value, or
+// one per column (only the last dim, n, other than 1).
+func ColumnBroadcast(s []int64, rank int, n int64) (perColumn, ok bool) {
+	if len(s) > rank {
+		return false, false
+	}
+	for i, d := range s {
+		switch {
+		case d == 1:
+		case i == len(s)-1 && d == n:
+			perColumn = true
+		default:
+			return false, false
+		}
+	}
+	return perColumn, true
+}
+
+// chainValues reads a float32 tensor broadcast per channel or column (as
+// shape says) or per tensor, with its gk_qepi mode (per, when one value
+// per channel or column).
+func chainValues(n *ir.Node, t *ir.Tensor, rank int, ch int64, shape func([]int64, int, int64) (bool, bool), per int, what string) ([]float32, int, error) {
 	if t.DType != ir.Float32 {
 		return nil, 0, errf(n, "%s dtype %s (float32)", what, t.DType)
 	}
-	per, ok := ChannelBroadcast(t.Shape, rank, ch)
+	each, ok := shape(t.Shape, rank, ch)
 	if !ok {
 		return nil, 0, errf(n, "%s shape %v is neither one value nor one per channel of %d", what, t.Shape, ch)
 	}
-	if per {
-		return t.F32(), C.GK_QEPI_PER_ROW, nil
+	if each {
+		return t.F32(), per, nil
 	}
 	return t.F32()[:1], C.GK_QEPI_SCALAR, nil
+}
+
+// chainEpilogue reads a fused chain's scale factors and bias (inputs
+// ChainScaleA, ChainScaleB, ChainBias) into its epilogue.
+func chainEpilogue(n *ir.Node, in []*ir.Tensor, rank int, ch int64, shape func([]int64, int, int64) (bool, bool), per, relu int) (*qepi, error) {
+	e := &qepi{relu: relu, bmode: C.GK_QEPI_NONE}
+	sa, sam, err := chainValues(n, in[ChainScaleA], rank, ch, shape, per, "scale")
+	if err != nil {
+		return nil, err
+	}
+	e.scale, e.smode = sa, sam
+	if t := in[ChainScaleB]; t != nil {
+		sb, sbm, err := chainValues(n, t, rank, ch, shape, per, "scale")
+		if err != nil {
+			return nil, err
+		}
+		// the kernel's own Mul of the two factors, as the Mul op
+		// broadcasts them
+		prod := make([]float32, max(len(sa), len(sb)))
+		for i := range prod {
+			prod[i] = sa[min(i, len(sa)-1)] * sb[min(i, len(sb)-1)]
+		}
+		e.scale, e.smode = prod, max(sam, sbm)
+	}
+	if t := in[ChainBias]; t != nil {
+		b, bm, err := chainValues(n, t, rank, ch, shape, per, "bias")
+		if err != nil {
+			return nil, err
+		}
+		e.bias, e.bmode = b, bm
+	}
+	return e, nil
 }
 
 // Fused-chain node inputs: the ConvInteger's four (absent ones nil), then
@@ -134,33 +185,9 @@ func PrepareConvIntegerChain(p *opkernel.Prep, n *ir.Node, relu int) (opkernel.F
 		if in[1] == nil || len(in[1].Shape) < 1 {
 			return errf(n, "fused chain: no weight")
 		}
-		rank, ch := len(y.Shape), in[1].Shape[0]
-		e := &qepi{relu: relu}
-		sa, sam, err := channelValues(n, in[ChainScaleA], rank, ch, "scale")
+		e, err := chainEpilogue(n, in, len(y.Shape), in[1].Shape[0], ChannelBroadcast, C.GK_QEPI_PER_ROW, relu)
 		if err != nil {
 			return err
-		}
-		e.scale, e.smode = sa, sam
-		if t := in[ChainScaleB]; t != nil {
-			sb, sbm, err := channelValues(n, t, rank, ch, "scale")
-			if err != nil {
-				return err
-			}
-			// the kernel's own Mul of the two factors, as the Mul op
-			// broadcasts them
-			prod := make([]float32, max(len(sa), len(sb)))
-			for i := range prod {
-				prod[i] = sa[min(i, len(sa)-1)] * sb[min(i, len(sb)-1)]
-			}
-			e.scale, e.smode = prod, max(sam, sbm)
-		}
-		e.bmode = C.GK_QEPI_NONE
-		if t := in[ChainBias]; t != nil {
-			b, bm, err := channelValues(n, t, rank, ch, "bias")
-			if err != nil {
-				return err
-			}
-			e.bias, e.bmode = b, bm
 		}
 		cin := in[:4]
 		w := pa
@@ -168,5 +195,35 @@ func PrepareConvIntegerChain(p *opkernel.Prep, n *ir.Node, relu int) (opkernel.F
 			w = nil
 		}
 		return qconv(ctx, n, cin, out, false, w, e)
+	}, nil
+}
+
+// PrepareMatMulIntegerChain is PrepareConvIntegerChain for a MatMulInteger
+// (inputs A, B, a_zero_point?, b_zero_point?, then the chain's): scale and
+// bias per tensor or per column of B; a constant 2-D B is packed once.
+func PrepareMatMulIntegerChain(p *opkernel.Prep, n *ir.Node, relu int) (opkernel.Func, error) {
+	var pb *qpackedB
+	var cb *ir.Tensor
+	if bv := n.Input(1); bv != nil && bv.Const != nil && len(bv.Const.Shape) == 2 && (bv.Const.DType == ir.Uint8 || bv.Const.DType == ir.Int8) {
+		cb = bv.Const
+		pb = packedMatMulB(p, cb)
+	}
+	return func(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
+		if len(in) != ChainInputs || len(out) != 1 {
+			return errf(n, "fused chain: %d inputs, %d outputs", len(in), len(out))
+		}
+		y := out[0]
+		if y.DType != ir.Float32 || len(y.Shape) < 2 || in[1] == nil || len(in[1].Shape) != 2 {
+			return errf(n, "fused chain: output %s %v, b %v", y.DType, y.Shape, in[1])
+		}
+		e, err := chainEpilogue(n, in, len(y.Shape), in[1].Shape[1], ColumnBroadcast, C.GK_QEPI_PER_COL, relu)
+		if err != nil {
+			return err
+		}
+		b := pb
+		if in[1] != cb {
+			b = nil
+		}
+		return qmatmulEpi(ctx, n, in[:4], out, 1, b, e)
 	}, nil
 }
