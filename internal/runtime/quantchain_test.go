@@ -221,18 +221,25 @@ func TestQuantChainFusedMatchesUnfused(t *testing.T) {
 		}
 		for i, c := range cases {
 			g, in := c.build(t, r)
-			for _, threads := range []int{1, 2} {
-				name := fmt.Sprintf("%s case %d %+v threads %d", lv, i, c, threads)
-				want := runChain(t, name, g, in, threads, true)
-				got := runChain(t, name, g, in, threads, false)
-				if len(got) != len(want) {
-					t.Fatalf("%s: %d values, want %d", name, len(got), len(want))
-				}
-				for k := range want {
-					if math.Float32bits(got[k]) != math.Float32bits(want[k]) {
-						t.Fatalf("%s: y[%d] = %g (%#x), unfused %g (%#x)", name, k, got[k], math.Float32bits(got[k]), want[k], math.Float32bits(want[k]))
-					}
-				}
+			sameFusedUnfused(t, fmt.Sprintf("%s case %d %+v", lv, i, c), g, in)
+		}
+	}
+}
+
+// sameFusedUnfused runs g fused and unfused on 1 and 2 threads and wants
+// the same bits.
+func sameFusedUnfused(t *testing.T, what string, g *ir.Graph, in []*ir.Tensor) {
+	t.Helper()
+	for _, threads := range []int{1, 2} {
+		name := fmt.Sprintf("%s threads %d", what, threads)
+		want := runChain(t, name, g, in, threads, true)
+		got := runChain(t, name, g, in, threads, false)
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d values, want %d", name, len(got), len(want))
+		}
+		for k := range want {
+			if math.Float32bits(got[k]) != math.Float32bits(want[k]) {
+				t.Fatalf("%s: y[%d] = %g (%#x), unfused %g (%#x)", name, k, got[k], math.Float32bits(got[k]), want[k], math.Float32bits(want[k]))
 			}
 		}
 	}
@@ -334,17 +341,7 @@ func TestMatMulIntegerChainFusedMatchesUnfused(t *testing.T) {
 				}
 				out = y
 			}
-			gr := g.Output(out)
-			for _, threads := range []int{1, 2} {
-				name := fmt.Sprintf("%s case %d %+v threads %d", lv, i, c, threads)
-				want := runChain(t, name, gr, in, threads, true)
-				got := runChain(t, name, gr, in, threads, false)
-				for j := range want {
-					if math.Float32bits(got[j]) != math.Float32bits(want[j]) {
-						t.Fatalf("%s: y[%d] = %g, unfused %g", name, j, got[j], want[j])
-					}
-				}
-			}
+			sameFusedUnfused(t, fmt.Sprintf("%s case %d %+v", lv, i, c), g.Output(out), in)
 		}
 	}
 }
