@@ -14,7 +14,12 @@
 # QDQ_MODELS (QDQ table: corpus models timed float32 against their QDQ
 # form from scripts/qdq_quantize.py in build/qdq; "" skips it), QDQ_ORT=0
 # (no onnxruntime column in the QDQ table), QDQ_LOOPS (its timed runs per
-# program per round, default 50).
+# program per round, default 50), REAL_MODELS (real-model table: cases of
+# build/realmodels, from `make realmodels`, timed against the Python
+# onnxruntime 1.30 of build/realmodels-venv at 1 and 2 threads on their own
+# inputs; "" skips it), REAL_OPT (their opt_level, default 2), REAL_LOOPS
+# (timed runs per program per round, default 50), BENCH_ONLY=real (only that
+# table: no model export, no node onnxruntime, no other table).
 #
 # Needs ../shared (export_models.py, run_ort.js), Debian python3-torch,
 # python3-torchvision, python3-onnx, and node with onnxruntime-node 1.30
@@ -40,6 +45,12 @@ FUSION_ROUNDS=${FUSION_ROUNDS:-9}
 QDQ_MODELS=${QDQ_MODELS-"resnet18_bn bert_tiny"}
 QDQ_ORT=${QDQ_ORT:-1}
 QDQ_LOOPS=${QDQ_LOOPS:-50}   # timed runs per program per round in the QDQ table
+REAL_MODELS=${REAL_MODELS-"unet_synth_dynq ocr_det_tiny_dynq"}
+REAL_OPT=${REAL_OPT:-2}
+REAL_LOOPS=${REAL_LOOPS:-50}
+REAL_DIR=${REAL_DIR:-build/realmodels}
+REAL_PY=${REAL_PY:-build/realmodels-venv/bin/python}
+BENCH_ONLY=${BENCH_ONLY:-}
 OUT=bench/results.md
 mkdir -p "$MODELS_DIR" bench/out
 if [ -n "${BENCH_ISA:-}" ]; then
@@ -48,18 +59,22 @@ else
   unset GKCONV_CPU_ISA
 fi
 
-if ! /usr/bin/python3 -c 'import torch, torchvision, onnx' 2>/dev/null; then
+if [ "$BENCH_ONLY" = real ]; then
+  MODELS= FUSION_MODELS= THREADS2_MODELS= QDQ_MODELS=
+elif ! /usr/bin/python3 -c 'import torch, torchvision, onnx' 2>/dev/null; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-torch python3-torchvision python3-onnx >/dev/null
 fi
-if [ ! -d "$ORT_DIR/node_modules/onnxruntime-node" ]; then
-  mkdir -p "$ORT_DIR"
-  (cd "$ORT_DIR" && npm init -y >/dev/null && npm install --ignore-scripts onnxruntime-node@1.30.0 protobufjs@7 long >/dev/null)
+if [ "$BENCH_ONLY" != real ]; then
+  if [ ! -d "$ORT_DIR/node_modules/onnxruntime-node" ]; then
+    mkdir -p "$ORT_DIR"
+    (cd "$ORT_DIR" && npm init -y >/dev/null && npm install --ignore-scripts onnxruntime-node@1.30.0 protobufjs@7 long >/dev/null)
+  fi
+  cp "$SHARED/tools/ort/run_ort.js" "$ORT_DIR/run_ort.js"
 fi
-cp "$SHARED/tools/ort/run_ort.js" "$ORT_DIR/run_ort.js"
 
 # resnet50 is needed for the conversion-time line (not with BENCH_EXTRAS=0).
 extra_models=resnet50
-[ "${BENCH_EXTRAS:-1}" = 0 ] && extra_models=
+[ "${BENCH_EXTRAS:-1}" = 0 ] || [ "$BENCH_ONLY" = real ] && extra_models=
 for m in $(printf '%s\n' $MODELS $FUSION_MODELS $THREADS2_MODELS $extra_models | sort -u); do
   [ -f "$MODELS_DIR/$m/model.onnx" ] || /usr/bin/python3 "$SHARED/tools/export_models.py" "$MODELS_DIR" "$m"
 done
@@ -242,6 +257,55 @@ if [ ${#qdq_rows[@]} -gt 0 ]; then
   printf '%s\n' "${qdq_rows[@]}" | tee -a "$OUT"
 fi
 
+# Real models (make realmodels): ours at REAL_OPT against the Python
+# onnxruntime (ORT_ENABLE_ALL) on the case's own first inputs, 1 and 2
+# threads, alternating within each round.
+# real_ours MINDIR THREADS INPUT.pb...: one timed benchmark run, its median ms.
+real_ours() {
+  local f=$1 t=$2
+  shift 2
+  ./converter benchmark --modelFile="$f" --inDataFile="$(IFS=,; echo "$*")" --numThreads="$t" \
+    --loopCount="$REAL_LOOPS" --warmUpLoopCount="$WARMUP" --resultFile=bench/out/r.json >/dev/null
+  jget bench/out/r.json median_ms
+}
+real_table() {
+  [ -n "$REAL_MODELS" ] || return 0
+  if [ ! -d "$REAL_DIR" ] || ! "$REAL_PY" -c 'import onnxruntime, onnx' 2>/dev/null; then
+    echo "real-model table: skipped ($REAL_DIR or onnxruntime in $REAL_PY absent; make realmodels makes both)" | tee -a "$OUT"
+    return 0
+  fi
+  local rows=() m d shape ins cfg=bench/out/real_o$REAL_OPT.cfg
+  printf '[graph_kernel_param]\nopt_level=%s\n' "$REAL_OPT" > "$cfg"
+  for m in $REAL_MODELS; do
+    d=$REAL_DIR/$m
+    if [ ! -f "$d/model.onnx" ]; then
+      echo "real-model table: $m skipped (no $d/model.onnx)" | tee -a "$OUT"
+      continue
+    fi
+    shape=$(jget "$d/case.json" input_shape)
+    ./converter --fmk=ONNX --modelFile="$d/model.onnx" --outputFile="bench/out/real_$m" --configFile="$cfg" \
+      ${shape:+--inputShape="$shape"} >/dev/null
+    ins=$(ls "$d"/test_data_set_0/input_*.pb | sort -V)
+    o1=(); x1=(); o2=(); x2=()
+    for ((r = 0; r < ROUNDS; r++)); do
+      o1+=("$(real_ours "bench/out/real_$m.mindir" 1 $ins)")
+      x1+=("$("$REAL_PY" scripts/realmodels/ort_time.py "$d/model.onnx" 1 "$REAL_LOOPS" "$WARMUP" $ins)")
+      o2+=("$(real_ours "bench/out/real_$m.mindir" 2 $ins)")
+      x2+=("$("$REAL_PY" scripts/realmodels/ort_time.py "$d/model.onnx" 2 "$REAL_LOOPS" "$WARMUP" $ins)")
+    done
+    rows+=("| $m | $(median "${o1[@]}") | $(median "${x1[@]}") | $(ratios "${o1[*]}" "${x1[*]}") | $(median "${o2[@]}") | $(median "${x2[@]}") | $(ratios "${o2[*]}" "${x2[*]}") |")
+  done
+  [ ${#rows[@]} -gt 0 ] || return 0
+  {
+    echo
+    echo "Real models ($REAL_DIR, opt_level $REAL_OPT, $REAL_LOOPS runs a round; onnxruntime $("$REAL_PY" -c 'import onnxruntime; print(onnxruntime.__version__)') from Python, ORT_ENABLE_ALL):"
+    echo
+    echo "| model | ours 1T median ms | ORT 1T median ms | ours/ORT 1T (range) | ours 2T median ms | ORT 2T median ms | ours/ORT 2T (range) |"
+    echo "|---|---|---|---|---|---|---|"
+  } >> "$OUT"
+  printf '%s\n' "${rows[@]}" | tee -a "$OUT"
+}
+
 finish() {
   echo "wrote $OUT"
   if [ "${BENCH_APPEND:-}" = 1 ]; then
@@ -249,7 +313,8 @@ finish() {
     echo "appended to docs/performance.md"
   fi
 }
-if [ "${BENCH_EXTRAS:-1}" = 0 ]; then # smoke runs: no STREAM, kernel bandwidth or conversion time
+real_table
+if [ "${BENCH_EXTRAS:-1}" = 0 ] || [ "$BENCH_ONLY" = real ]; then # smoke runs: no STREAM, kernel bandwidth or conversion time
   finish
   exit 0
 fi

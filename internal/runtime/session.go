@@ -32,6 +32,9 @@ type Options struct {
 	// KernelPolicy decides how fused CPU kernels run; its zero value never
 	// loads native code that came from the model file.
 	KernelPolicy
+	// NoLoadFusion runs every node as the graph has it: no load-time
+	// fusion of dequantizing chains (quantchain.go); Visit implies it.
+	NoLoadFusion bool
 }
 
 // Session executes one graph repeatedly.
@@ -54,6 +57,7 @@ type Session struct {
 	prepBytes   int64 // their bytes
 
 	kernels []KernelBinding // how each fused kernel was bound, in graph order
+	chains  []*qchain       // per node, the load-time fused chain it runs (nil: none)
 
 	// Output buffers (Recycle): issued holds the data of the output
 	// tensors the latest Run allocated that the caller has not given back
@@ -86,7 +90,12 @@ func NewSession(g *ir.Graph, opts Options) (*Session, error) {
 	if opts.Threads > 0 {
 		ctx.Threads = opts.Threads
 	}
+	var chains map[*ir.Node]*qchain
+	if opts.Visit == nil && !opts.NoLoadFusion {
+		g, chains = fuseQuantChains(g)
+	}
 	s := &Session{g: g, ctx: ctx, index: map[*ir.Value]int{}, pool: newPool(), prof: opts.Profile, visit: opts.Visit}
+	s.chains = make([]*qchain, len(g.Nodes))
 	var missing []string
 	var refused []error
 	var fallbacks []string // why kernels run interpreted against the policy's wish
@@ -114,6 +123,19 @@ func NewSession(g *ir.Graph, opts Options) (*Session, error) {
 			// Computed directly, like control flow (sequence.go).
 			s.subs[ni] = map[string]*Session{}
 			s.funcs = append(s.funcs, nil)
+			continue
+		}
+		if c := chains[n]; c != nil {
+			s.chains[ni] = c
+			prepare := nn.PrepareConvIntegerChain
+			if c.conv.Op == "MatMulInteger" {
+				prepare = nn.PrepareMatMulIntegerChain
+			}
+			f, err := prepare(prep, n, c.relu)
+			if err != nil {
+				refused = append(refused, nodeErr(n, err))
+			}
+			s.funcs = append(s.funcs, f)
 			continue
 		}
 		if n.Op == ir.OpGraphKernel {
@@ -257,7 +279,17 @@ func (s *Session) run(inputs []*ir.Tensor, check bool) ([]*ir.Tensor, error) {
 			s.released(ni, n, bufs, vals)
 			continue
 		}
-		outShapes, err := s.memo[ni].outputTypes(n, in)
+		var outShapes []typeShape
+		var err error
+		if c := s.chains[ni]; c != nil {
+			// the ConvInteger's shape, in float32
+			outShapes, err = s.memo[ni].outputTypes(c.conv, in[:len(c.conv.Inputs)])
+			if err == nil {
+				outShapes = []typeShape{{ir.Float32, outShapes[0].Shape}}
+			}
+		} else {
+			outShapes, err = s.memo[ni].outputTypes(n, in)
+		}
 		if err != nil {
 			return nil, err
 		}

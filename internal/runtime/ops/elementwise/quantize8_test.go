@@ -3,7 +3,10 @@ package elementwise
 import (
 	"math"
 	"math/rand"
+	"slices"
 	"testing"
+
+	"gkconv/internal/runtime/cpuisa"
 )
 
 // TestQuantize8RunMatchesGo: the vectorised per-tensor 8-bit quantizer
@@ -86,23 +89,44 @@ func TestDequantize8RunMatchesGo(t *testing.T) {
 // the Go loop's, tails, all-positive data (0 stays in the range) and NaN
 // included.
 func TestMinMaxRunMatchesGo(t *testing.T) {
-	x := make([]float32, 1000)
-	for i := range x {
-		x[i] = float32((i*7919)%2001-1000) / 37
-	}
-	for _, n := range []int{0, 1, 15, 16, 17, 333, 1000} {
-		lo, hi := minMaxRun(x[:n])
-		glo, ghi := goMinMax(x[:n])
-		if lo != glo || hi != ghi {
-			t.Fatalf("n=%d: C [%g, %g], Go [%g, %g]", n, lo, hi, glo, ghi)
+	defer cpuisa.Force(cpuisa.Detected())
+	for _, lv := range []cpuisa.Level{cpuisa.Portable, cpuisa.AVX2, cpuisa.AVX512} {
+		if err := cpuisa.Force(lv); err != nil {
+			t.Logf("%v: %v", lv, err)
+			continue
 		}
-	}
-	pos := []float32{3, 1, 2}
-	if lo, hi := minMaxRun(pos); lo != 0 || hi != 3 {
-		t.Fatalf("positive data: [%g, %g], want [0, 3]", lo, hi)
-	}
-	x[500] = float32(math.NaN())
-	if lo, hi := minMaxRun(x); lo == lo || hi == hi {
-		t.Fatalf("NaN input: [%g, %g], want NaN", lo, hi)
+		x := make([]float32, 1000)
+		for i := range x {
+			x[i] = float32((i*7919)%2001-1000) / 37
+		}
+		for _, n := range []int{0, 1, 15, 16, 17, 31, 32, 33, 333, 1000} {
+			lo, hi := minMaxRun(x[:n])
+			glo, ghi := goMinMax(x[:n])
+			if lo != glo || hi != ghi {
+				t.Fatalf("%v n=%d: C [%g, %g], Go [%g, %g]", lv, n, lo, hi, glo, ghi)
+			}
+		}
+		// the extremes in every lane and in the tail
+		for at := 0; at < 40; at++ {
+			y := make([]float32, 40)
+			for i := range y {
+				y[i] = float32(i%7) - 3
+			}
+			y[at], y[(at+5)%40] = -50, 60
+			if lo, hi := minMaxRun(y); lo != -50 || hi != 60 {
+				t.Fatalf("%v extremes at %d: [%g, %g]", lv, at, lo, hi)
+			}
+		}
+		pos := []float32{3, 1, 2}
+		if lo, hi := minMaxRun(pos); lo != 0 || hi != 3 {
+			t.Fatalf("%v positive data: [%g, %g], want [0, 3]", lv, lo, hi)
+		}
+		for _, at := range []int{0, 15, 500, 999} {
+			y := slices.Clone(x)
+			y[at] = float32(math.NaN())
+			if lo, hi := minMaxRun(y); lo == lo || hi == hi {
+				t.Fatalf("%v NaN input at %d: [%g, %g], want NaN", lv, at, lo, hi)
+			}
+		}
 	}
 }

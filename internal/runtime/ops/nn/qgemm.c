@@ -3,6 +3,7 @@
 // and portable C. See qgemm.h.
 #include "qgemm.h"
 #include "isa.h"
+#include "qpack4.h"
 #include <immintrin.h>
 #include <math.h>
 #include <stdlib.h>
@@ -233,7 +234,7 @@ void gk_qgemm_pack_a(const uint8_t *a, int asigned, int M, int K, int lda, uint8
 
 void gk_qgemm(int M, int K, int N, const uint8_t *a, int asigned, int lda, const int32_t *za, const int8_t *bp,
               const int32_t *colsum, const int32_t *zb, int s0, int s1, int32_t *c, int ldc, const uint8_t *apk,
-              const int32_t *arow) {
+              const int32_t *arow, const gk_qepi *e) {
     int kp = (K + 3) & ~3;
     dot_fn dot = pick_dot();
     // A is packed in blocks of rows that stay in L2 across the strips
@@ -269,6 +270,8 @@ void gk_qgemm(int M, int K, int N, const uint8_t *a, int asigned, int lda, const
                         for (int t = 0; t < nst; t++)
                             vnni_tile1(ap + (int64_t)r0 * kp, mr, kp, bs + (int64_t)t * kp * QG_NR, ncols - t * QG_NR, K,
                                        rowsum + r0, zar + r0, colsum + j0 + t * QG_NR, zb + j0 + t * QG_NR, cc + t * QG_NR, ldc);
+                    // the epilogue in place on the tile just stored (in L1)
+                    if (e) gk_qepilogue_rows(cc, mr, ncols, ldc, e, i0 + r0, j0, (float *)cc, ldc);
                 }
             }
             continue;
@@ -279,8 +282,9 @@ void gk_qgemm(int M, int K, int N, const uint8_t *a, int asigned, int lda, const
             for (int r0 = 0; r0 < rows; r0 += QG_MR) {
                 int mr = rows - r0 < QG_MR ? rows - r0 : QG_MR;
                 dot(ap + (int64_t)r0 * kp, mr, kp, bs, acc);
-                store_strip(acc, mr, nc, K, rowsum + r0, zar + r0, colsum + j0, zb + j0,
-                            c + (int64_t)(i0 + r0) * ldc + j0, ldc);
+                int32_t *cc = c + (int64_t)(i0 + r0) * ldc + j0;
+                store_strip(acc, mr, nc, K, rowsum + r0, zar + r0, colsum + j0, zb + j0, cc, ldc);
+                if (e) gk_qepilogue_rows(cc, mr, nc, ldc, e, i0 + r0, j0, (float *)cc, ldc);
             }
         }
     }
@@ -329,26 +333,27 @@ __attribute__((optimize("no-tree-loop-distribute-patterns"))) static void unfold
         } else {
             const uint8_t *xr = xc + ((int64_t)id * in[1] + ih) * in[2];
             int iw = ow * st[2] - pb[2] + kw * dl[2];
-            if (st[2] == 1) {
-                // positions j with 0 <= iw+j < in[2] read x, the ones
-                // before and after are padding: three block copies, not
-                // a per-byte test (a padded 3x3 conv's kw=0 and kw=2 taps
-                // touch an edge on every row)
-                int lo = iw < 0 ? -iw : 0, hi = in[2] - iw;
-                if (lo > run) lo = run;
-                if (hi > run) hi = run;
-                if (hi < lo) hi = lo;
-                // plain loops, not libc calls: runs are a feature-map row
-                // (tens of bytes), and three calls per row and tap were 40%
-                // of a small conv's time
-                uint8_t *d = row + i;
-                const uint8_t *s = xr + iw;
-                for (int j = 0; j < lo; j++) d[j] = pad;
-                for (int j = lo; j < hi; j++) d[j] = s[j];
-                for (int j = hi; j < run; j++) d[j] = pad;
-            } else {
-                for (int j = 0; j < run; j++, iw += st[2]) row[i + j] = (iw >= 0 && iw < in[2]) ? xr[iw] : pad;
-            }
+            // positions j with 0 <= iw + j*s < in[2] read x, the ones
+            // before and after are padding: three block copies, not a
+            // per-byte test (a padded 3x3 conv's kw=0 and kw=2 taps touch
+            // an edge on every row); plain loops, not libc calls: runs are
+            // a feature-map row (tens of bytes), and three calls per row
+            // and tap were 40% of a small conv's time
+            const int s2 = st[2];
+            int lo = iw < 0 ? (-iw + s2 - 1) / s2 : 0, hi = in[2] - iw <= 0 ? 0 : (in[2] - iw + s2 - 1) / s2;
+            if (lo > run) lo = run;
+            if (hi > run) hi = run;
+            if (hi < lo) hi = lo;
+            uint8_t *d = row + i;
+            const uint8_t *sx = xr + iw;
+            for (int j = 0; j < lo; j++) d[j] = pad;
+            if (s2 == 1)
+                for (int j = lo; j < hi; j++) d[j] = sx[j];
+            else if (s2 == 2)
+                for (int j = lo; j < hi; j++) d[j] = sx[2 * j];
+            else
+                for (int j = lo; j < hi; j++) d[j] = sx[(int64_t)j * s2];
+            for (int j = hi; j < run; j++) d[j] = pad;
         }
         i += run;
         ow += run;
@@ -362,8 +367,24 @@ __attribute__((optimize("no-tree-loop-distribute-patterns"))) static void unfold
     }
 }
 
+static void qconv_pack(const uint8_t *x, int xsigned, int cg, const int *geo, uint8_t pad, int p0, int p1, int8_t *out,
+                       int32_t *colsum, int local);
+
 void gk_qconv_pack(const uint8_t *x, int xsigned, int cg, const int *geo, uint8_t pad, int p0, int p1, int8_t *out,
                    int32_t *colsum) {
+    qconv_pack(x, xsigned, cg, geo, pad, p0, p1, out, colsum, 0);
+}
+
+void gk_qconv_pack_local(const uint8_t *x, int xsigned, int cg, const int *geo, uint8_t pad, int p0, int p1,
+                         int8_t *out, int32_t *colsum) {
+    qconv_pack(x, xsigned, cg, geo, pad, p0, p1, out, colsum, 1);
+}
+
+// qconv_pack: local 0 writes strip p0/QG_NR of the whole packed B and
+// colsum[p0...]; local 1 writes the positions' strips from out and their
+// column sums from colsum[0].
+static void qconv_pack(const uint8_t *x, int xsigned, int cg, const int *geo, uint8_t pad, int p0, int p1, int8_t *out,
+                       int32_t *colsum, int local) {
     const int *kk = geo + 3;
     int kvol = kk[0] * kk[1] * kk[2], K = cg * kvol, kp = (K + 3) & ~3;
     int64_t invol = (int64_t)geo[0] * geo[1] * geo[2];
@@ -391,32 +412,16 @@ void gk_qconv_pack(const uint8_t *x, int xsigned, int cg, const int *geo, uint8_
         _Static_assert(QG_NR == 16, "one strip is one 16-byte vector per row");
         const __m128i vflip = _mm_set1_epi8((char)flip);
         for (int sp = 0; sp < ns; sp++) {
-            __m128i *dst = (__m128i *)(out + ((int64_t)(p0 / QG_NR + sp) * kp + k0) * QG_NR);
+            __m128i *dst = (__m128i *)(out + ((int64_t)((local ? 0 : p0 / QG_NR) + sp) * kp + k0) * QG_NR);
             const int j0 = sp * QG_NR;
             __m128i a = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(r0 + j0)), vflip);
             __m128i b = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(r1 + j0)), vflip);
             __m128i d = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(r2 + j0)), vflip);
             __m128i e = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(r3 + j0)), vflip);
-            __m128i ab0 = _mm_unpacklo_epi8(a, b), ab1 = _mm_unpackhi_epi8(a, b);
-            __m128i de0 = _mm_unpacklo_epi8(d, e), de1 = _mm_unpackhi_epi8(d, e);
-            _mm_storeu_si128(dst + 0, _mm_unpacklo_epi16(ab0, de0));
-            _mm_storeu_si128(dst + 1, _mm_unpackhi_epi16(ab0, de0));
-            _mm_storeu_si128(dst + 2, _mm_unpacklo_epi16(ab1, de1));
-            _mm_storeu_si128(dst + 3, _mm_unpackhi_epi16(ab1, de1));
-#define GK_SX16LO(v) _mm_srai_epi16(_mm_unpacklo_epi8(v, v), 8)
-#define GK_SX16HI(v) _mm_srai_epi16(_mm_unpackhi_epi8(v, v), 8)
-            __m128i s0 = _mm_add_epi16(_mm_add_epi16(GK_SX16LO(a), GK_SX16LO(b)), _mm_add_epi16(GK_SX16LO(d), GK_SX16LO(e)));
-            __m128i s1 = _mm_add_epi16(_mm_add_epi16(GK_SX16HI(a), GK_SX16HI(b)), _mm_add_epi16(GK_SX16HI(d), GK_SX16HI(e)));
-#undef GK_SX16LO
-#undef GK_SX16HI
-            __m128i *c = (__m128i *)(cs + j0);
-            _mm_storeu_si128(c + 0, _mm_add_epi32(_mm_loadu_si128(c + 0), _mm_srai_epi32(_mm_unpacklo_epi16(s0, s0), 16)));
-            _mm_storeu_si128(c + 1, _mm_add_epi32(_mm_loadu_si128(c + 1), _mm_srai_epi32(_mm_unpackhi_epi16(s0, s0), 16)));
-            _mm_storeu_si128(c + 2, _mm_add_epi32(_mm_loadu_si128(c + 2), _mm_srai_epi32(_mm_unpacklo_epi16(s1, s1), 16)));
-            _mm_storeu_si128(c + 3, _mm_add_epi32(_mm_loadu_si128(c + 3), _mm_srai_epi32(_mm_unpackhi_epi16(s1, s1), 16)));
+            gk_interleave4x16(a, b, d, e, dst, cs + j0);
         }
     }
-    for (int j = 0; j < n; j++) colsum[p0 + j] = cs[j];
+    for (int j = 0; j < n; j++) colsum[(local ? 0 : p0) + j] = cs[j];
     free(rows);
     free(cs);
 }

@@ -22,10 +22,13 @@ void gk_qgemm_pack_b(const uint8_t *b, int bsigned, int K, int N, int ldb, int8_
 // per-column zero points of the packed B (already shifted by -128 when B is
 // uint8).
 // apk and arow, when not NULL, are A packed by gk_qgemm_pack_a (a and lda
-// are then not read).
+// are then not read). e, when not NULL, is applied to each tile right after
+// it is stored, in place: c then holds float32 (gk_qepi below; its rows
+// are numbered from 0 at this call's first row).
+typedef struct gk_qepi gk_qepi;
 void gk_qgemm(int M, int K, int N, const uint8_t *a, int asigned, int lda, const int32_t *za, const int8_t *bp,
               const int32_t *colsum, const int32_t *zb, int s0, int s1, int32_t *c, int ldc, const uint8_t *apk,
-              const int32_t *arow);
+              const int32_t *arow, const gk_qepi *e);
 // gk_qgemm_pack_a packs A [M, K] (row stride lda) once: rows of K rounded
 // up to a multiple of 4, as uint8 (int8 A xor 0x80), and their sums.
 void gk_qgemm_pack_a(const uint8_t *a, int asigned, int M, int K, int lda, uint8_t *out, int32_t *rowsum);
@@ -43,6 +46,26 @@ void gk_requant(const int32_t *acc, int n, const float *mult, int per_col, int32
 void gk_qconv_pack(const uint8_t *x, int xsigned, int cg, const int *geo, uint8_t pad, int p0, int p1, int8_t *out,
                    int32_t *colsum);
 
+// gk_qconv_pack_local is gk_qconv_pack writing the strips of [p0, p1) from
+// out (its first strip) and their column sums from colsum[0] (p0 a
+// multiple of QG_NR): a block of positions packed to be multiplied at once.
+void gk_qconv_pack_local(const uint8_t *x, int xsigned, int cg, const int *geo, uint8_t pad, int p0, int p1,
+                         int8_t *out, int32_t *colsum);
+
+// The direct VNNI convolution (AVX-512 VNNI level only: gk_qconv_vnni_ok):
+// 2-D windows of one image and group with no unfold. gk_qconv_vnni_prep
+// lays x out (int8 channel quads in stride phase images) and reorders the
+// M weights into buf (gk_qconv_vnni_size bytes); gk_qconv_vnni_rows then
+// computes output rows [o0, o1) of all M channels into c (channel stride
+// ldc), the same integers as gk_qgemm on the unfold, e applied in place
+// when not NULL (rows numbered from 0 at channel 0).
+int gk_qconv_vnni_ok(void);
+int64_t gk_qconv_vnni_size(int cg, const int *geo, int M);
+void gk_qconv_vnni_prep(const uint8_t *x, int xsigned, int cg, const int *geo, int xz, const uint8_t *w, int wsigned,
+                        int M, uint8_t *buf);
+void gk_qconv_vnni_rows(const uint8_t *buf, int xsigned, int cg, const int *geo, int xz, int wsigned,
+                        const int32_t *wz, int M, int o0, int o1, int32_t *c, int ldc, const gk_qepi *e);
+
 // gk_qdw_conv is a depthwise ConvInteger (one input and one output channel
 // per group) for channels [c0, c1) of one image, computed directly:
 // y[c] = sum over the window of (x - xz) * (w[c] - wz[c]) in int32, padded
@@ -50,5 +73,32 @@ void gk_qconv_pack(const uint8_t *x, int xsigned, int cg, const int *geo, uint8_
 // unfold-and-GEMM path. geo is gk_qconv_pack's.
 void gk_qdw_conv(const uint8_t *x, int xsigned, const uint8_t *w, int wsigned, const int32_t *wz, int xz,
                  const int *geo, int c0, int c1, int32_t *y);
+
+// gk_qepi is the dequantizing epilogue of a fused ConvInteger/MatMulInteger
+// -> Cast(float) -> Mul(scale) -> Add(bias) [-> Relu] chain: y =
+// relu?((float)acc * scale + bias), rounded as the separate ops (one float32
+// multiply, then one add; bias absent: no add). scale and bias hold one
+// value (GK_QEPI_SCALAR), one per row (GK_QEPI_PER_ROW: indexed by the row
+// number the caller passes) or one per column (GK_QEPI_PER_COL).
+enum { GK_QEPI_NONE = 0, GK_QEPI_SCALAR = 1, GK_QEPI_PER_ROW = 2, GK_QEPI_PER_COL = 3 };
+struct gk_qepi {
+    const float *scale;
+    int scale_mode; // SCALAR, PER_ROW or PER_COL
+    const float *bias;
+    int bias_mode; // NONE, SCALAR, PER_ROW or PER_COL
+    int relu; // 0 none, 1 the ReLU op's (-0 -> +0), 2 Maximum(x, +0)'s (0 > x ? 0 : x)
+};
+
+// gk_qepilogue_rows applies e to rows [0, rows) of acc (row stride ld), the
+// first being row r0 and column col0 of the whole result, writing y (row
+// stride ldy); y may be acc itself (in place).
+void gk_qepilogue_rows(const int32_t *acc, int rows, int n, int ld, const gk_qepi *e, int r0, int col0, float *y,
+                       int ldy);
+
+// gk_qdw_conv_epi is gk_qdw_conv, direct 2-D windows vectorised (16 outputs
+// per step), writing int32 sums to yacc, or, when yf is not NULL, y = e's
+// epilogue of them to yf (channel c is e's row c).
+void gk_qdw_conv_epi(const uint8_t *x, int xsigned, const uint8_t *w, int wsigned, const int32_t *wz, int xz,
+                     const int *geo, int c0, int c1, int32_t *yacc, const gk_qepi *e, float *yf);
 
 #endif

@@ -14,6 +14,30 @@ package nn
 #cgo CFLAGS: -O3 -std=gnu11 -I${SRCDIR}/../../cpuisa
 #cgo LDFLAGS: -lm
 #include "qgemm.h"
+
+// gk_qgemm_e is gk_qgemm with the epilogue's fields as arguments (Go memory
+// may not hold the Go pointers a gk_qepi would).
+static void gk_qgemm_e(int M, int K, int N, const uint8_t *a, int asigned, int lda, const int32_t *za,
+                       const int8_t *bp, const int32_t *colsum, const int32_t *zb, int s0, int s1, int32_t *c,
+                       int ldc, const uint8_t *apk, const int32_t *arow, int has_e, const float *es, int esm,
+                       const float *eb, int ebm, int erelu) {
+    gk_qepi e = {es, esm, eb, ebm, erelu};
+    gk_qgemm(M, K, N, a, asigned, lda, za, bp, colsum, zb, s0, s1, c, ldc, apk, arow, has_e ? &e : NULL);
+}
+
+static void gk_qconv_vnni_rows_e(const uint8_t *buf, int xsigned, int cg, const int *geo, int xz, int wsigned,
+                                 const int32_t *wz, int M, int o0, int o1, int32_t *c, int ldc, int has_e,
+                                 const float *es, int esm, const float *eb, int ebm, int erelu) {
+    gk_qepi e = {es, esm, eb, ebm, erelu};
+    gk_qconv_vnni_rows(buf, xsigned, cg, geo, xz, wsigned, wz, M, o0, o1, c, ldc, has_e ? &e : NULL);
+}
+
+static void gk_qdw_conv_e(const uint8_t *x, int xsigned, const uint8_t *w, int wsigned, const int32_t *wz, int xz,
+                          const int *geo, int c0, int c1, int32_t *yacc, int has_e, const float *es, int esm,
+                          const float *eb, int ebm, int erelu) {
+    gk_qepi e = {es, esm, eb, ebm, erelu};
+    gk_qdw_conv_epi(x, xsigned, w, wsigned, wz, xz, geo, c0, c1, has_e ? NULL : yacc, &e, has_e ? (float *)yacc : NULL);
+}
 */
 import "C"
 
@@ -102,7 +126,9 @@ func (p *qpackedA) rows(r0, k int) *qpackedA {
 // (b[k][j] - zb[j]) for the m rows of a (row stride lda) and the packed b;
 // zb holds b's zero points as given (n values).
 // pa, when not nil, is a packed once (packQA; a is then not read).
-func qgemm(ctx *opkernel.Ctx, m int, a []byte, aSigned bool, lda int, za []int32, pa *qpackedA, b *qpackedB, zb []int32, c []int32, ldc int) {
+// epi, when not nil, turns each tile into float32 in place (c then holds
+// float32 bits; its per-row values are numbered from a's first row).
+func qgemm(ctx *opkernel.Ctx, m int, a []byte, aSigned bool, lda int, za []int32, pa *qpackedA, b *qpackedB, zb []int32, c []int32, ldc int, epi *qepi) {
 	k, n := b.k, b.n
 	if m == 0 || n == 0 {
 		return
@@ -156,10 +182,11 @@ func qgemm(ctx *opkernel.Ctx, m int, a []byte, aSigned bool, lda int, za []int32
 			} else {
 				ar0 = (*C.uint8_t)(unsafe.Pointer(&a[i0*lda]))
 			}
-			C.gk_qgemm(C.int(rows), C.int(k), C.int(n), ar0, C.int(sa), C.int(lda),
+			he, es, esm, eb, ebm, er := epi.args(i0)
+			C.gk_qgemm_e(C.int(rows), C.int(k), C.int(n), ar0, C.int(sa), C.int(lda),
 				(*C.int32_t)(unsafe.Pointer(&za[i0])), (*C.int8_t)(unsafe.Pointer(&b.data[0])),
 				(*C.int32_t)(unsafe.Pointer(&b.colsum[0])), (*C.int32_t)(unsafe.Pointer(&zbs[0])), C.int(s0), C.int(s1),
-				(*C.int32_t)(unsafe.Pointer(&c[i0*ldc])), C.int(ldc), ap, ar)
+				(*C.int32_t)(unsafe.Pointer(&c[i0*ldc])), C.int(ldc), ap, ar, he, es, esm, eb, ebm, er)
 		}
 	})
 }
@@ -221,6 +248,17 @@ func int8Signed(n *ir.Node, t *ir.Tensor, what string) (bool, error) {
 
 type qpackKey struct{ b *ir.Tensor }
 
+// packedMatMulB is a constant 2-D B packed once per session.
+func packedMatMulB(p *opkernel.Prep, b *ir.Tensor) *qpackedB {
+	k, nn := int(b.Shape[0]), int(b.Shape[1])
+	return p.Once(qpackKey{b}, func() any {
+		w := packQB(b.Data, b.DType == ir.Int8, k, nn, nn)
+		p.Weights++
+		p.WeightBytes += int64(len(w.data))
+		return w
+	}).(*qpackedB)
+}
+
 // prepareQMatMul packs a constant 2-D B (input bi) once per session.
 func prepareQMatMul(p *opkernel.Prep, n *ir.Node, bi int, run opkernel.Func) (opkernel.Func, error) {
 	bv := n.Input(bi)
@@ -228,13 +266,7 @@ func prepareQMatMul(p *opkernel.Prep, n *ir.Node, bi int, run opkernel.Func) (op
 		return nil, nil
 	}
 	b := bv.Const
-	k, nn := int(b.Shape[0]), int(b.Shape[1])
-	pb := p.Once(qpackKey{b}, func() any {
-		w := packQB(b.Data, b.DType == ir.Int8, k, nn, nn)
-		p.Weights++
-		p.WeightBytes += int64(len(w.data))
-		return w
-	}).(*qpackedB)
+	pb := packedMatMulB(p, b)
 	return func(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 		if len(in) <= bi || in[bi] != b {
 			return run(ctx, n, in, out)
@@ -255,6 +287,13 @@ func qlinearMatMul(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 // or QLinearMatMul (bi = 3: a, a_scale, a_zero_point, b, b_scale,
 // b_zero_point, y_scale, y_zero_point); pb is B packed at load, or nil.
 func qmatmul(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor, bi int, pb *qpackedB) error {
+	return qmatmulEpi(ctx, n, in, out, bi, pb, nil)
+}
+
+// qmatmulEpi is qmatmul; epi, for a MatMulInteger only, makes y float32:
+// epi's dequantizing epilogue of the sums (per-column values by column of
+// B).
+func qmatmulEpi(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor, bi int, pb *qpackedB, epi *qepi) error {
 	if err := need(n, in, bi+1); err != nil {
 		return err
 	}
@@ -321,7 +360,7 @@ func qmatmul(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor, bi int, pb *qp
 			pbt = packQB(b.Data[bo:], bSigned, p.k, p.n, p.ldb)
 		}
 		bm := bo / max(p.bSize, 1)
-		qgemm(ctx, p.m, a.Data[ao:], aSigned, p.lda, za[ao/max(p.lda, 1):], nil, pbt, zb[bm*p.n:(bm+1)*p.n], acc[t*mn:], p.n)
+		qgemm(ctx, p.m, a.Data[ao:], aSigned, p.lda, za[ao/max(p.lda, 1):], nil, pbt, zb[bm*p.n:(bm+1)*p.n], acc[t*mn:], p.n, epi)
 	}
 	if !qlinear {
 		return nil
@@ -414,14 +453,35 @@ func requant(acc []int32, mult []float32, perCol bool, zp int32, signed bool, y 
 }
 
 func convInteger(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
-	return qconv(ctx, n, in, out, false, nil)
+	return qconv(ctx, n, in, out, false, nil, nil)
 }
 
 func qlinearConv(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
-	return qconv(ctx, n, in, out, true, nil)
+	return qconv(ctx, n, in, out, true, nil, nil)
 }
 
 type qpackAKey struct{ w *ir.Tensor }
+
+// packedConvWeight is the constant convolution weight w [M, ...] packed
+// once per session as the A operand of the convolution GEMM.
+func packedConvWeight(p *opkernel.Prep, w *ir.Tensor) *qpackedA {
+	m := int(w.Shape[0])
+	k := int(w.NumElements()) / max(m, 1)
+	return p.Once(qpackAKey{w}, func() any {
+		a := packQA(w.Data, w.DType == ir.Int8, m, k)
+		p.Weights++
+		p.WeightBytes += int64(len(a.data))
+		return a
+	}).(*qpackedA)
+}
+
+// cbool is b as a C flag.
+func cbool(b bool) C.int {
+	if b {
+		return 1
+	}
+	return 0
+}
 
 // prepareQConv packs a constant weight (input wi) once per session as the
 // A operand of the convolution GEMM.
@@ -431,26 +491,21 @@ func prepareQConv(p *opkernel.Prep, n *ir.Node, wi int, qlinear bool) (opkernel.
 		return nil, nil
 	}
 	w := wv.Const
-	m := int(w.Shape[0])
-	k := int(w.NumElements()) / max(m, 1)
-	pa := p.Once(qpackAKey{w}, func() any {
-		a := packQA(w.Data, w.DType == ir.Int8, m, k)
-		p.Weights++
-		p.WeightBytes += int64(len(a.data))
-		return a
-	}).(*qpackedA)
+	pa := packedConvWeight(p, w)
 	return func(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 		if len(in) <= wi || in[wi] != w {
-			return qconv(ctx, n, in, out, qlinear, nil)
+			return qconv(ctx, n, in, out, qlinear, nil, nil)
 		}
-		return qconv(ctx, n, in, out, qlinear, pa)
+		return qconv(ctx, n, in, out, qlinear, pa, nil)
 	}, nil
 }
 
 // qconv runs ConvInteger (x, w, x_zero_point?, w_zero_point?) or
 // QLinearConv (x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale,
-// y_zero_point, B?); pa is w packed at load, or nil.
-func qconv(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor, qlinear bool, pa *qpackedA) error {
+// y_zero_point, B?); pa is w packed at load, or nil. epi, for a ConvInteger
+// only, makes y float32: epi's dequantizing epilogue of the sums (rows are
+// output channels).
+func qconv(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor, qlinear bool, pa *qpackedA, epi *qepi) error {
 	wi, xzi, wzi := 1, 2, 3
 	if qlinear {
 		if err := need(n, in, 8); err != nil {
@@ -504,24 +559,28 @@ func qconv(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor, qlinear bool, pa
 	for i := 0; i < 3; i++ {
 		geo[i], geo[3+i], geo[6+i], geo[9+i], geo[12+i], geo[15+i] = C.int(g.in[i]), C.int(g.k[i]), C.int(g.s[i]), C.int(g.pb[i]), C.int(g.d[i]), C.int(g.out[i])
 	}
-	xsg := 0
-	if xSigned {
-		xsg = 1
-	}
+	xsg := cbool(xSigned)
 	if cg == 1 && mg == 1 && kk > 0 && ov > 0 {
 		// depthwise: a GEMM of one row per channel is mostly packing; the
 		// window sums directly give the same integers
-		wsg := 0
-		if wSigned {
-			wsg = 1
-		}
+		wsg := cbool(wSigned)
+		he, es, esm, eb, ebm, er := epi.args(0)
 		for bi := 0; bi < nb; bi++ {
 			xb, yb := x.Data[bi*c*iv:], acc[bi*m*ov:]
 			opkernel.ParallelFor(ctx, m, 1, func(s, e int) {
-				C.gk_qdw_conv((*C.uint8_t)(unsafe.Pointer(&xb[0])), C.int(xsg), (*C.uint8_t)(unsafe.Pointer(&w.Data[0])), C.int(wsg),
-					(*C.int32_t)(unsafe.Pointer(&wzp[0])), C.int(xz), &geo[0], C.int(s), C.int(e), (*C.int32_t)(unsafe.Pointer(&yb[0])))
+				C.gk_qdw_conv_e((*C.uint8_t)(unsafe.Pointer(&xb[0])), xsg, (*C.uint8_t)(unsafe.Pointer(&w.Data[0])), wsg,
+					(*C.int32_t)(unsafe.Pointer(&wzp[0])), C.int(xz), &geo[0], C.int(s), C.int(e), (*C.int32_t)(unsafe.Pointer(&yb[0])),
+					he, es, esm, eb, ebm, er)
 			})
 		}
+		return qconvEpilogue(ctx, n, in, y, acc, qlinear, nb, m, ov)
+	}
+	if kk > 0 && g.rank <= 2 && g.out[2] >= 16 && C.gk_qconv_vnni_ok() != 0 {
+		qconvDirectVNNI(ctx, x.Data, xSigned, w.Data, wSigned, wzp, xz, &geo, nb, c, m, group, iv, ov, acc, epi)
+		return qconvEpilogue(ctx, n, in, y, acc, qlinear, nb, m, ov)
+	}
+	if kk > 0 && ov >= 2*qconvBlock {
+		qconvBlocked(ctx, x.Data, xSigned, w.Data, wSigned, wzp, xz, pa, &geo, nb, c, m, group, kk, iv, ov, acc, epi)
 		return qconvEpilogue(ctx, n, in, y, acc, qlinear, nb, m, ov)
 	}
 	zbs := make([]int32, ov)
@@ -549,7 +608,7 @@ func qconv(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor, qlinear bool, pa
 			}
 			// unfold x straight into the packed layout (every byte), by strips of positions
 			opkernel.ParallelFor(ctx, strips, max(1, strips/(4*threads)), func(s, e int) {
-				C.gk_qconv_pack((*C.uint8_t)(unsafe.Pointer(&xg[0])), C.int(xsg), C.int(cg), &geo[0], C.uint8_t(byte(xz)),
+				C.gk_qconv_pack((*C.uint8_t)(unsafe.Pointer(&xg[0])), xsg, C.int(cg), &geo[0], C.uint8_t(byte(xz)),
 					C.int(s*C.QG_NR), C.int(min(e*C.QG_NR, ov)), (*C.int8_t)(unsafe.Pointer(&pb.data[0])), (*C.int32_t)(unsafe.Pointer(&pb.colsum[0])))
 			})
 			// weights [mg, kk] are A; the columns are B
@@ -557,10 +616,102 @@ func qconv(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor, qlinear bool, pa
 			if pa != nil {
 				pag = pa.rows(gi*mg, kk)
 			}
-			qgemm(ctx, mg, w.Data[gi*mg*kk:], wSigned, kk, wzp[gi*mg:], pag, pb, zbs, acc[(bi*m+gi*mg)*ov:], ov)
+			qgemm(ctx, mg, w.Data[gi*mg*kk:], wSigned, kk, wzp[gi*mg:], pag, pb, zbs, acc[(bi*m+gi*mg)*ov:], ov, epi.rows(gi*mg))
 		}
 	}
 	return qconvEpilogue(ctx, n, in, y, acc, qlinear, nb, m, ov)
+}
+
+// qconvBlock is the output positions unfolded and multiplied at once by
+// qconvBlocked: 256 columns of a 360-deep unfold are 92 KB, which stay in
+// L2 between the unfold and the GEMM (unfolding the whole plane first wrote
+// 1.8 MB for unet_synth_dynq's 40-channel 3x3 conv on 64x80 and read it
+// back from memory).
+const qconvBlock = 256
+
+// qconvBlocked is the unfold-and-GEMM convolution by blocks of qconvBlock
+// output positions: each block is unfolded into a worker's buffer and
+// multiplied by all the group's weights right away; blocks run in
+// parallel.
+func qconvBlocked(ctx *opkernel.Ctx, x []byte, xSigned bool, w []byte, wSigned bool, wzp []int32, xz int32, pa *qpackedA,
+	geo *[18]C.int, nb, c, m, group, kk, iv, ov int, acc []int32, epi *qepi) {
+	cg, mg := c/group, m/group
+	xsg, wsg := cbool(xSigned), cbool(wSigned)
+	// packed uint8 columns are b - 128: their zero point too
+	zb := xz
+	if !xSigned {
+		zb -= 128
+	}
+	zbs := make([]int32, qconvBlock)
+	for i := range zbs {
+		zbs[i] = zb
+	}
+	blocks := (ov + qconvBlock - 1) / qconvBlock
+	psize := int(C.gk_qgemm_packed_size(C.int(kk), C.int(qconvBlock)))
+	for bi := 0; bi < nb; bi++ {
+		for gi := 0; gi < group; gi++ {
+			xg := x[(bi*c+gi*cg)*iv:]
+			var ap *C.uint8_t
+			var ar *C.int32_t
+			var a0 *C.uint8_t
+			if pa != nil {
+				pag := pa.rows(gi*mg, kk)
+				ap, ar = (*C.uint8_t)(unsafe.Pointer(&pag.data[0])), (*C.int32_t)(unsafe.Pointer(&pag.rowsum[0]))
+			} else {
+				a0 = (*C.uint8_t)(unsafe.Pointer(&w[gi*mg*kk]))
+			}
+			he, es, esm, eb, ebm, er := epi.rows(gi * mg).args(0)
+			cg0 := acc[(bi*m+gi*mg)*ov:]
+			opkernel.ParallelFor(ctx, blocks, 1, func(s, e int) {
+				scratch := getF32((psize+3)/4 + qconvBlock)
+				defer putF32(scratch)
+				raw := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(*scratch))), 4*len(*scratch))
+				bp := (*C.int8_t)(unsafe.Pointer(&raw[0]))
+				cs := (*C.int32_t)(unsafe.Pointer(&raw[4*((psize+3)/4)]))
+				for blk := s; blk < e; blk++ {
+					p0, p1 := blk*qconvBlock, min(ov, (blk+1)*qconvBlock)
+					C.gk_qconv_pack_local((*C.uint8_t)(unsafe.Pointer(&xg[0])), xsg, C.int(cg), &geo[0], C.uint8_t(byte(xz)),
+						C.int(p0), C.int(p1), bp, cs)
+					nc := p1 - p0
+					C.gk_qgemm_e(C.int(mg), C.int(kk), C.int(nc), a0, wsg, C.int(kk),
+						(*C.int32_t)(unsafe.Pointer(&wzp[gi*mg])), bp, cs, (*C.int32_t)(unsafe.Pointer(&zbs[0])),
+						0, C.int((nc+C.QG_NR-1)/C.QG_NR), (*C.int32_t)(unsafe.Pointer(&cg0[p0])), C.int(ov), ap, ar,
+						he, es, esm, eb, ebm, er)
+				}
+			})
+		}
+	}
+}
+
+// qconvDirectVNNI is the convolution without an unfold (gk_qconv_vnni_*,
+// qconv_direct.c): per image and group, x laid out once as channel quads,
+// then the output rows in parallel.
+func qconvDirectVNNI(ctx *opkernel.Ctx, x []byte, xSigned bool, w []byte, wSigned bool, wzp []int32, xz int32,
+	geo *[18]C.int, nb, c, m, group, iv, ov int, acc []int32, epi *qepi) {
+	cg, mg := c/group, m/group
+	xsg, wsg := cbool(xSigned), cbool(wSigned)
+	size := int(C.gk_qconv_vnni_size(C.int(cg), &geo[0], C.int(mg)))
+	scratch := getF32((size + 3) / 4)
+	defer putF32(scratch)
+	buf := (*C.uint8_t)(unsafe.Pointer(unsafe.SliceData(*scratch)))
+	kvol := int(geo[4] * geo[5])
+	oh := int(geo[16])
+	// rows per task: about 64K multiply-adds of 4 bytes
+	grain := max(1, (1<<16)/max(1, mg*cg*kvol*int(geo[17])/4))
+	for bi := 0; bi < nb; bi++ {
+		for gi := 0; gi < group; gi++ {
+			xg := x[(bi*c+gi*cg)*iv:]
+			C.gk_qconv_vnni_prep((*C.uint8_t)(unsafe.Pointer(&xg[0])), xsg, C.int(cg), &geo[0], C.int(xz),
+				(*C.uint8_t)(unsafe.Pointer(&w[gi*mg*cg*kvol])), wsg, C.int(mg), buf)
+			he, es, esm, eb, ebm, er := epi.rows(gi * mg).args(0)
+			cg0 := acc[(bi*m+gi*mg)*ov:]
+			opkernel.ParallelFor(ctx, oh, grain, func(s, e int) {
+				C.gk_qconv_vnni_rows_e(buf, xsg, C.int(cg), &geo[0], C.int(xz), wsg,
+					(*C.int32_t)(unsafe.Pointer(&wzp[gi*mg])), C.int(mg), C.int(s), C.int(e),
+					(*C.int32_t)(unsafe.Pointer(&cg0[0])), C.int(ov), he, es, esm, eb, ebm, er)
+			})
+		}
+	}
 }
 
 // qconvEpilogue finishes a QLinearConv from its int32 accumulators (bias,

@@ -68,7 +68,7 @@ func TestQGEMMExact(t *testing.T) {
 					if m%2 == 1 { // prepacked A on odd sizes
 						pa = packQA(a, as, m, k)
 					}
-					qgemm(&opkernel.Ctx{Threads: 3}, m, a, as, k, za, pa, packQB(b, bs, k, n, n), zb, c, n)
+					qgemm(&opkernel.Ctx{Threads: 3}, m, a, as, k, za, pa, packQB(b, bs, k, n, n), zb, c, n, nil)
 					for i := 0; i < m; i++ {
 						for j := 0; j < n; j++ {
 							var want int64
@@ -195,6 +195,17 @@ func BenchmarkQLinearConv(b *testing.B) {
 // 1-D and 2-D windows.
 func TestDepthwiseConvIntegerExact(t *testing.T) {
 	r := rand.New(rand.NewSource(9))
+	defer cpuisa.Reset()
+	for _, lv := range []cpuisa.Level{cpuisa.AVX512, cpuisa.AVX2, cpuisa.Portable} {
+		if err := cpuisa.Force(lv); err != nil {
+			t.Logf("skip %s: %v", lv, err)
+			continue
+		}
+		checkDepthwiseConvInteger(t, r)
+	}
+}
+
+func checkDepthwiseConvInteger(t *testing.T, r *rand.Rand) {
 	type cfg struct {
 		h, w, k, s, d      int64
 		pt, pl, pbot, pr   int64
@@ -206,6 +217,14 @@ func TestDepthwiseConvIntegerExact(t *testing.T) {
 		{9, 11, 5, 2, 1, 2, 2, 2, 2, ir.Uint8, ir.Int8, true, false},
 		{8, 7, 3, 2, 2, 0, 1, 2, 0, ir.Int8, ir.Int8, true, false},
 		{1, 20, 3, 1, 1, 0, 1, 0, 1, ir.Int8, ir.Uint8, false, true},
+		// planes wider than one 16-value step, odd and strided
+		{13, 48, 3, 1, 1, 1, 1, 1, 1, ir.Uint8, ir.Uint8, false, false},
+		{12, 37, 3, 2, 1, 1, 1, 1, 1, ir.Uint8, ir.Uint8, true, false},
+		{14, 33, 5, 1, 1, 2, 2, 2, 2, ir.Uint8, ir.Int8, false, false},
+		{11, 35, 5, 3, 2, 4, 3, 1, 0, ir.Int8, ir.Uint8, true, false},
+		{6, 8, 5, 1, 1, 2, 2, 2, 2, ir.Uint8, ir.Uint8, false, false},
+		{9, 19, 7, 2, 1, 0, 0, 0, 0, ir.Uint8, ir.Uint8, false, false},
+		{1, 70, 5, 2, 3, 0, 4, 0, 5, ir.Uint8, ir.Int8, true, true},
 	} {
 		const ch = 5
 		var x, w *ir.Tensor
@@ -286,6 +305,71 @@ func BenchmarkConvIntegerSmall(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		if err := convInteger(ctx, n, []*ir.Tensor{x, w, xz, wz}, []*ir.Tensor{y}); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestConvIntegerExact: ConvInteger's paths (the direct VNNI convolution
+// for rows of >= 16 outputs at the AVX-512 level; unfold and GEMM, whole
+// plane or by blocks of qconvBlock positions, otherwise) against plain sums
+// at every ISA level: groups, strides, dilations, asymmetric pads,
+// per-channel w zero points, uint8/int8 x and w, a partial last block.
+func TestConvIntegerExact(t *testing.T) {
+	type cfg struct {
+		c, m, h, w, kh, kw, s, d, group int64
+		pt, pl, pb, pr                  int64
+		xdt, wdt                        ir.DType
+	}
+	r := rand.New(rand.NewSource(12))
+	defer cpuisa.Reset()
+	for _, lv := range []cpuisa.Level{cpuisa.AVX512, cpuisa.AVX2, cpuisa.Portable} {
+		if err := cpuisa.Force(lv); err != nil {
+			t.Logf("skip %s: %v", lv, err)
+			continue
+		}
+		for _, c := range []cfg{
+			{5, 7, 9, 11, 3, 3, 1, 1, 1, 1, 1, 1, 1, ir.Uint8, ir.Uint8},
+			{6, 9, 37, 29, 3, 3, 1, 1, 1, 1, 1, 1, 1, ir.Uint8, ir.Int8},
+			{8, 4, 40, 64, 1, 1, 1, 1, 2, 0, 0, 0, 0, ir.Int8, ir.Uint8},
+			{3, 70, 33, 40, 3, 3, 2, 1, 1, 1, 1, 1, 1, ir.Uint8, ir.Uint8},
+			{4, 5, 30, 50, 3, 2, 1, 2, 1, 2, 0, 1, 1, ir.Int8, ir.Int8},
+			{24, 1, 32, 40, 1, 1, 1, 1, 1, 0, 0, 0, 0, ir.Uint8, ir.Uint8},
+			{5, 6, 40, 70, 3, 3, 3, 2, 1, 2, 1, 0, 2, ir.Uint8, ir.Int8},
+			{16, 12, 20, 90, 5, 5, 1, 1, 2, 2, 2, 2, 2, ir.Int8, ir.Uint8},
+		} {
+			x, w := randQ(r, c.xdt, 1, c.c, c.h, c.w), randQ(r, c.wdt, c.m, c.c/c.group, c.kh, c.kw)
+			xz, wz := randQ(r, c.xdt), randQ(r, c.wdt, c.m)
+			oh := (c.h+c.pt+c.pb-c.d*(c.kh-1)-1)/c.s + 1
+			ow := (c.w+c.pl+c.pr-c.d*(c.kw-1)-1)/c.s + 1
+			y := ir.NewTensor(ir.Int32, []int64{1, c.m, oh, ow})
+			n := &ir.Node{Name: "ci", Op: "ConvInteger", Attrs: ir.Attrs{"group": ir.IntAttr(c.group), "strides": ir.IntsAttr(c.s, c.s),
+				"dilations": ir.IntsAttr(c.d, c.d), "pads": ir.IntsAttr(c.pt, c.pl, c.pb, c.pr)}}
+			if err := convInteger(&opkernel.Ctx{Threads: 2}, n, []*ir.Tensor{x, w, xz, wz}, []*ir.Tensor{y}); err != nil {
+				t.Fatal(err)
+			}
+			cg, mg := c.c/c.group, c.m/c.group
+			for o := int64(0); o < c.m; o++ {
+				g := o / mg
+				for i := int64(0); i < oh; i++ {
+					for j := int64(0); j < ow; j++ {
+						var want int64
+						for ic := int64(0); ic < cg; ic++ {
+							for a := int64(0); a < c.kh; a++ {
+								for e := int64(0); e < c.kw; e++ {
+									ih, iw := i*c.s-c.pt+a*c.d, j*c.s-c.pl+e*c.d
+									if ih < 0 || ih >= c.h || iw < 0 || iw >= c.w {
+										continue
+									}
+									want += (qval(x, int(((g*cg+ic)*c.h+ih)*c.w+iw)) - qval(xz, 0)) * (qval(w, int(((o*cg+ic)*c.kh+a)*c.kw+e)) - qval(wz, int(o)))
+								}
+							}
+						}
+						if got := int64(y.I32()[(o*oh+i)*ow+j]); got != want {
+							t.Fatalf("%s %+v: y[%d][%d][%d] = %d, want %d", lv, c, o, i, j, got, want)
+						}
+					}
+				}
+			}
 		}
 	}
 }

@@ -2,7 +2,6 @@ package nn
 
 import (
 	"math"
-	"unsafe"
 
 	"gkconv/internal/ir"
 	"gkconv/internal/runtime/opkernel"
@@ -318,6 +317,33 @@ func resizeNearest(n *ir.Node, plan []*resizeAxis, x, y *ir.Tensor, extrap float
 		inStr[a] = s
 		s *= plan[a].in
 	}
+	switch es {
+	case 1:
+		nearestRows(plan, inStr, x.Data, y.Data, total)
+	case 2:
+		nearestRows(plan, inStr, viewAs[uint16](x.Data), viewAs[uint16](y.Data), total)
+	case 4:
+		nearestRows(plan, inStr, viewAs[uint32](x.Data), viewAs[uint32](y.Data), total)
+	case 8:
+		nearestRows(plan, inStr, viewAs[uint64](x.Data), viewAs[uint64](y.Data), total)
+	case 16:
+		nearestRows(plan, inStr, viewAs[[16]byte](x.Data), viewAs[[16]byte](y.Data), total)
+	default:
+		return opkernel.Unsupportedf(n, "dtype %s", x.DType)
+	}
+	fillOutside(plan, y, extrap)
+	return nil
+}
+
+// nearestRows is resizeNearest's copy for elements of one machine type:
+// each output row (innermost axis) is gathered from its input row, or,
+// when it reads the same input row as the row before it (an upscaled
+// axis), copied from that output row: the same elements, a fraction of
+// the work (the byte-wise copy was ~8% of ocr_det_tiny_dynq's run).
+func nearestRows[T any](plan []*resizeAxis, inStr []int, xs, ys []T, total int) {
+	r := len(plan)
+	last := plan[r-1]
+	w := last.out
 	src := func(a, o int) int {
 		if plan[a].identity {
 			return o
@@ -325,29 +351,28 @@ func resizeNearest(n *ir.Node, plan []*resizeAxis, x, y *ir.Tensor, extrap float
 		return plan[a].idx[o]
 	}
 	idx := make([]int, r)
-	off := 0
-	for a := range plan {
+	off := 0 // the input offset of the current row, innermost axis at 0
+	for a := 0; a < r-1; a++ {
 		off += src(a, 0) * inStr[a]
 	}
-	last := r - 1
-	row := plan[last].out
-	inner := plan[last].idx
-	if plan[last].identity {
-		inner = nil
-	}
-	prevBase := -1
-	for t := 0; t < total; t += row {
-		// The innermost axis is one gathered row; a row whose source row is
-		// the previous one's (an upscaled outer axis) is a copy of it.
-		base := off - src(last, 0)*inStr[last]
-		dst := y.Data[t*es : (t+row)*es]
-		if base == prevBase {
-			copy(dst, y.Data[(t-row)*es:t*es])
-		} else {
-			gatherRow(dst, x.Data, base, inner, es)
+	prevBase, prevT := -1, 0
+	for t := 0; t < total; t += w {
+		row := ys[t : t+w]
+		switch {
+		case off == prevBase:
+			copy(row, ys[prevT:prevT+w])
+		case last.identity:
+			copy(row, xs[off:off+w])
+		default:
+			in := xs[off:]
+			for o, i := range last.idx[:w] {
+				row[o] = in[i]
+			}
 		}
-		prevBase = base
-		for a := last - 1; a >= 0; a-- {
+		if off != prevBase {
+			prevBase, prevT = off, t
+		}
+		for a := r - 2; a >= 0; a-- {
 			off -= src(a, idx[a]) * inStr[a]
 			idx[a]++
 			if idx[a] < plan[a].out {
@@ -357,42 +382,6 @@ func resizeNearest(n *ir.Node, plan []*resizeAxis, x, y *ir.Tensor, extrap float
 			idx[a] = 0
 			off += src(a, 0) * inStr[a]
 		}
-	}
-	fillOutside(plan, y, extrap)
-	return nil
-}
-
-// gatherRow writes dst[o] = src[base+idx[o]] for elements of es bytes (a
-// plain copy of the row when idx is nil).
-func gatherRow(dst, src []byte, base int, idx []int, es int) {
-	if idx == nil {
-		copy(dst, src[base*es:base*es+len(dst)])
-		return
-	}
-	switch es {
-	case 4:
-		gatherTyped(unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(dst))), len(idx)),
-			unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(src))), len(src)/4), base, idx)
-	case 2:
-		gatherTyped(unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(dst))), len(idx)),
-			unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(src))), len(src)/2), base, idx)
-	case 1:
-		gatherTyped(dst, src, base, idx)
-	case 8:
-		gatherTyped(unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(dst))), len(idx)),
-			unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(src))), len(src)/8), base, idx)
-	default:
-		for o, i := range idx {
-			e := base + i
-			copy(dst[o*es:(o+1)*es], src[e*es:(e+1)*es])
-		}
-	}
-}
-
-func gatherTyped[T any](dst, src []T, base int, idx []int) {
-	src = src[base:]
-	for o, i := range idx {
-		dst[o] = src[i]
 	}
 }
 

@@ -1,0 +1,345 @@
+// Direct 8-bit integer convolutions (no unfold) and the dequantizing
+// epilogue of the fused ConvInteger -> Cast -> Mul -> Add [-> Relu] chain.
+// See qgemm.h. Integer sums are exact in int32; the epilogue is one float32
+// conversion, one multiply and one add per value, never contracted into a
+// fused multiply-add (gcc's avx512f target implies fma, and -ffp-contract
+// defaults to fast): the pragma covers every function of this file.
+#pragma GCC optimize("fp-contract=off")
+#include "qgemm.h"
+#include "isa.h"
+#include "qpack4.h"
+#include <immintrin.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define QD_W 16
+#define QD_TARGET __attribute__((target("avx512f")))
+#include "qconv_direct_w.inc"
+#undef QD_W
+#undef QD_TARGET
+#define QD_W 8
+#define QD_TARGET __attribute__((target("avx2")))
+#include "qconv_direct_w.inc"
+#undef QD_W
+#undef QD_TARGET
+#define QD_W 4
+#define QD_TARGET
+#include "qconv_direct_w.inc"
+#undef QD_W
+#undef QD_TARGET
+
+static void qd_epi_row(const int32_t *acc, int n, float s, int hasb, float b, int relu, float *y) {
+    switch (gk_nn_isa()) {
+    case GK_ISA_AVX512: qd_epi_row16(acc, n, s, hasb, b, relu, y); break;
+    case GK_ISA_AVX2: qd_epi_row8(acc, n, s, hasb, b, relu, y); break;
+    default: qd_epi_row4(acc, n, s, hasb, b, relu, y); break;
+    }
+}
+
+static void qd_epi_cols(const int32_t *acc, int n, const float *s, int scol, const float *b, int bmode, int relu,
+                        float *y) {
+    switch (gk_nn_isa()) {
+    case GK_ISA_AVX512: qd_epi_cols16(acc, n, s, scol, b, bmode, relu, y); break;
+    case GK_ISA_AVX2: qd_epi_cols8(acc, n, s, scol, b, bmode, relu, y); break;
+    default: qd_epi_cols4(acc, n, s, scol, b, bmode, relu, y); break;
+    }
+}
+
+static void qd_dw2d(const uint8_t *x, int xsigned, const uint8_t *w, int wsigned, const int32_t *wz, int xz,
+                    const int *geo, int c0, int c1, int32_t *yacc, const gk_qepi *e, float *yf) {
+    switch (gk_nn_isa()) {
+    case GK_ISA_AVX512: qd_dw2d16(x, xsigned, w, wsigned, wz, xz, geo, c0, c1, yacc, e, yf); break;
+    case GK_ISA_AVX2: qd_dw2d8(x, xsigned, w, wsigned, wz, xz, geo, c0, c1, yacc, e, yf); break;
+    default: qd_dw2d4(x, xsigned, w, wsigned, wz, xz, geo, c0, c1, yacc, e, yf); break;
+    }
+}
+
+void gk_qepilogue_rows(const int32_t *acc, int rows, int n, int ld, const gk_qepi *e, int r0, int col0, float *y,
+                       int ldy) {
+    for (int r = 0; r < rows; r++) {
+        const int32_t *ar = acc + (int64_t)r * ld;
+        float *yr = y + (int64_t)r * ldy;
+        int ri = r0 + r;
+        if (e->scale_mode == GK_QEPI_PER_COL || e->bias_mode == GK_QEPI_PER_COL) {
+            // per column (a MatMul's): the other one per tensor or per row
+            const int scol = e->scale_mode == GK_QEPI_PER_COL;
+            const float *s = scol ? e->scale + col0 : e->scale + (e->scale_mode == GK_QEPI_PER_ROW ? ri : 0);
+            const float *b = e->bias;
+            if (e->bias_mode == GK_QEPI_PER_COL) b += col0;
+            else if (e->bias_mode == GK_QEPI_PER_ROW) b += ri;
+            int bm = e->bias_mode == GK_QEPI_PER_ROW ? GK_QEPI_SCALAR : e->bias_mode;
+            qd_epi_cols(ar, n, s, scol, b, bm, e->relu, yr);
+            continue;
+        }
+        float s = e->scale[e->scale_mode == GK_QEPI_PER_ROW ? ri : 0];
+        int hasb = e->bias_mode != GK_QEPI_NONE;
+        float b = hasb ? e->bias[e->bias_mode == GK_QEPI_PER_ROW ? ri : 0] : 0.0f;
+        qd_epi_row(ar, n, s, hasb, b, e->relu, yr);
+    }
+}
+
+void gk_qdw_conv_epi(const uint8_t *x, int xsigned, const uint8_t *w, int wsigned, const int32_t *wz, int xz,
+                     const int *geo, int c0, int c1, int32_t *yacc, const gk_qepi *e, float *yf) {
+    // the 2-D windows (depth 1 everywhere) directly; others by the generic
+    // loop, then the epilogue
+    if (geo[0] == 1 && geo[3] == 1 && geo[15] == 1) {
+        qd_dw2d(x, xsigned, w, wsigned, wz, xz, geo, c0, c1, yacc, e, yf);
+        return;
+    }
+    const long ov = (long)geo[15] * geo[16] * geo[17];
+    if (!yf) {
+        gk_qdw_conv(x, xsigned, w, wsigned, wz, xz, geo, c0, c1, yacc);
+        return;
+    }
+    // y's float memory holds the int32 sums first, converted in place row
+    // by row (same size, each value read before it is written)
+    gk_qdw_conv(x, xsigned, w, wsigned, wz, xz, geo, c0, c1, (int32_t *)yf);
+    for (int c = c0; c < c1; c++)
+        gk_qepilogue_rows((const int32_t *)(yf + c * ov), 1, (int)ov, (int)ov, e, c, 0, yf + c * ov, (int)ov);
+}
+
+// ---- Direct VNNI convolution: no unfold ----------------------------------
+//
+// x of one image and group is laid out once as int8 (uint8 x xor 0x80, as
+// packed B) in stride phase images of channel quads: byte t of position
+// (phase, quad q, row r, column j) is channel 4q + t at padded row r*sh +
+// ph, column j*sw + pw (padding: x's zero point; channels past cg: 0). A
+// window tap (a, e) then reads, for 16 consecutive output columns of one
+// output row, 64 contiguous bytes of one phase image: exactly a vpdpbusd
+// operand. The weights are reordered to k = (tap, quad, t). The sums are
+// gk_qgemm's, with the same zero-point epilogue, so the integers are the
+// unfold-and-GEMM path's.
+
+static void qdv_dims(int cg, const int *geo, int M, int *c4, int *kv, int *np, int *pr, int *pc, int *kp, int64_t *off) {
+    const int kh = geo[4], kw = geo[5], sh = geo[7], sw = geo[8], dh = geo[13], dw = geo[14], oh = geo[16], ow = geo[17];
+    *c4 = (cg + 3) / 4;
+    *kv = kh * kw;
+    *np = sh * sw;
+    *pr = oh + ((kh - 1) * dh) / sh;
+    *pc = ow + ((kw - 1) * dw) / sw;
+    *kp = *kv * *c4 * 4;
+    int64_t img = (int64_t)*np * *c4 * *pr * *pc * 4;
+    int64_t sums = (int64_t)*np * *pr * *pc * 4;
+    int mp = (M + 3) & ~3;
+    int64_t a = (int64_t)mp * *kp;
+    off[0] = 0;
+    off[1] = (img + 63) & ~63;
+    off[2] = off[1] + ((sums + 63) & ~63);
+    off[3] = off[2] + ((a + 63) & ~63);
+    off[4] = off[3] + (int64_t)mp * 4;
+}
+
+int64_t gk_qconv_vnni_size(int cg, const int *geo, int M) {
+    int c4, kv, np, pr, pc, kp;
+    int64_t off[5];
+    qdv_dims(cg, geo, M, &c4, &kv, &np, &pr, &pc, &kp, off);
+    return off[4];
+}
+
+int gk_qconv_vnni_ok(void) {
+    __builtin_cpu_init();
+    return gk_nn_isa() >= GK_ISA_AVX512 && __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw");
+}
+
+void gk_qconv_vnni_prep(const uint8_t *x, int xsigned, int cg, const int *geo, int xz, const uint8_t *w, int wsigned,
+                        int M, uint8_t *buf) {
+    int c4, kv, np, pr, pc, kp;
+    int64_t off[5];
+    qdv_dims(cg, geo, M, &c4, &kv, &np, &pr, &pc, &kp, off);
+    const int ih = geo[1], iw = geo[2], sh = geo[7], sw = geo[8], pt = geo[10], pl = geo[11];
+    const uint8_t flip = xsigned ? 0 : 0x80;
+    const int8_t padv = (int8_t)((uint8_t)xz ^ flip);
+    int8_t *img = (int8_t *)(buf + off[0]);
+    int32_t *sums = (int32_t *)(buf + off[1]);
+    uint8_t *ap = buf + off[2];
+    int32_t *rowsum = (int32_t *)(buf + off[3]);
+    const int64_t iv = (int64_t)ih * iw, qstride = (int64_t)pr * pc * 4;
+    for (int p = 0; p < np; p++) {
+        const int ph = p / sw, pw = p % sw;
+        int32_t *sp = sums + (int64_t)p * pr * pc;
+        for (int64_t i = 0; i < (int64_t)pr * pc; i++) sp[i] = 0;
+        // valid phase columns: 0 <= j*sw + pw - pl < iw
+        int lo = pl - pw <= 0 ? 0 : (pl - pw + sw - 1) / sw;
+        int hi = iw + pl - pw <= 0 ? 0 : (iw + pl - pw + sw - 1) / sw;
+        if (lo > pc) lo = pc;
+        if (hi > pc) hi = pc;
+        if (hi < lo) hi = lo;
+        for (int q = 0; q < c4; q++) {
+            int8_t *iq = img + ((int64_t)p * c4 + q) * qstride;
+            for (int r = 0; r < pr; r++) {
+                const int yy = r * sh + ph - pt;
+                uint32_t *ir = (uint32_t *)(iq + (int64_t)r * pc * 4);
+                int32_t *sr = sp + (int64_t)r * pc;
+                // the quad's word at a padded position, and its byte sum
+                uint32_t padw = 0;
+                int32_t pads = 0;
+                const uint8_t *xr[4];
+                for (int t = 0; t < 4; t++) {
+                    const int ch = 4 * q + t;
+                    xr[t] = NULL;
+                    if (ch < cg) {
+                        padw |= (uint32_t)(uint8_t)padv << (8 * t);
+                        pads += padv;
+                        if (yy >= 0 && yy < ih) xr[t] = x + ch * iv + (int64_t)yy * iw + pw - pl;
+                    }
+                }
+                if (yy < 0 || yy >= ih) {
+                    for (int j = 0; j < pc; j++) {
+                        ir[j] = padw;
+                        sr[j] += pads;
+                    }
+                    continue;
+                }
+                for (int j = 0; j < lo; j++) {
+                    ir[j] = padw;
+                    sr[j] += pads;
+                }
+                for (int j = hi; j < pc; j++) {
+                    ir[j] = padw;
+                    sr[j] += pads;
+                }
+                static const uint8_t zero[1] = {0};
+                const uint8_t *x0 = xr[0] ? xr[0] : zero, *x1 = xr[1] ? xr[1] : zero;
+                const uint8_t *x2 = xr[2] ? xr[2] : zero, *x3 = xr[3] ? xr[3] : zero;
+                const int s0 = xr[0] ? sw : 0, s1 = xr[1] ? sw : 0, s2 = xr[2] ? sw : 0, s3 = xr[3] ? sw : 0;
+                const uint8_t f0 = xr[0] ? flip : 0, f1 = xr[1] ? flip : 0, f2 = xr[2] ? flip : 0, f3 = xr[3] ? flip : 0;
+                int j = lo;
+                if (sw == 1 && xr[0] && xr[1] && xr[2] && xr[3]) {
+                    // 16 columns per step: the four channel rows interleaved
+                    // into words (SSE2), their signed bytes summed
+                    const __m128i vf = _mm_set1_epi8((char)flip);
+                    for (; j + 16 <= hi; j += 16) {
+                        __m128i a = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(x0 + j)), vf);
+                        __m128i b = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(x1 + j)), vf);
+                        __m128i d = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(x2 + j)), vf);
+                        __m128i f = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(x3 + j)), vf);
+                        gk_interleave4x16(a, b, d, f, ir + j, sr + j);
+                    }
+                }
+                for (; j < hi; j++) {
+                    uint8_t b0 = x0[(int64_t)j * s0] ^ f0, b1 = x1[(int64_t)j * s1] ^ f1;
+                    uint8_t b2 = x2[(int64_t)j * s2] ^ f2, b3 = x3[(int64_t)j * s3] ^ f3;
+                    ir[j] = (uint32_t)b0 | (uint32_t)b1 << 8 | (uint32_t)b2 << 16 | (uint32_t)b3 << 24;
+                    sr[j] += (int8_t)b0 + (int8_t)b1 + (int8_t)b2 + (int8_t)b3;
+                }
+            }
+        }
+    }
+    const uint8_t aflip = wsigned ? 0x80 : 0;
+    const int mp = (M + 3) & ~3;
+    for (int m = 0; m < mp; m++) {
+        uint8_t *am = ap + (int64_t)m * kp;
+        int32_t s = 0;
+        for (int t = 0; t < kv; t++)
+            for (int q = 0; q < c4; q++)
+                for (int l = 0; l < 4; l++) {
+                    const int ch = 4 * q + l;
+                    uint8_t v = 0;
+                    if (m < M && ch < cg) v = w[((int64_t)m * cg + ch) * kv + t] ^ aflip;
+                    am[(t * c4 + q) * 4 + l] = v;
+                    s += v;
+                }
+        rowsum[m] = s;
+    }
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) void gk_qconv_vnni_rows(
+    const uint8_t *buf, int xsigned, int cg, const int *geo, int xz, int wsigned, const int32_t *wz, int M, int o0,
+    int o1, int32_t *c, int ldc, const gk_qepi *e) {
+    int c4, kv, np, pr, pc, kp;
+    int64_t off[5];
+    qdv_dims(cg, geo, M, &c4, &kv, &np, &pr, &pc, &kp, off);
+    const int kh = geo[4], kw = geo[5], sh = geo[7], sw = geo[8], dh = geo[13], dw = geo[14], ow = geo[17];
+    const int8_t *img = (const int8_t *)(buf + off[0]);
+    const int32_t *sums = (const int32_t *)(buf + off[1]);
+    const uint8_t *ap = buf + off[2];
+    const int32_t *rowsum = (const int32_t *)(buf + off[3]);
+    const int64_t qstride = (int64_t)pr * pc * 4;
+    const int K = cg * kv;
+    const int32_t zb = xz - (xsigned ? 0 : 128);
+    // per tap: its phase image's start and the row/column offsets
+    int64_t *tbase = malloc(sizeof(int64_t) * (size_t)kv);
+    int *trow = malloc(sizeof(int) * (size_t)kv), *tcol = malloc(sizeof(int) * (size_t)kv);
+    const int32_t **tsum = malloc(sizeof(int32_t *) * (size_t)kv);
+    int32_t *cs = malloc(sizeof(int32_t) * (size_t)(ow + 64));
+    for (int a = 0; a < kh; a++)
+        for (int b = 0; b < kw; b++) {
+            int t = a * kw + b, p = ((a * dh) % sh) * sw + (b * dw) % sw;
+            tbase[t] = (int64_t)p * c4 * qstride;
+            trow[t] = (a * dh) / sh;
+            tcol[t] = (b * dw) / sw;
+            tsum[t] = sums + (int64_t)p * pr * pc;
+        }
+    int32_t zar[4], rv[4];
+    for (int o = o0; o < o1; o++) {
+        // column sums of this output row: the window's channel sums
+        for (int j = 0; j < ow; j++) cs[j] = 0;
+        for (int t = 0; t < kv; t++) {
+            const int32_t *s = tsum[t] + (int64_t)(o + trow[t]) * pc + tcol[t];
+            for (int j = 0; j < ow; j++) cs[j] += s[j];
+        }
+        for (int m0 = 0; m0 < M; m0 += 4) {
+            const int mr = M - m0 < 4 ? M - m0 : 4;
+            for (int r = 0; r < 4; r++) {
+                int m = m0 + (r < mr ? r : 0);
+                zar[r] = wz[m] + (wsigned ? 128 : 0);
+                rv[r] = (int32_t)((uint32_t)rowsum[m] - (uint32_t)K * (uint32_t)zar[r]);
+            }
+            const uint8_t *a0 = ap + (int64_t)m0 * kp;
+            for (int j0 = 0; j0 < ow; j0 += 64) {
+                const int ncols = ow - j0 < 64 ? ow - j0 : 64;
+                const int ns = (ncols + 15) / 16;
+                __mmask16 mk[4];
+                for (int s = 0; s < 4; s++) {
+                    int nc = ncols - 16 * s;
+                    mk[s] = nc >= 16 ? (__mmask16)0xFFFF : nc <= 0 ? 0 : (__mmask16)((1u << nc) - 1);
+                }
+                __m512i q[4][4];
+#pragma GCC unroll 4
+                for (int r = 0; r < 4; r++)
+#pragma GCC unroll 4
+                    for (int s = 0; s < 4; s++) q[r][s] = _mm512_setzero_si512();
+                for (int t = 0; t < kv; t++) {
+                    const int8_t *bt = img + tbase[t] + ((int64_t)(o + trow[t]) * pc + j0 + tcol[t]) * 4;
+                    const uint8_t *at = a0 + (int64_t)t * c4 * 4;
+                    for (int g = 0; g < c4; g++) {
+                        const int8_t *bg = bt + (int64_t)g * qstride;
+                        __m512i wv[4];
+#pragma GCC unroll 4
+                        for (int s = 0; s < 4; s++) wv[s] = _mm512_maskz_loadu_epi32(mk[s], bg + 64 * s);
+#pragma GCC unroll 4
+                        for (int r = 0; r < 4; r++) {
+                            int32_t xa;
+                            memcpy(&xa, at + (int64_t)r * kp + g * 4, 4);
+                            __m512i av = _mm512_set1_epi32(xa);
+#pragma GCC unroll 4
+                            for (int s = 0; s < 4; s++) q[r][s] = _mm512_dpbusd_epi32(q[r][s], av, wv[s]);
+                        }
+                    }
+                }
+                __m512i zbv = _mm512_set1_epi32(zb);
+#pragma GCC unroll 4
+                for (int s = 0; s < 4; s++) {
+                    if (s >= ns) break;
+                    __m512i csv = _mm512_maskz_loadu_epi32(mk[s], cs + j0 + 16 * s);
+#pragma GCC unroll 4
+                    for (int r = 0; r < 4; r++) {
+                        if (r >= mr) break;
+                        __m512i v = _mm512_sub_epi32(q[r][s], _mm512_mullo_epi32(zbv, _mm512_set1_epi32(rv[r])));
+                        v = _mm512_sub_epi32(v, _mm512_mullo_epi32(csv, _mm512_set1_epi32(zar[r])));
+                        _mm512_mask_storeu_epi32(c + (int64_t)(m0 + r) * ldc + (int64_t)o * ow + j0 + 16 * s, mk[s], v);
+                    }
+                }
+                if (e) {
+                    int32_t *cc = c + (int64_t)m0 * ldc + (int64_t)o * ow + j0;
+                    gk_qepilogue_rows(cc, mr, ncols, ldc, e, m0, 0, (float *)cc, ldc);
+                }
+            }
+        }
+    }
+    free(tbase);
+    free(trow);
+    free(tcol);
+    free(tsum);
+    free(cs);
+}
