@@ -19,7 +19,9 @@
 # onnxruntime 1.30 of build/realmodels-venv at 1 and 2 threads on their own
 # inputs; "" skips it), REAL_OPT (their opt_level, default 2), REAL_LOOPS
 # (timed runs per program per round, default 50), BENCH_ONLY=real (only that
-# table: no model export, no node onnxruntime, no other table).
+# table: no model export, no node onnxruntime, no other table), OPS_SWEEP=0
+# (skip the per-op sweep: scripts/opsweep.py, single-op models against
+# onnxruntime and STREAM triad), BENCH_ONLY=ops (only STREAM and the sweep).
 #
 # Needs ../shared (export_models.py, run_ort.js), Debian python3-torch,
 # python3-torchvision, python3-onnx, and node with onnxruntime-node 1.30
@@ -45,7 +47,7 @@ FUSION_ROUNDS=${FUSION_ROUNDS:-9}
 QDQ_MODELS=${QDQ_MODELS-"resnet18_bn bert_tiny"}
 QDQ_ORT=${QDQ_ORT:-1}
 QDQ_LOOPS=${QDQ_LOOPS:-50}   # timed runs per program per round in the QDQ table
-REAL_MODELS=${REAL_MODELS-"unet_synth_dynq ocr_det_tiny_dynq"}
+REAL_MODELS=${REAL_MODELS-"unet_synth_dynq ocr_det_tiny_dynq ocr_det_tiny_fp16 unet_synth_fp16 ocr_det_tiny"}
 REAL_OPT=${REAL_OPT:-2}
 REAL_LOOPS=${REAL_LOOPS:-50}
 REAL_DIR=${REAL_DIR:-build/realmodels}
@@ -59,12 +61,13 @@ else
   unset GKCONV_CPU_ISA
 fi
 
-if [ "$BENCH_ONLY" = real ]; then
+if [ "$BENCH_ONLY" = real ] || [ "$BENCH_ONLY" = ops ]; then
   MODELS= FUSION_MODELS= THREADS2_MODELS= QDQ_MODELS=
+  [ "$BENCH_ONLY" = ops ] && REAL_MODELS=
 elif ! /usr/bin/python3 -c 'import torch, torchvision, onnx' 2>/dev/null; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-torch python3-torchvision python3-onnx >/dev/null
 fi
-if [ "$BENCH_ONLY" != real ]; then
+if [ "$BENCH_ONLY" != real ] && [ "$BENCH_ONLY" != ops ]; then
   if [ ! -d "$ORT_DIR/node_modules/onnxruntime-node" ]; then
     mkdir -p "$ORT_DIR"
     (cd "$ORT_DIR" && npm init -y >/dev/null && npm install --ignore-scripts onnxruntime-node@1.30.0 protobufjs@7 long >/dev/null)
@@ -74,7 +77,7 @@ fi
 
 # resnet50 is needed for the conversion-time line (not with BENCH_EXTRAS=0).
 extra_models=resnet50
-[ "${BENCH_EXTRAS:-1}" = 0 ] || [ "$BENCH_ONLY" = real ] && extra_models=
+[ "${BENCH_EXTRAS:-1}" = 0 ] || [ -n "$BENCH_ONLY" ] && extra_models=
 for m in $(printf '%s\n' $MODELS $FUSION_MODELS $THREADS2_MODELS $extra_models | sort -u); do
   [ -f "$MODELS_DIR/$m/model.onnx" ] || /usr/bin/python3 "$SHARED/tools/export_models.py" "$MODELS_DIR" "$m"
 done
@@ -313,6 +316,22 @@ finish() {
     echo "appended to docs/performance.md"
   fi
 }
+# The per-op sweep: single-op models at opt_level 2 against onnxruntime's
+# in-session time, 1 thread, and their bandwidth against STREAM triad ($1).
+ops_table() {
+  [ "${OPS_SWEEP:-1}" != 0 ] || return 0
+  if ! "$REAL_PY" -c 'import onnxruntime, onnx' 2>/dev/null; then
+    echo "per-op sweep: skipped (no onnxruntime in $REAL_PY; make realmodels sets it up)" | tee -a "$OUT"
+    return 0
+  fi
+  {
+    echo
+    echo "Per-op sweep (scripts/opsweep.py: opt_level 2, 1 thread, $ROUNDS alternating rounds; onnxruntime $("$REAL_PY" -c 'import onnxruntime; print(onnxruntime.__version__)') in-session, ORT_ENABLE_ALL):"
+    echo
+    "$REAL_PY" scripts/opsweep.py ./converter bench/out/opsweep --rounds "$ROUNDS" --triad "$1" 2>/dev/null
+  } | tee -a "$OUT"
+}
+
 real_table
 if [ "${BENCH_EXTRAS:-1}" = 0 ] || [ "$BENCH_ONLY" = real ]; then # smoke runs: no STREAM, kernel bandwidth or conversion time
   finish
@@ -322,6 +341,13 @@ fi
 # Fused kernel bandwidth against STREAM triad (1 thread).
 gcc -O3 -march=native -fopenmp -o bench/out/stream "$SHARED/tools/bench/stream.c"
 triad=$(OMP_NUM_THREADS=1 bench/out/stream | awk '/Triad/ {print $2}')
+if [ "$BENCH_ONLY" = ops ]; then
+  echo "STREAM triad, 1 thread: ${triad} GB/s" | tee -a "$OUT"
+  ops_table "$triad"
+  finish
+  exit 0
+fi
+ops_table "$triad"
 {
   echo
   echo "STREAM triad, 1 thread: ${triad} GB/s"
