@@ -11,6 +11,7 @@ package elementwise
 // if-converted (see fast_cgo.go).
 #pragma GCC optimize("fp-contract=off", "no-math-errno", "no-trapping-math")
 #include <math.h>
+#include <immintrin.h>
 #include "gk_isa.h"
 
 GK_ISA_LEVEL(gk_ux)
@@ -57,6 +58,33 @@ GK_ISA_BODY void gk_unary_exact_f32_body(int op, float *d, const float *s, long 
 }
 GK_ISA_VARIANTS(gk_ux_isa(), gk_unary_exact_f32, (int op, float *d, const float *s, long n, double a, double b),
 	(op, d, s, n, a, b))
+
+// Sqrt by intrinsics: gcc 12 keeps sqrtf's errno path (a compare and a call
+// per element, so no vector loop) even under the no-math-errno pragma, and
+// cgo refuses -fno-math-errno. The vector square roots are correctly
+// rounded, as sqrtf is: the same bits.
+__attribute__((target("avx512f"))) static void gk_sqrt_avx512(float *d, const float *s, long n) {
+	long i = 0;
+	for (; i + 16 <= n; i += 16) _mm512_storeu_ps(d + i, _mm512_sqrt_ps(_mm512_loadu_ps(s + i)));
+	for (; i < n; i++) _mm_store_ss(d + i, _mm_sqrt_ss(_mm_load_ss(s + i)));
+}
+__attribute__((target("avx2"))) static void gk_sqrt_avx2(float *d, const float *s, long n) {
+	long i = 0;
+	for (; i + 8 <= n; i += 8) _mm256_storeu_ps(d + i, _mm256_sqrt_ps(_mm256_loadu_ps(s + i)));
+	for (; i < n; i++) _mm_store_ss(d + i, _mm_sqrt_ss(_mm_load_ss(s + i)));
+}
+static void gk_sqrt_base(float *d, const float *s, long n) {
+	long i = 0;
+	for (; i + 4 <= n; i += 4) _mm_storeu_ps(d + i, _mm_sqrt_ps(_mm_loadu_ps(s + i)));
+	for (; i < n; i++) _mm_store_ss(d + i, _mm_sqrt_ss(_mm_load_ss(s + i)));
+}
+void gk_sqrt_f32(float *d, const float *s, long n) {
+	switch (gk_ux_isa()) {
+	case GK_ISA_AVX512: gk_sqrt_avx512(d, s, n); break;
+	case GK_ISA_AVX2: gk_sqrt_avx2(d, s, n); break;
+	default: gk_sqrt_base(d, s, n);
+	}
+}
 */
 import "C"
 
@@ -112,6 +140,13 @@ func exactUnaryF32(n *ir.Node, size int) (func(d, s []float32), bool) {
 		a = n.Attrs.Float("alpha", 1)
 	case "HSigmoid":
 		a, b = n.Attrs.Float("alpha", 0.2), n.Attrs.Float("beta", 0.5)
+	}
+	if code == xSqrt {
+		return func(d, s []float32) {
+			if len(d) > 0 {
+				C.gk_sqrt_f32((*C.float)(unsafe.Pointer(unsafe.SliceData(d))), (*C.float)(unsafe.Pointer(unsafe.SliceData(s))), C.long(len(d)))
+			}
+		}, true
 	}
 	return func(d, s []float32) {
 		if len(d) == 0 {
