@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"gkconv/internal/ir"
+	"gkconv/internal/runtime/cpuisa"
 	"gkconv/internal/runtime/opkernel"
 )
 
@@ -610,6 +611,38 @@ func TestTopKHeapFloatNaN(t *testing.T) {
 		for j := range hv {
 			if math.Float32bits(hv[j]) != math.Float32bits(sv[j]) && !(hv[j] != hv[j] && sv[j] != sv[j]) || hi[j] != si[j] {
 				t.Fatalf("largest=%d: position %d: heap %v@%d, sort %v@%d", largest, j, hv[j], hi[j], sv[j], si[j])
+			}
+		}
+	}
+}
+
+// TestTransposeEveryISALevel: the C 8x8 register-block transpose of 4-byte
+// elements gives the naive result at every ISA level (odd edges, bands of
+// more than 256 rows, int32 too).
+func TestTransposeEveryISALevel(t *testing.T) {
+	defer cpuisa.Force(cpuisa.Detected())
+	rng := rand.New(rand.NewSource(3))
+	for _, lv := range []cpuisa.Level{cpuisa.Portable, cpuisa.AVX2, cpuisa.AVX512} {
+		if err := cpuisa.Force(lv); err != nil {
+			continue
+		}
+		for _, c := range []struct {
+			shape []int64
+			perm  []int
+		}{{[]int64{300, 257}, []int{1, 0}}, {[]int64{1, 64, 37, 41}, []int{0, 2, 3, 1}}, {[]int64{2, 9, 600}, []int{0, 2, 1}}} {
+			x := randTensor(rng, c.shape...)
+			want := naiveTranspose(x.F32(), dims(c.shape), c.perm)
+			os := make([]int64, len(c.perm))
+			p64 := make([]int64, len(c.perm))
+			for i, a := range c.perm {
+				os[i], p64[i] = c.shape[a], int64(a)
+			}
+			o := ir.NewTensor(ir.Float32, os)
+			if err := call(t, 1, "Transpose", ir.Attrs{"perm": ir.IntsAttr(p64...)}, []*ir.Tensor{x}, o); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(o.F32(), want) {
+				t.Fatalf("%v: shape %v perm %v: mismatch", lv, c.shape, c.perm)
 			}
 		}
 	}
