@@ -61,7 +61,7 @@ var allowed = map[string][]string{
 	"internal/runtime/opkernel":        {"internal/ir"},
 	"internal/runtime/ops/elementwise": {"internal/ir", "internal/runtime/cpuisa", "internal/runtime/opkernel"},
 	"internal/runtime/ops/nn":          {"internal/ir", "internal/runtime/cpuisa", "internal/runtime/opkernel"},
-	"internal/runtime/ops/tensorops":   {"internal/ir", "internal/runtime/opkernel"},
+	"internal/runtime/ops/tensorops":   {"internal/ir", "internal/runtime/cpuisa", "internal/runtime/opkernel"},
 	"internal/ir":                      {},
 	"internal/trust":                   {"internal/safefs"},
 	"internal/safefs":                  {},
