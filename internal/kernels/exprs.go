@@ -178,7 +178,8 @@ func unaryExpr(n *ir.Node, a string, inDT, outDT ir.DType) (string, error) {
 		return fmt.Sprintf("(%s > 0 ? %s + %s(%s(-%s)) : %s(%s(%s)))", a, a, mathFn("log1p", ct), mathFn("exp", ct), a,
 			mathFn("log1p", ct), mathFn("exp", ct), a), nil
 	case "Softsign":
-		return fmt.Sprintf("(%s / (%s + %s))", a, lit(1), f("fabs")), nil
+		// x * (1 / (1 + |x|)): onnxruntime's form, as the runtime computes it
+		return fmt.Sprintf("(%s * (%s / (%s + %s)))", a, lit(1), lit(1), f("fabs")), nil
 	case "Mish":
 		sp := fmt.Sprintf("(%s > 0 ? %s + %s(%s(-%s)) : %s(%s(%s)))", a, a, mathFn("log1p", ct), mathFn("exp", ct), a,
 			mathFn("log1p", ct), mathFn("exp", ct), a)

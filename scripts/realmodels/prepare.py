@@ -45,7 +45,7 @@ MODELS = [
         name="ort_exact_ops",
         pkg=("synthetic", "ort_exact_ops", "1"), license="-",
         file="-",
-        why="ops whose float32 rounding follows onnxruntime's kernels bit for bit (ReduceMean/ReduceSum, GlobalAveragePool, Erf, HardSigmoid)",
+        why="ops whose float32 rounding follows onnxruntime's kernels bit for bit (ReduceMean/ReduceSum, GlobalAveragePool, Erf, HardSigmoid, Softsign)",
         inputs={"x": ("uniform", [2, 16, 15, 17], -4.0, 4.0)},
         datasets=[{}],
         # bit-exact at opt_level 0 and 2 (the fused means sum in Eigen's order)
@@ -227,7 +227,7 @@ def synthetic_exact_ops():
     from onnx import helper, TensorProto
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 16, 15, 17])
     outs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in
-            ("mean_hw", "sum_w", "erf", "hardsigmoid", "gap")]
+            ("mean_hw", "sum_w", "erf", "hardsigmoid", "gap", "softsign")]
     c = lambda n, v: helper.make_tensor(n, TensorProto.INT64, [len(v)], v)
     nodes = [
         helper.make_node("ReduceMean", ["x", "ax_hw"], ["mean_hw"], keepdims=1),
@@ -236,6 +236,7 @@ def synthetic_exact_ops():
         helper.make_node("Erf", ["xk"], ["erf"]),
         helper.make_node("HardSigmoid", ["x"], ["hardsigmoid"], alpha=0.1666666716337204, beta=0.5),
         helper.make_node("GlobalAveragePool", ["x"], ["gap"]),
+        helper.make_node("Softsign", ["x"], ["softsign"]),
     ]
     g = helper.make_graph(nodes, "ort_exact_ops", [x], outs,
                           [c("ax_hw", [2, 3]), c("ax_w", [3]),

@@ -98,6 +98,14 @@ func ortHardSigmoid(alpha, beta float32) func(float32) float32 {
 	}
 }
 
+// ortSoftsign is onnxruntime's float32 Softsign, x * (1 / (1 + |x|)) with
+// every operation rounded to float32: its bits on a 64x112x112 check (the
+// float64 formula rounded once differed in a third of them, x / (1 + |x|)
+// in a fifth).
+func ortSoftsign(x float32) float32 {
+	return x * (1 / (1 + float32(math.Abs(float64(x)))))
+}
+
 // ortLogistic is gk_ort_logistic in Go.
 func ortLogistic(x float32) float32 {
 	v := x

@@ -259,8 +259,11 @@ func unary(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 			opkernel.ParallelFor(ctx, len(d), grain/4, func(lo, hi int) { f(d[lo:hi], s[lo:hi]) })
 			return nil
 		}
-		if n.Op == "HSigmoid" {
-			f := ortHardSigmoid(float32(n.Attrs.Float("alpha", 0.2)), float32(n.Attrs.Float("beta", 0.5)))
+		if n.Op == "HSigmoid" || n.Op == "Softsign" {
+			f := ortSoftsign
+			if n.Op == "HSigmoid" {
+				f = ortHardSigmoid(float32(n.Attrs.Float("alpha", 0.2)), float32(n.Attrs.Float("beta", 0.5)))
+			}
 			d, s := y.F32(), x.F32()
 			opkernel.ParallelFor(ctx, len(d), grain/4, func(lo, hi int) {
 				for i, v := range s[lo:hi] {

@@ -39,7 +39,10 @@ GK_ISA_BODY void gk_unary_exact_f32_body(int op, float *d, const float *s, long 
 	// relu64 keeps -0 and NaN; math.Min(v, 6) keeps NaN.
 	case X_RELU6: for (long i = 0; i < n; i++) { float v = s[i]; v = v < 0 ? 0.0f : v; d[i] = v > 6 ? 6.0f : v; } break;
 	case X_SIGN: for (long i = 0; i < n; i++) { float v = s[i]; d[i] = v > 0 ? 1.0f : (v < 0 ? -1.0f : v); } break;
-	case X_SOFTSIGN: for (long i = 0; i < n; i++) { double v = s[i]; d[i] = (float)(v / (1.0 + fabs(v))); } break;
+	// onnxruntime's float32 Softsign (ortSoftsign): x * (1 / (1 + |x|)) in
+	// float32, each operation rounded, as its Eigen functor computes it (and
+	// the fused kernels' expression).
+	case X_SOFTSIGN: for (long i = 0; i < n; i++) { float v = s[i]; d[i] = v * (1.0f / (1.0f + fabsf(v))); } break;
 	// x * max(0, min(1, x/6 + 0.5)) with math.Min/Max's NaN propagation.
 	case X_HSWISH: for (long i = 0; i < n; i++) { double v = s[i], t = v / 6 + 0.5;
 		t = t > 1 ? 1.0 : t; t = t < 0 ? 0.0 : t; d[i] = (float)(v * t); } break;
@@ -126,7 +129,8 @@ var exactUnaryCodes = map[string]int{
 
 // exactUnaryF32 returns the C loop of n's op when it has one and size
 // elements are worth a cgo call: bit for bit floatUnary's value
-// (ortHardSigmoid's for HSigmoid), at vector speed.
+// (ortHardSigmoid's for HSigmoid, ortSoftsign's for Softsign), at vector
+// speed.
 func exactUnaryF32(n *ir.Node, size int) (func(d, s []float32), bool) {
 	code, ok := exactUnaryCodes[n.Op]
 	if !ok || size < cMin {

@@ -33,7 +33,8 @@ func exactUnaryInputs() []float32 {
 }
 
 // TestExactUnaryMatchesGo: every op of the C exact-unary path gives
-// floatUnary's bits (ortHardSigmoid's for HSigmoid) at every ISA level the
+// floatUnary's bits (ortHardSigmoid's for HSigmoid, ortSoftsign's for
+// Softsign) at every ISA level the
 // CPU has, with default and unusual attributes.
 func TestExactUnaryMatchesGo(t *testing.T) {
 	if _, ok := exactUnaryF32(&ir.Node{Op: "Abs"}, 1<<20); !ok {
@@ -59,6 +60,8 @@ func TestExactUnaryMatchesGo(t *testing.T) {
 			var ref func(float32) float32
 			if n.Op == "HSigmoid" {
 				ref = ortHardSigmoid(float32(n.Attrs.Float("alpha", 0.2)), float32(n.Attrs.Float("beta", 0.5)))
+			} else if n.Op == "Softsign" {
+				ref = ortSoftsign
 			} else {
 				f := floatUnary[n.Op](n.Attrs)
 				ref = func(x float32) float32 { return float32(f(float64(x))) }
