@@ -44,14 +44,17 @@ type Session struct {
 	funcs   []opkernel.Func
 	lastUse []int // per value index: last node index that reads it
 	index   map[*ir.Value]int
-	pinned  []bool // graph inputs, consts and graph outputs never recycle
-	pool    *pool
-	prof    bool
-	visit   func(n *ir.Node, in, out []*ir.Tensor) error
-	samples [][]time.Duration // per node, its time in each run since ResetProfile
-	runs    int
-	pace    opkernel.Pacer // the node loop's scheduling points (Run is not called concurrently)
-	memo    []shapeMemo    // per node, its last runtime shape inference (shapememo.go)
+	// nodeIn/nodeOut: per node, the value index of each input/output (-1:
+	// omitted), so the node loop does no map lookups.
+	nodeIn, nodeOut [][]int
+	pinned          []bool // graph inputs, consts and graph outputs never recycle
+	pool            *pool
+	prof            bool
+	visit           func(n *ir.Node, in, out []*ir.Tensor) error
+	samples         [][]time.Duration // per node, its time in each run since ResetProfile
+	runs            int
+	pace            opkernel.Pacer // the node loop's scheduling points (Run is not called concurrently)
+	memo            []shapeMemo    // per node, its last runtime shape inference (shapememo.go)
 
 	prepWeights int   // weight copies built at preparation (packed MatMul B)
 	prepBytes   int64 // their bytes
@@ -211,12 +214,35 @@ func NewSession(g *ir.Graph, opts Options) (*Session, error) {
 	for _, v := range g.Outputs {
 		s.pinned[id(v)] = true
 	}
+	indices := func(vs []*ir.Value) []int {
+		ix := make([]int, len(vs))
+		for k, v := range vs {
+			ix[k] = -1
+			if v != nil {
+				ix[k] = s.index[v]
+			}
+		}
+		return ix
+	}
+	s.nodeIn, s.nodeOut = make([][]int, len(g.Nodes)), make([][]int, len(g.Nodes))
+	for ni, n := range g.Nodes {
+		s.nodeIn[ni], s.nodeOut[ni] = indices(n.Inputs), indices(n.Outputs)
+	}
 	s.samples = make([][]time.Duration, len(g.Nodes))
 	s.memo = make([]shapeMemo, len(g.Nodes))
 	if plan, tr := s.replay(); plan.Unknown == 0 {
 		s.pool.slab = layoutSlab(tr.sizes, tr.born, tr.died)
 	}
 	return s, nil
+}
+
+// argCount is the number of input and output slots of all nodes.
+func (s *Session) argCount() int {
+	c := 0
+	for ni := range s.nodeIn {
+		c += len(s.nodeIn[ni]) + len(s.nodeOut[ni])
+	}
+	return c
 }
 
 // buffer is a pooled allocation shared by the values that alias it.
@@ -256,18 +282,26 @@ func (s *Session) run(inputs []*ir.Tensor, check bool) ([]*ir.Tensor, error) {
 	for _, v := range g.Consts {
 		vals[s.index[v]] = v.Const
 	}
+	// Per-run slabs: the node loop's tensor headers, buffer records and
+	// argument slices come from these (one allocation each per run instead
+	// of several per node; on models of many small ops those allocations
+	// and the GC they caused were a third of a node's cost).
+	args := make([]*ir.Tensor, s.argCount())
+	headers := make([]ir.Tensor, len(s.lastUse))
+	records := make([]buffer, len(s.lastUse))
 	for ni, n := range g.Nodes {
-		in := make([]*ir.Tensor, len(n.Inputs))
-		for k, v := range n.Inputs {
-			if v == nil {
+		in := args[:len(n.Inputs):len(n.Inputs)]
+		args = args[len(n.Inputs):]
+		for k, vi := range s.nodeIn[ni] {
+			if vi < 0 {
 				continue
 			}
-			t := vals[s.index[v]]
-			if t == nil && v.Const != nil {
-				t = v.Const
+			t := vals[vi]
+			if t == nil && n.Inputs[k].Const != nil {
+				t = n.Inputs[k].Const
 			}
 			if t == nil {
-				return nil, fmt.Errorf("node %s: input %s has no value", n.Name, v.Name)
+				return nil, fmt.Errorf("node %s: input %s has no value", n.Name, n.Inputs[k].Name)
 			}
 			in[k] = t
 		}
@@ -293,17 +327,18 @@ func (s *Session) run(inputs []*ir.Tensor, check bool) ([]*ir.Tensor, error) {
 		if err != nil {
 			return nil, err
 		}
-		out := make([]*ir.Tensor, len(n.Outputs))
+		out := args[:len(n.Outputs):len(n.Outputs)]
+		args = args[len(n.Outputs):]
 		for k, o := range n.Outputs {
 			if o == nil || (o.Name == "" && outShapes[k].Shape == nil) {
 				continue // an omitted optional output
 			}
 			os := outShapes[k]
-			oi := s.index[o]
+			oi := s.nodeOut[ni][k]
 			// An alias op's output has exactly the input's bytes: share the
 			// buffer instead of copying.
 			if ir.LookupOp(n.Op).IsAlias() && k == 0 && in[0] != nil && in[0].DType != ir.String {
-				src := s.index[n.Inputs[0]]
+				src := s.nodeIn[ni][0]
 				t := &ir.Tensor{DType: os.DType, Shape: os.Shape, Data: in[0].Data}
 				if b := bufs[src]; b != nil {
 					b.refs++
@@ -328,9 +363,11 @@ func (s *Session) run(inputs []*ir.Tensor, check bool) ([]*ir.Tensor, error) {
 			} else if s.pinned[oi] {
 				t = s.outputTensor(os.DType, os.Shape)
 			} else {
-				b := &buffer{data: s.pool.get(int(cnt) * os.DType.Size()), refs: 1}
+				b := &records[oi]
+				*b = buffer{data: s.pool.get(int(cnt) * os.DType.Size()), refs: 1}
 				bufs[oi] = b
-				t = &ir.Tensor{DType: os.DType, Shape: os.Shape, Data: b.data}
+				t = &headers[oi]
+				*t = ir.Tensor{DType: os.DType, Shape: os.Shape, Data: b.data}
 			}
 			out[k] = t
 		}
@@ -345,9 +382,9 @@ func (s *Session) run(inputs []*ir.Tensor, check bool) ([]*ir.Tensor, error) {
 		if s.prof {
 			s.timed(ni, time.Since(start))
 		}
-		for k, o := range n.Outputs {
-			if o != nil && out[k] != nil {
-				vals[s.index[o]] = out[k]
+		for k, oi := range s.nodeOut[ni] {
+			if oi >= 0 && out[k] != nil {
+				vals[oi] = out[k]
 			}
 		}
 		if s.visit != nil {
@@ -424,11 +461,10 @@ func (s *Session) Recycle(ts []*ir.Tensor) {
 func (s *Session) released(ni int, n *ir.Node, bufs []*buffer, vals []*ir.Tensor) {
 	{
 		// Release buffers whose last reader was this node.
-		for _, v := range n.Inputs {
-			if v == nil {
+		for _, i := range s.nodeIn[ni] {
+			if i < 0 {
 				continue
 			}
-			i := s.index[v]
 			if s.lastUse[i] == ni && !s.pinned[i] && bufs[i] != nil {
 				s.release(bufs[i])
 				bufs[i] = nil
@@ -436,11 +472,10 @@ func (s *Session) released(ni int, n *ir.Node, bufs []*buffer, vals []*ir.Tensor
 			}
 		}
 		// Outputs nobody reads die at once.
-		for _, o := range n.Outputs {
-			if o == nil {
+		for _, i := range s.nodeOut[ni] {
+			if i < 0 {
 				continue
 			}
-			i := s.index[o]
 			if s.lastUse[i] < 0 && !s.pinned[i] && bufs[i] != nil {
 				s.release(bufs[i])
 				bufs[i] = nil

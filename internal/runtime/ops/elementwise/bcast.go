@@ -2,6 +2,7 @@ package elementwise
 
 import (
 	"fmt"
+	"sync"
 
 	"gkconv/internal/runtime/opkernel"
 )
@@ -18,7 +19,21 @@ type plan struct {
 	dims      []int   // outer dims, outermost first
 	strides   [][]int // strides[k][j]: input k's element stride for outer dim j
 	innerStep []int   // per input: 1 or 0
+
+	// Inline storage for the slices above when the plan is small (every
+	// elementwise op of a model, nearly always): a plan is then one
+	// allocation instead of a dozen, which on models of many small ops was
+	// 40% of a node's run time (docs/performance.md, "Per-node overhead").
+	dimsBuf   [planInlineDims]int
+	stepBuf   [planInlineIns]int
+	rowsBuf   [planInlineIns][]int
+	strideBuf [planInlineIns * planInlineDims]int
 }
+
+const (
+	planInlineIns  = 4
+	planInlineDims = 8
+)
 
 // broadcastShape is the numpy broadcast of shapes.
 func broadcastShape(shapes ...[]int64) ([]int64, error) {
@@ -53,55 +68,55 @@ func newPlan(out []int64, ins ...[]int64) (*plan, error) {
 			return nil, fmt.Errorf("input shape %v has higher rank than output %v", s, out)
 		}
 	}
-	// full[k][j]: input k spans kept output dim j (as opposed to broadcasting it).
-	var keptDims []int
-	full := make([][]bool, len(ins))
+	nin := len(ins)
+	p := planPool.Get().(*plan)
+	*p = plan{total: 1}
+	if nin <= planInlineIns {
+		p.innerStep, p.strides = p.stepBuf[:nin], p.rowsBuf[:nin]
+	} else {
+		p.innerStep, p.strides = make([]int, nin), make([][]int, nin)
+	}
+	// spans(k, j): input k spans output dim j (as opposed to broadcasting it).
+	spans := func(k, j int) bool {
+		s := ins[k]
+		off := rank - len(s)
+		return j >= off && s[j-off] == out[j]
+	}
 	for j, d := range out {
+		p.total *= int(d)
 		if d == 1 {
 			continue
 		}
-		for k, s := range ins {
+		for _, s := range ins {
 			off := rank - len(s)
-			id := int64(1)
-			if j >= off {
-				id = s[j-off]
-			}
-			if id != d && id != 1 {
+			if j >= off && s[j-off] != d && s[j-off] != 1 {
 				return nil, fmt.Errorf("input shape %v does not broadcast to %v", s, out)
 			}
-			full[k] = append(full[k], id == d)
 		}
-		keptDims = append(keptDims, int(d))
-	}
-	p := &plan{total: 1, innerStep: make([]int, len(ins)), strides: make([][]int, len(ins))}
-	for _, d := range out {
-		p.total *= int(d)
 	}
 	if p.total == 0 {
 		return p, nil
 	}
-	// Merge adjacent dims with the same span/broadcast pattern in every input.
-	var dims []int
-	var pat [][]bool // pat[k] per merged dim
-	pat = make([][]bool, len(ins))
-	for j, d := range keptDims {
-		merge := j > 0
-		if merge {
-			for k := range ins {
-				if full[k][j] != full[k][j-1] {
-					merge = false
-					break
-				}
-			}
-		}
-		if merge {
-			dims[len(dims)-1] *= d
+	// Merge adjacent kept dims (size > 1) with the same span/broadcast
+	// pattern in every input; first[m] is the first output dim of merged dim m.
+	var dimsLocal, firstLocal [planInlineDims]int
+	dims, first := dimsLocal[:0], firstLocal[:0]
+	prev := -1
+	for j, d := range out {
+		if d == 1 {
 			continue
 		}
-		dims = append(dims, d)
-		for k := range ins {
-			pat[k] = append(pat[k], full[k][j])
+		merge := prev >= 0
+		for k := 0; merge && k < nin; k++ {
+			merge = spans(k, j) == spans(k, prev)
 		}
+		prev = j
+		if merge {
+			dims[len(dims)-1] *= int(d)
+			continue
+		}
+		dims = append(dims, int(d))
+		first = append(first, j)
 	}
 	if len(dims) == 0 {
 		p.inner = 1
@@ -109,22 +124,44 @@ func newPlan(out []int64, ins ...[]int64) (*plan, error) {
 	}
 	m := len(dims)
 	p.inner = dims[m-1]
-	p.dims = dims[:m-1]
+	if m-1 <= planInlineDims {
+		p.dims = append(p.dimsBuf[:0], dims[:m-1]...)
+	} else {
+		p.dims = append([]int(nil), dims[:m-1]...)
+	}
+	var stride []int
+	if nin*m <= len(p.strideBuf) {
+		stride = p.strideBuf[:nin*m]
+	} else {
+		stride = make([]int, nin*m)
+	}
 	for k := range ins {
-		st := make([]int, m)
+		st := stride[k*m : (k+1)*m : (k+1)*m]
 		acc := 1
 		for j := m - 1; j >= 0; j-- {
-			if pat[k][j] {
+			if spans(k, first[j]) {
 				st[j] = acc
 				acc *= dims[j]
 			}
 		}
-		if pat[k][m-1] {
+		if spans(k, first[m-1]) {
 			p.innerStep[k] = 1
 		}
 		p.strides[k] = st[:m-1]
 	}
 	return p, nil
+}
+
+// planPool recycles plans: callers that are done with one give it back
+// with free (a plan is about 600 bytes with pointers, and every
+// elementwise op makes one per run).
+var planPool = sync.Pool{New: func() any { return new(plan) }}
+
+// free gives p back to the pool; p must not be used afterwards.
+func (p *plan) free() {
+	if p != nil {
+		planPool.Put(p)
+	}
 }
 
 // run calls body for every run of consecutive output elements that share one
@@ -140,9 +177,8 @@ func (p *plan) runRange(s, e int, body func(dst int, offs []int, n int)) {
 		return
 	}
 	nin := len(p.innerStep)
-	offs := make([]int, nin)
-	base := make([]int, nin)
-	idx := make([]int, len(p.dims))
+	scratch := make([]int, 2*nin+len(p.dims)) // one allocation per range
+	offs, base, idx := scratch[:nin:nin], scratch[nin:2*nin:2*nin], scratch[2*nin:]
 	row, col := s/p.inner, s%p.inner
 	for j := len(p.dims) - 1; j >= 0; j-- {
 		idx[j] = row % p.dims[j]

@@ -70,10 +70,16 @@ func broadcast2[T, O any](ctx *opkernel.Ctx, outShape []int64, d []O, a []T, aSh
 	if err != nil {
 		return err
 	}
+	defer p.free()
+	broadcast2Plan(ctx, p, d, a, b, row)
+	return nil
+}
+
+// broadcast2Plan is broadcast2 with the plan already made.
+func broadcast2Plan[T, O any](ctx *opkernel.Ctx, p *plan, d []O, a []T, b []T, row func(d []O, a []T, sa int, b []T, sb int)) {
 	p.run(ctx, func(dst int, offs []int, n int) {
 		row(d[dst:dst+n], a[offs[0]:], p.innerStep[0], b[offs[1]:], p.innerStep[1])
 	})
-	return nil
 }
 
 func binaryFunc[T, O any](ctx *opkernel.Ctx, out, a, b *ir.Tensor, f func(x, y T) O) error {
@@ -239,19 +245,28 @@ func arith(ctx *opkernel.Ctx, n *ir.Node, op binOp, out, a, b *ir.Tensor) error 
 	if a.DType != b.DType {
 		return nodeErr(n, "input dtypes differ: %s and %s", a.DType, b.DType)
 	}
-	if _, err := newPlan(out.Shape, a.Shape, b.Shape); err != nil {
+	p, err := newPlan(out.Shape, a.Shape, b.Shape)
+	if err != nil {
 		return nodeErr(n, "%v", err)
 	}
+	defer p.free()
 	fmod := n.Attrs.Int("fmod", 0) != 0
 	ok := false
 	switch a.DType {
 	case ir.Float32:
 		if code, fast := f32Fast[op]; fast {
-			if rowsBroadcastF32(ctx, code, out, a, b) {
+			if len(p.dims) == 0 && p.total > 0 && (p.total <= grain || ctx.NumThreads() <= 1) {
+				// One contiguous row (same shapes, or a scalar operand) in
+				// one call: no closures, no allocation.
+				f32Binary(code, out.F32(), a.F32(), p.innerStep[0], b.F32(), p.innerStep[1])
 				return nil
 			}
-			return nodeErrIf(n, broadcast2(ctx, out.Shape, out.F32(), a.F32(), a.Shape, b.F32(), b.Shape,
-				func(d []float32, a []float32, sa int, b []float32, sb int) { f32Binary(code, d, a, sa, b, sb) }))
+			if rowsBroadcastF32(ctx, code, p, out, a, b) {
+				return nil
+			}
+			broadcast2Plan(ctx, p, out.F32(), a.F32(), b.F32(),
+				func(d []float32, a []float32, sa int, b []float32, sb int) { f32Binary(code, d, a, sa, b, sb) })
+			return nil
 		}
 		ok = arithTyped(ctx, out, a, b, floatArith[float32](op, fmod))
 	case ir.Float64:
@@ -292,9 +307,8 @@ func arith(ctx *opkernel.Ctx, n *ir.Node, op binOp, out, a, b *ir.Tensor) error 
 // broadcast is [rows, n] against [rows, 1] after merging dims (either order),
 // e.g. [N,C,H,W] * [N,C,1,1]; it reports false, doing nothing, for any other
 // pattern.
-func rowsBroadcastF32(ctx *opkernel.Ctx, code int, out, a, b *ir.Tensor) bool {
-	p, err := newPlan(out.Shape, a.Shape, b.Shape)
-	if err != nil || len(p.dims) != 1 || p.total == 0 {
+func rowsBroadcastF32(ctx *opkernel.Ctx, code int, p *plan, out, a, b *ir.Tensor) bool {
+	if len(p.dims) != 1 || p.total == 0 {
 		return false
 	}
 	rows, n := p.dims[0], p.inner
@@ -533,6 +547,7 @@ func copyBroadcast[T any](ctx *opkernel.Ctx, shape []int64, d, s []T, sShape []i
 	if err != nil {
 		return err
 	}
+	defer p.free()
 	p.run(ctx, func(dst int, offs []int, n int) {
 		if p.innerStep[0] == 1 {
 			copy(d[dst:dst+n], s[offs[0]:offs[0]+n])
@@ -553,6 +568,7 @@ func selectT[T any](ctx *opkernel.Ctx, shape []int64, d []T, c []uint8, cShape [
 	if err != nil {
 		return err
 	}
+	defer p.free()
 	sc, sx, sy := p.innerStep[0], p.innerStep[1], p.innerStep[2]
 	p.run(ctx, func(dst int, offs []int, n int) {
 		oc, ox, oy := offs[0], offs[1], offs[2]
