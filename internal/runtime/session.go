@@ -47,14 +47,18 @@ type Session struct {
 	// nodeIn/nodeOut: per node, the value index of each input/output (-1:
 	// omitted), so the node loop does no map lookups.
 	nodeIn, nodeOut [][]int
-	pinned          []bool // graph inputs, consts and graph outputs never recycle
-	pool            *pool
-	prof            bool
-	visit           func(n *ir.Node, in, out []*ir.Tensor) error
-	samples         [][]time.Duration // per node, its time in each run since ResetProfile
-	runs            int
-	pace            opkernel.Pacer // the node loop's scheduling points (Run is not called concurrently)
-	memo            []shapeMemo    // per node, its last runtime shape inference (shapememo.go)
+	// The node loop's slabs, reused by every Run (run).
+	args    []*ir.Tensor
+	headers []ir.Tensor
+	records []buffer
+	pinned  []bool // graph inputs, consts and graph outputs never recycle
+	pool    *pool
+	prof    bool
+	visit   func(n *ir.Node, in, out []*ir.Tensor) error
+	samples [][]time.Duration // per node, its time in each run since ResetProfile
+	runs    int
+	pace    opkernel.Pacer // the node loop's scheduling points (Run is not called concurrently)
+	memo    []shapeMemo    // per node, its last runtime shape inference (shapememo.go)
 
 	prepWeights int   // weight copies built at preparation (packed MatMul B)
 	prepBytes   int64 // their bytes
@@ -282,13 +286,19 @@ func (s *Session) run(inputs []*ir.Tensor, check bool) ([]*ir.Tensor, error) {
 	for _, v := range g.Consts {
 		vals[s.index[v]] = v.Const
 	}
-	// Per-run slabs: the node loop's tensor headers, buffer records and
-	// argument slices come from these (one allocation each per run instead
-	// of several per node; on models of many small ops those allocations
-	// and the GC they caused were a third of a node's cost).
-	args := make([]*ir.Tensor, s.argCount())
-	headers := make([]ir.Tensor, len(s.lastUse))
-	records := make([]buffer, len(s.lastUse))
+	// Slabs: the node loop's tensor headers, buffer records and argument
+	// slices come from these, made once per session instead of several
+	// allocations per node (on models of many small ops those allocations
+	// and the GC they caused were a third of a node's cost). Reusing them
+	// is safe: a header or record is only read in the Run that wrote it,
+	// and graph outputs, which callers keep, are not in them.
+	if s.args == nil {
+		s.args = make([]*ir.Tensor, s.argCount())
+		s.headers = make([]ir.Tensor, len(s.lastUse))
+		s.records = make([]buffer, len(s.lastUse))
+	}
+	args, headers, records := s.args, s.headers, s.records
+	clear(args) // omitted inputs and outputs stay nil
 	for ni, n := range g.Nodes {
 		in := args[:len(n.Inputs):len(n.Inputs)]
 		args = args[len(n.Inputs):]
