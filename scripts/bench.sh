@@ -23,6 +23,21 @@
 # (skip the per-op sweep: scripts/opsweep.py, single-op models against
 # onnxruntime and STREAM triad), BENCH_ONLY=ops (only STREAM and the sweep).
 #
+# Best-peer table (issue 34 item 5): ours at opt_level 2 against every peer
+# engine of scripts/peers (build/peers-venv from scripts/peers/setup.sh) on
+# the same ONNX file at the same thread count, ours and each peer alternating
+# within every round; per model and thread count each peer's median, the
+# best peer (lowest median) and ours/best as the median of the per-round
+# ratios (range); a peer that cannot run a model gets a line saying why.
+# PEERS=0 skips it; BENCH_ONLY=peers runs only it (no node onnxruntime, no
+# other table); PEERS_LIST (default "onnxruntime openvino iree tvm");
+# PEER_MODELS (default MODELS); PEER_THREADS (default "1 2");
+# PEER_PREPARE_TIMEOUT (seconds a peer may spend converting and compiling a
+# model, default 900; compiled artifacts are cached under build/peers);
+# PEER_BUDGET_S (seconds a peer may spend on one round's warm-up and timed
+# runs before it stops early, at least 3 timed, default 60; only very slow
+# peers, untuned TVM, ever reach it).
+#
 # Needs ../shared (export_models.py, run_ort.js), Debian python3-torch,
 # python3-torchvision, python3-onnx, and node with onnxruntime-node 1.30
 # under $ORT_DIR (default /tmp/ort); it installs what is missing.
@@ -53,6 +68,14 @@ REAL_LOOPS=${REAL_LOOPS:-50}
 REAL_DIR=${REAL_DIR:-build/realmodels}
 REAL_PY=${REAL_PY:-build/realmodels-venv/bin/python}
 BENCH_ONLY=${BENCH_ONLY:-}
+PEERS=${PEERS:-1}
+PEERS_LIST=${PEERS_LIST-"onnxruntime openvino iree tvm"}
+PEER_MODELS=${PEER_MODELS-$MODELS}
+PEER_THREADS=${PEER_THREADS:-"1 2"}
+PEER_PREPARE_TIMEOUT=${PEER_PREPARE_TIMEOUT:-900}
+PEER_BUDGET_S=${PEER_BUDGET_S:-60}
+PEER_PY=${PEER_PY:-build/peers-venv/bin/python}
+[ "$PEERS" = 0 ] && PEER_MODELS=
 OUT=bench/results.md
 mkdir -p "$MODELS_DIR" bench/out
 if [ -n "${BENCH_ISA:-}" ]; then
@@ -61,13 +84,17 @@ else
   unset GKCONV_CPU_ISA
 fi
 
-if [ "$BENCH_ONLY" = real ] || [ "$BENCH_ONLY" = ops ]; then
+if [ "$BENCH_ONLY" = real ] || [ "$BENCH_ONLY" = ops ] || [ "$BENCH_ONLY" = peers ]; then
   MODELS= FUSION_MODELS= THREADS2_MODELS= QDQ_MODELS=
-  [ "$BENCH_ONLY" = ops ] && REAL_MODELS=
+  [ "$BENCH_ONLY" = real ] || REAL_MODELS=
+  [ "$BENCH_ONLY" = peers ] || PEER_MODELS=
+fi
+if [ "$BENCH_ONLY" = real ] || [ "$BENCH_ONLY" = ops ]; then
+  :
 elif ! /usr/bin/python3 -c 'import torch, torchvision, onnx' 2>/dev/null; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-torch python3-torchvision python3-onnx >/dev/null
 fi
-if [ "$BENCH_ONLY" != real ] && [ "$BENCH_ONLY" != ops ]; then
+if [ -z "$BENCH_ONLY" ]; then
   if [ ! -d "$ORT_DIR/node_modules/onnxruntime-node" ]; then
     mkdir -p "$ORT_DIR"
     (cd "$ORT_DIR" && npm init -y >/dev/null && npm install --ignore-scripts onnxruntime-node@1.30.0 protobufjs@7 long >/dev/null)
@@ -78,7 +105,7 @@ fi
 # resnet50 is needed for the conversion-time line (not with BENCH_EXTRAS=0).
 extra_models=resnet50
 [ "${BENCH_EXTRAS:-1}" = 0 ] || [ -n "$BENCH_ONLY" ] && extra_models=
-for m in $(printf '%s\n' $MODELS $FUSION_MODELS $THREADS2_MODELS $extra_models | sort -u); do
+for m in $(printf '%s\n' $MODELS $FUSION_MODELS $THREADS2_MODELS $PEER_MODELS $extra_models | sort -u); do
   [ -f "$MODELS_DIR/$m/model.onnx" ] || /usr/bin/python3 "$SHARED/tools/export_models.py" "$MODELS_DIR" "$m"
 done
 
@@ -110,7 +137,8 @@ ort() {
 # The machine and the code paths, recorded with every result.
 [ -x ./converter ] || go build -o converter ./cmd/converter
 cpu=$(awk -F': *' '/^model name/ {print $2; exit}' /proc/cpuinfo)
-flags=$(for f in avx2 fma avx512f avx512bw avx512vl avx512_vnni; do grep -qw "$f" /proc/cpuinfo && printf '%s ' "$f"; done)
+# (true: a missing last flag must not end the script under set -e)
+flags=$(for f in avx2 fma avx512f avx512bw avx512vl avx512_vnni; do grep -qw "$f" /proc/cpuinfo && printf '%s ' "$f"; done; true)
 flags=${flags% }
 ./converter --fmk=ONNX --modelFile=testdata/mlp/model.onnx --outputFile=bench/out/isa_probe --configFile=configs/akg.cfg >/dev/null
 ./converter benchmark --modelFile=bench/out/isa_probe.mindir --numThreads=1 --loopCount=1 --warmUpLoopCount=0 \
@@ -309,6 +337,113 @@ real_table() {
   printf '%s\n' "${rows[@]}" | tee -a "$OUT"
 }
 
+# Best peer (issue 34 item 5): ours at opt_level 2 against each peer engine
+# of PEERS_LIST (scripts/peers/peer_time.py in build/peers-venv) on the same
+# ONNX file and thread count. A peer is first prepared and tried once
+# (compiles are cached and not timed); in every round ours runs, then each
+# peer that worked, so they all share the machine's slow stretches alike.
+# peer_json MODEL PEER THREADS [RUNS WARMUP]: peer_time.py's JSON line.
+peer_json() {
+  local rc=0
+  "$PEER_PY" scripts/peers/peer_time.py "$1" "$2" --threads "$3" --runs "${4:-$LOOPS}" --warmup "${5:-$WARMUP}" \
+    --prepare-timeout "$PEER_PREPARE_TIMEOUT" --budget-s "$PEER_BUDGET_S" >bench/out/peer.json 2>bench/out/peer.err || rc=$?
+  python3 -c '
+import json, sys
+lines = open("bench/out/peer.json").read().splitlines()
+err = [l for l in open("bench/out/peer.err", errors="replace").read().splitlines() if l.strip()]
+try:
+    d = json.loads(lines[-1])
+except (ValueError, IndexError):
+    # A crash (a signal in an engine) leaves no JSON: say how it ended.
+    d = {"error": "peer_time.py exited with status %s: %s" % (sys.argv[1], err[-1] if err else "no output")}
+print(d["median_ms"] if "median_ms" in d else "ERROR: " + d["error"].splitlines()[0])' "$rc"
+}
+peers_table() {
+  [ -n "$PEER_MODELS" ] && [ -n "$PEERS_LIST" ] || return 0
+  local setup_rc=0 setup_msg
+  setup_msg=$(bash scripts/peers/setup.sh 2>&1) || setup_rc=$?
+  if [ "$setup_rc" != 0 ]; then
+    echo "best-peer table: skipped (${setup_msg:-scripts/peers/setup.sh failed with $setup_rc})" | tee -a "$OUT"
+    return 0
+  fi
+  local versions="" p v m t src r ms rows=() notes=() tsv
+  for p in $PEERS_LIST; do
+    v=$("$PEER_PY" -c 'import importlib.metadata as md, sys
+name = {"onnxruntime": "onnxruntime", "openvino": "openvino", "iree": "iree-base-runtime", "tvm": "apache-tvm"}[sys.argv[1]]
+try: print(md.version(name))
+except md.PackageNotFoundError: print("not installed")' "$p")
+    versions+="${versions:+, }$p $v"
+  done
+  {
+    echo
+    echo "Best peer (scripts/peers/peer_time.py: $versions; same ONNX file and thread count, ours at opt_level 2;"
+    echo "$ROUNDS alternating rounds of $LOOPS timed runs after $WARMUP untimed, a peer stopping early after ${PEER_BUDGET_S} s a round;"
+    echo "best = the peer with the lowest median, ours/best = median of the per-round ratios (range)):"
+    echo
+    local header="| model | threads | ours O2 median ms" sep="|---|---|---"
+    for p in $PEERS_LIST; do header+=" | $p median ms"; sep+="|---"; done
+    echo "$header | best peer | ours/best: median of rounds (range) |"
+    echo "$sep|---|---|"
+  } >> "$OUT"
+  for m in $PEER_MODELS; do
+    src="$MODELS_DIR/$m/model.onnx"
+    ./converter --fmk=ONNX --modelFile="$src" --outputFile="bench/out/${m}_o2" --configFile=configs/akg.cfg >/dev/null
+    for t in $PEER_THREADS; do
+      # One line per timing: "round program ms", read back by the row's summary.
+      tsv="bench/out/peers_${m}_${t}T.tsv"
+      : > "$tsv"
+      local working=()
+      for p in $PEERS_LIST; do
+        ms=$(peer_json "$src" "$p" "$t" 1 1)
+        if [ "${ms#ERROR: }" != "$ms" ]; then
+          notes+=("- $p on $m, $t thread(s): ${ms#ERROR: }")
+          echo "best peer: $p on $m ${t}T: ${ms#ERROR: }" >&2
+        else
+          working+=("$p")
+        fi
+      done
+      for ((r = 0; r < ROUNDS; r++)); do
+        echo "$r ours $(ours "bench/out/${m}_o2.mindir" "$t")" >> "$tsv"
+        for p in "${working[@]}"; do
+          ms=$(peer_json "$src" "$p" "$t")
+          if [ "${ms#ERROR: }" != "$ms" ]; then
+            notes+=("- $p on $m, $t thread(s), round $r: ${ms#ERROR: }")
+          else
+            echo "$r $p $ms" >> "$tsv"
+          fi
+        done
+      done
+      rows+=("$(python3 -c '
+import statistics, sys
+m, t, tsv, peers = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4].split()
+times = {}
+for line in open(tsv):
+    r, prog, ms = line.split()
+    times.setdefault(prog, {})[int(r)] = float(ms)
+med = {p: statistics.median(v.values()) for p, v in times.items()}
+cells = ["%.2f" % med[p] if p in med else "fails" for p in peers]
+ran = [p for p in peers if p in med]
+if not ran or "ours" not in med:
+    print("| %s | %s | %s | %s | none | - |" % (m, t, "%.2f" % med["ours"] if "ours" in med else "-", " | ".join(cells)))
+    sys.exit()
+best = min(ran, key=med.get)
+# Per-round ratios against the best peer (by median), over the rounds both ran.
+ratio = [times["ours"][r] / times[best][r] for r in times[best] if r in times["ours"]]
+print("| %s | %s | %.2f | %s | %s | %.2f (%.2f-%.2f) |" % (m, t, med["ours"], " | ".join(cells), best,
+      statistics.median(ratio), min(ratio), max(ratio)))' "$m" "$t" "$tsv" "$PEERS_LIST")")
+      echo "${rows[-1]}" | tee -a "$OUT"
+    done
+  done
+  {
+    if [ ${#notes[@]} -gt 0 ]; then
+      echo
+      echo "Peers that did not run:"
+      echo
+      printf '%s\n' "${notes[@]}"
+    fi
+  } >> "$OUT"
+}
+
 finish() {
   echo "wrote $OUT"
   if [ "${BENCH_APPEND:-}" = 1 ]; then
@@ -333,7 +468,8 @@ ops_table() {
 }
 
 real_table
-if [ "${BENCH_EXTRAS:-1}" = 0 ] || [ "$BENCH_ONLY" = real ]; then # smoke runs: no STREAM, kernel bandwidth or conversion time
+peers_table
+if [ "${BENCH_EXTRAS:-1}" = 0 ] || [ "$BENCH_ONLY" = real ] || [ "$BENCH_ONLY" = peers ]; then # smoke runs: no STREAM, kernel bandwidth or conversion time
   finish
   exit 0
 fi

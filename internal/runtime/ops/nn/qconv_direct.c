@@ -56,6 +56,21 @@ static void qd_dw2d(const uint8_t *x, int xsigned, const uint8_t *w, int wsigned
 
 void gk_qepilogue_rows(const int32_t *acc, int rows, int n, int ld, const gk_qepi *e, int r0, int col0, float *y,
                        int ldy) {
+    if (e->qout) {
+        // requantize in place of the float epilogue: the tile is in L1
+        // right after the kernel stored it
+        for (int r = 0; r < rows; r++) {
+            int32_t *ar = (int32_t *)acc + (int64_t)r * ld;
+            int ri = r0 + r;
+            if (e->qbias) {
+                const uint32_t b = (uint32_t)e->qbias[ri];
+                for (int j = 0; j < n; j++) ar[j] = (int32_t)((uint32_t)ar[j] + b);
+            }
+            gk_requant(ar, n, e->scale + (e->scale_mode == GK_QEPI_PER_ROW ? ri : 0), 0, e->qzp, e->qlo, e->qhi,
+                       e->qout + (ar - e->cbase), e->qsigned);
+        }
+        return;
+    }
     for (int r = 0; r < rows; r++) {
         const int32_t *ar = acc + (int64_t)r * ld;
         float *yr = y + (int64_t)r * ldy;

@@ -109,6 +109,79 @@ __attribute__((target("avx2"))) static void dot_avx2(const uint8_t *ap, int rows
     }
 }
 
+// ---- AVX2: int16 pairs, 6x16 register tiles ------------------------------
+//
+// AVX2 has no byte dot product that is exact: vpmaddubsw adds two u8*s8
+// products into a saturating int16 (255*127*2 overflows), which is why
+// onnxruntime's AVX2 U8S8 kernel can saturate. Widened to int16, one
+// vpmaddwd does 16 exact multiply-adds, the same 16 per multiply uop as
+// vpmaddubsw + vpmaddwd(ones) (two uops for 32), so widening costs nothing
+// in multiplies; what it must not cost is shuffles and registers in the
+// inner loop. The operands are therefore widened outside it, once per use:
+// A (a row block of weights) as int16 rows, B (one packed strip, reused by
+// every row tile of the block) as int16 pairs of k per column,
+//   bw[((k/2) * QG_NR + c) * 2 + (k & 1)],
+// so a k pair of 8 columns is one 32-byte load and a row's k pair one
+// 32-bit broadcast: 12 accumulators (6 rows x 16 columns) + 2 B + 1 A
+// registers, and per k pair 12 vpmaddwd against 8 loads and no shuffle.
+// (The byte-layout kernel this replaces kept 4x16 tiles in 16
+// accumulators plus its operands, spilling, and widened in the loop.)
+#define QG_MR2 6
+
+// widen_b16 rewrites one packed strip bs (kp/4 groups of QG_NR columns x 4
+// bytes) as the int16 pairs above.
+__attribute__((target("avx2"))) static void widen_b16(const int8_t *bs, int kp, int16_t *bw) {
+    // per 4 columns (16 bytes), bytes t0 t1 of each column to the low half
+    // and t2 t3 to the high half, then 8 columns' halves sign-extended
+    const __m128i pairs = _mm_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15);
+    for (int g = 0; g < kp / 4; g++) {
+        const int8_t *src = bs + (int64_t)g * QG_NR * 4;
+        int16_t *d0 = bw + (int64_t)(2 * g) * QG_NR * 2, *d1 = d0 + QG_NR * 2;
+        for (int h = 0; h < 2; h++) {
+            __m128i a = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(src + 32 * h)), pairs);
+            __m128i b = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(src + 32 * h + 16)), pairs);
+            _mm256_storeu_si256((__m256i *)(d0 + 16 * h), _mm256_cvtepi8_epi16(_mm_unpacklo_epi64(a, b)));
+            _mm256_storeu_si256((__m256i *)(d1 + 16 * h), _mm256_cvtepi8_epi16(_mm_unpackhi_epi64(a, b)));
+        }
+    }
+}
+
+// widen_a16 widens rows of packed A (uint8, row stride kp) to int16.
+__attribute__((target("avx2"))) static void widen_a16(const uint8_t *ap, int rows, int kp, int16_t *aw) {
+    for (int64_t i = 0; i < (int64_t)rows * kp; i++) aw[i] = ap[i];
+}
+
+// tile6_avx2: acc[r][c] = sum_k aw[r][k] * b[k][c] for rows r < rows (<=
+// QG_MR2; the missing rows recompute row 0 and are not stored).
+__attribute__((target("avx2"))) static void tile6_avx2(const int16_t *aw, int rows, int kp, const int16_t *bw,
+                                                        int32_t *acc) {
+    __m256i q[QG_MR2][2];
+    const int16_t *ar[QG_MR2];
+#pragma GCC unroll 6
+    for (int r = 0; r < QG_MR2; r++) {
+        ar[r] = aw + (int64_t)(r < rows ? r : 0) * kp;
+        q[r][0] = q[r][1] = _mm256_setzero_si256();
+    }
+    for (int p = 0; p < kp / 2; p++) {
+        __m256i b0 = _mm256_loadu_si256((const __m256i *)(bw + (int64_t)p * 2 * QG_NR));
+        __m256i b1 = _mm256_loadu_si256((const __m256i *)(bw + (int64_t)p * 2 * QG_NR + QG_NR));
+#pragma GCC unroll 6
+        for (int r = 0; r < QG_MR2; r++) {
+            int32_t x;
+            memcpy(&x, ar[r] + 2 * p, 4);
+            __m256i av = _mm256_set1_epi32(x);
+            q[r][0] = _mm256_add_epi32(q[r][0], _mm256_madd_epi16(av, b0));
+            q[r][1] = _mm256_add_epi32(q[r][1], _mm256_madd_epi16(av, b1));
+        }
+    }
+#pragma GCC unroll 6
+    for (int r = 0; r < QG_MR2; r++) {
+        if (r >= rows) break;
+        _mm256_storeu_si256((__m256i *)(acc + r * QG_NR), q[r][0]);
+        _mm256_storeu_si256((__m256i *)(acc + r * QG_NR + 8), q[r][1]);
+    }
+}
+
 __attribute__((target("avx512f,avx512bw,avx512vnni"))) static void dot_vnni(const uint8_t *ap, int rows, int kp,
                                                                               const int8_t *bs, int32_t *acc) {
     __m512i q0 = _mm512_setzero_si512(), q1 = q0, q2 = q0, q3 = q0;
@@ -242,7 +315,8 @@ void gk_qgemm(int M, int K, int N, const uint8_t *a, int asigned, int lda, const
     int rb = QG_MR * 16;
     uint8_t *abuf = apk ? NULL : malloc((size_t)rb * kp + 64);
     int32_t rowbuf[QG_MR * 16], zar[QG_MR * 16];
-    int32_t acc[QG_MR * QG_NR];
+    int32_t acc[QG_MR2 * QG_NR];
+    int16_t *aw = NULL, *bw = NULL; // the AVX2 path's widened operands
     for (int i0 = 0; i0 < M; i0 += rb) {
         int rows = M - i0 < rb ? M - i0 : rb;
         const uint8_t *ap;
@@ -276,6 +350,25 @@ void gk_qgemm(int M, int K, int N, const uint8_t *a, int asigned, int lda, const
             }
             continue;
         }
+        if (dot == dot_avx2) { // int16 operands widened once, 6x16 tiles
+            if (!aw) {
+                aw = malloc(sizeof(int16_t) * (size_t)rb * kp + 64);
+                bw = malloc(sizeof(int16_t) * (size_t)kp * QG_NR + 64);
+            }
+            widen_a16(ap, rows, kp, aw);
+            for (int s = s0; s < s1; s++) {
+                widen_b16(bp + (int64_t)s * kp * QG_NR, kp, bw);
+                int j0 = s * QG_NR, nc = N - j0 < QG_NR ? N - j0 : QG_NR;
+                for (int r0 = 0; r0 < rows; r0 += QG_MR2) {
+                    int mr = rows - r0 < QG_MR2 ? rows - r0 : QG_MR2;
+                    tile6_avx2(aw + (int64_t)r0 * kp, mr, kp, bw, acc);
+                    int32_t *cc = c + (int64_t)(i0 + r0) * ldc + j0;
+                    store_strip(acc, mr, nc, K, rowsum + r0, zar + r0, colsum + j0, zb + j0, cc, ldc);
+                    if (e) gk_qepilogue_rows(cc, mr, nc, ldc, e, i0 + r0, j0, (float *)cc, ldc);
+                }
+            }
+            continue;
+        }
         for (int s = s0; s < s1; s++) {
             const int8_t *bs = bp + (int64_t)s * kp * QG_NR;
             int j0 = s * QG_NR, nc = N - j0 < QG_NR ? N - j0 : QG_NR;
@@ -289,6 +382,8 @@ void gk_qgemm(int M, int K, int N, const uint8_t *a, int asigned, int lda, const
         }
     }
     free(abuf);
+    free(aw);
+    free(bw);
 }
 
 GK_ISA_BODY void requant_run_body(const int32_t *acc, int n, const float *mult,

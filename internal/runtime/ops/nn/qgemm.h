@@ -87,6 +87,16 @@ struct gk_qepi {
     const float *bias;
     int bias_mode; // NONE, SCALAR, PER_ROW or PER_COL
     int relu; // 0 none, 1 the ReLU op's (-0 -> +0), 2 Maximum(x, +0)'s (0 > x ? 0 : x)
+    // The requantizing form (a QLinearConv's own epilogue), when qout is
+    // not NULL: no float output; each sum gets qbias of its row (int32,
+    // wrapping; NULL: none), then y = clamp(round_half_even((float)v *
+    // scale) + qzp, qlo, qhi) as gk_requant computes it (onnxruntime's
+    // rounding), written as a byte to qout at the sum's own index in the
+    // int32 buffer starting at cbase (the sums are scratch: overwritten).
+    uint8_t *qout;
+    const int32_t *cbase;
+    const int32_t *qbias;
+    int qzp, qlo, qhi, qsigned;
 };
 
 // gk_qepilogue_rows applies e to rows [0, rows) of acc (row stride ld), the

@@ -20,15 +20,17 @@ package nn
 static void gk_qgemm_e(int M, int K, int N, const uint8_t *a, int asigned, int lda, const int32_t *za,
                        const int8_t *bp, const int32_t *colsum, const int32_t *zb, int s0, int s1, int32_t *c,
                        int ldc, const uint8_t *apk, const int32_t *arow, int has_e, const float *es, int esm,
-                       const float *eb, int ebm, int erelu) {
-    gk_qepi e = {es, esm, eb, ebm, erelu};
+                       const float *eb, int ebm, int erelu, uint8_t *qo, const int32_t *qc, const int32_t *qb, int qz,
+                       int qlo, int qhi, int qs) {
+    gk_qepi e = {es, esm, eb, ebm, erelu, qo, qc, qb, qz, qlo, qhi, qs};
     gk_qgemm(M, K, N, a, asigned, lda, za, bp, colsum, zb, s0, s1, c, ldc, apk, arow, has_e ? &e : NULL);
 }
 
 static void gk_qconv_vnni_rows_e(const uint8_t *buf, int xsigned, int cg, const int *geo, int xz, int wsigned,
                                  const int32_t *wz, int M, int o0, int o1, int32_t *c, int ldc, int has_e,
-                                 const float *es, int esm, const float *eb, int ebm, int erelu) {
-    gk_qepi e = {es, esm, eb, ebm, erelu};
+                                 const float *es, int esm, const float *eb, int ebm, int erelu, uint8_t *qo,
+                                 const int32_t *qc, const int32_t *qb, int qz, int qlo, int qhi, int qs) {
+    gk_qepi e = {es, esm, eb, ebm, erelu, qo, qc, qb, qz, qlo, qhi, qs};
     gk_qconv_vnni_rows(buf, xsigned, cg, geo, xz, wsigned, wz, M, o0, o1, c, ldc, has_e ? &e : NULL);
 }
 
@@ -183,10 +185,11 @@ func qgemm(ctx *opkernel.Ctx, m int, a []byte, aSigned bool, lda int, za []int32
 				ar0 = (*C.uint8_t)(unsafe.Pointer(&a[i0*lda]))
 			}
 			he, es, esm, eb, ebm, er := epi.args(i0)
+			qo, qc, qb, qz, qlo, qhi, qs := epi.qargs(i0)
 			C.gk_qgemm_e(C.int(rows), C.int(k), C.int(n), ar0, C.int(sa), C.int(lda),
 				(*C.int32_t)(unsafe.Pointer(&za[i0])), (*C.int8_t)(unsafe.Pointer(&b.data[0])),
 				(*C.int32_t)(unsafe.Pointer(&b.colsum[0])), (*C.int32_t)(unsafe.Pointer(&zbs[0])), C.int(s0), C.int(s1),
-				(*C.int32_t)(unsafe.Pointer(&c[i0*ldc])), C.int(ldc), ap, ar, he, es, esm, eb, ebm, er)
+				(*C.int32_t)(unsafe.Pointer(&c[i0*ldc])), C.int(ldc), ap, ar, he, es, esm, eb, ebm, er, qo, qc, qb, qz, qlo, qhi, qs)
 		}
 	})
 }
@@ -560,7 +563,17 @@ func qconv(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor, qlinear bool, pa
 		geo[i], geo[3+i], geo[6+i], geo[9+i], geo[12+i], geo[15+i] = C.int(g.in[i]), C.int(g.k[i]), C.int(g.s[i]), C.int(g.pb[i]), C.int(g.d[i]), C.int(g.out[i])
 	}
 	xsg := cbool(xSigned)
-	if cg == 1 && mg == 1 && kk > 0 && ov > 0 {
+	depthwise := cg == 1 && mg == 1
+	// a QLinearConv requantizes in its kernels' tile epilogue (the depthwise
+	// kernel has none: it keeps the separate pass)
+	finish := qlinear
+	if qlinear && !depthwise && kk > 0 && ov > 0 {
+		if epi, err = requantEpilogue(n, in, y, acc, m); err != nil {
+			return err
+		}
+		finish = false
+	}
+	if depthwise && kk > 0 && ov > 0 {
 		// depthwise: a GEMM of one row per channel is mostly packing; the
 		// window sums directly give the same integers
 		wsg := cbool(wSigned)
@@ -573,15 +586,15 @@ func qconv(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor, qlinear bool, pa
 					he, es, esm, eb, ebm, er)
 			})
 		}
-		return qconvEpilogue(ctx, n, in, y, acc, qlinear, nb, m, ov)
+		return qconvEpilogue(ctx, n, in, y, acc, finish, nb, m, ov)
 	}
 	if kk > 0 && g.rank <= 2 && g.out[2] >= 16 && C.gk_qconv_vnni_ok() != 0 {
 		qconvDirectVNNI(ctx, x.Data, xSigned, w.Data, wSigned, wzp, xz, &geo, nb, c, m, group, iv, ov, acc, epi)
-		return qconvEpilogue(ctx, n, in, y, acc, qlinear, nb, m, ov)
+		return qconvEpilogue(ctx, n, in, y, acc, finish, nb, m, ov)
 	}
 	if kk > 0 && ov >= 2*qconvBlock {
 		qconvBlocked(ctx, x.Data, xSigned, w.Data, wSigned, wzp, xz, pa, &geo, nb, c, m, group, kk, iv, ov, acc, epi)
-		return qconvEpilogue(ctx, n, in, y, acc, qlinear, nb, m, ov)
+		return qconvEpilogue(ctx, n, in, y, acc, finish, nb, m, ov)
 	}
 	zbs := make([]int32, ov)
 	for i := range zbs {
@@ -619,7 +632,7 @@ func qconv(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor, qlinear bool, pa
 			qgemm(ctx, mg, w.Data[gi*mg*kk:], wSigned, kk, wzp[gi*mg:], pag, pb, zbs, acc[(bi*m+gi*mg)*ov:], ov, epi.rows(gi*mg))
 		}
 	}
-	return qconvEpilogue(ctx, n, in, y, acc, qlinear, nb, m, ov)
+	return qconvEpilogue(ctx, n, in, y, acc, finish, nb, m, ov)
 }
 
 // qconvBlock is the output positions unfolded and multiplied at once by
@@ -661,6 +674,7 @@ func qconvBlocked(ctx *opkernel.Ctx, x []byte, xSigned bool, w []byte, wSigned b
 				a0 = (*C.uint8_t)(unsafe.Pointer(&w[gi*mg*kk]))
 			}
 			he, es, esm, eb, ebm, er := epi.rows(gi * mg).args(0)
+			qo, qc, qb, qz, qlo, qhi, qs := epi.rows(gi * mg).qargs(0)
 			cg0 := acc[(bi*m+gi*mg)*ov:]
 			opkernel.ParallelFor(ctx, blocks, 1, func(s, e int) {
 				scratch := getF32((psize+3)/4 + qconvBlock)
@@ -676,7 +690,7 @@ func qconvBlocked(ctx *opkernel.Ctx, x []byte, xSigned bool, w []byte, wSigned b
 					C.gk_qgemm_e(C.int(mg), C.int(kk), C.int(nc), a0, wsg, C.int(kk),
 						(*C.int32_t)(unsafe.Pointer(&wzp[gi*mg])), bp, cs, (*C.int32_t)(unsafe.Pointer(&zbs[0])),
 						0, C.int((nc+C.QG_NR-1)/C.QG_NR), (*C.int32_t)(unsafe.Pointer(&cg0[p0])), C.int(ov), ap, ar,
-						he, es, esm, eb, ebm, er)
+						he, es, esm, eb, ebm, er, qo, qc, qb, qz, qlo, qhi, qs)
 				}
 			})
 		}
@@ -704,14 +718,46 @@ func qconvDirectVNNI(ctx *opkernel.Ctx, x []byte, xSigned bool, w []byte, wSigne
 			C.gk_qconv_vnni_prep((*C.uint8_t)(unsafe.Pointer(&xg[0])), xsg, C.int(cg), &geo[0], C.int(xz),
 				(*C.uint8_t)(unsafe.Pointer(&w[gi*mg*cg*kvol])), wsg, C.int(mg), buf)
 			he, es, esm, eb, ebm, er := epi.rows(gi * mg).args(0)
+			qo, qc, qb, qz, qlo, qhi, qs := epi.rows(gi * mg).qargs(0)
 			cg0 := acc[(bi*m+gi*mg)*ov:]
 			opkernel.ParallelFor(ctx, oh, grain, func(s, e int) {
 				C.gk_qconv_vnni_rows_e(buf, xsg, C.int(cg), &geo[0], C.int(xz), wsg,
 					(*C.int32_t)(unsafe.Pointer(&wzp[gi*mg])), C.int(mg), C.int(s), C.int(e),
-					(*C.int32_t)(unsafe.Pointer(&cg0[0])), C.int(ov), he, es, esm, eb, ebm, er)
+					(*C.int32_t)(unsafe.Pointer(&cg0[0])), C.int(ov), he, es, esm, eb, ebm, er, qo, qc, qb, qz, qlo, qhi, qs)
 			})
 		}
 	}
+}
+
+// requantEpilogue is a QLinearConv's requantization as the kernels' tile
+// epilogue (gk_qepi's qout form): acc + B, times x_scale*w_scale/y_scale
+// per output channel, rounded half to even, plus y_zero_point, saturated;
+// the bytes go to y at the sums' indices in acc.
+func requantEpilogue(n *ir.Node, in []*ir.Tensor, y *ir.Tensor, acc []int32, m int) (*qepi, error) {
+	e := &qepi{bmode: C.GK_QEPI_NONE, qout: y.Data, cbase: acc}
+	if bt := input(in, 8); bt != nil && bt.NumElements() > 0 {
+		if bt.DType != ir.Int32 || bt.NumElements() != int64(m) {
+			return nil, errf(n, "B must be int32 with %d values, got %s %v", m, bt.DType, bt.Shape)
+		}
+		e.qbias = bt.I32()
+	}
+	mult, perCh, err := qlinearMultipliers(n, in[1], in[4], in[6], m)
+	if err != nil {
+		return nil, err
+	}
+	e.scale, e.smode = mult, C.GK_QEPI_SCALAR
+	if perCh {
+		e.smode = C.GK_QEPI_PER_ROW
+	}
+	yzp, ySigned, err := outputQuant(n, in[7], y)
+	if err != nil {
+		return nil, err
+	}
+	e.qzp, e.qsigned, e.qlo, e.qhi = int(yzp), ySigned, 0, 255
+	if ySigned {
+		e.qlo, e.qhi = -128, 127
+	}
+	return e, nil
 }
 
 // qconvEpilogue finishes a QLinearConv from its int32 accumulators (bias,

@@ -27,6 +27,27 @@ type qepi struct {
 	smode, bmode int // C.GK_QEPI_*
 	bias         []float32
 	relu         int // gk_qepi's
+	// the requantizing form (gk_qepi's qout): y's bytes, the int32 sums'
+	// buffer they mirror index for index, the int32 bias per row (nil:
+	// none), y's zero point, range and signedness
+	qout          []byte
+	cbase         []int32
+	qbias         []int32
+	qzp, qlo, qhi int
+	qsigned       bool
+}
+
+// qargs are the requantizing fields of e for a call whose first row is row
+// r0 of e's rows (all zero unless e requantizes).
+func (e *qepi) qargs(r0 int) (qo *C.uint8_t, qc *C.int32_t, qb *C.int32_t, qz, qlo, qhi, qs C.int) {
+	if e == nil || e.qout == nil {
+		return nil, nil, nil, 0, 0, 0, 0
+	}
+	qo, qc = (*C.uint8_t)(unsafe.Pointer(&e.qout[0])), (*C.int32_t)(unsafe.Pointer(&e.cbase[0]))
+	if e.qbias != nil {
+		qb = (*C.int32_t)(unsafe.Pointer(&e.qbias[r0]))
+	}
+	return qo, qc, qb, C.int(e.qzp), C.int(e.qlo), C.int(e.qhi), cbool(e.qsigned)
 }
 
 // args are the C arguments of e for a call whose first row is row r0 of
@@ -61,6 +82,9 @@ func (e *qepi) rows(r0 int) *qepi {
 	}
 	if f.bmode == C.GK_QEPI_PER_ROW {
 		f.bias = f.bias[r0:]
+	}
+	if f.qbias != nil {
+		f.qbias = f.qbias[r0:]
 	}
 	return &f
 }
