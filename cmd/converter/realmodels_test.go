@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -44,6 +45,27 @@ type realSource struct {
 	Version string `json:"version"`
 	License string `json:"license"`
 	Variant string `json:"variant"`
+}
+
+// ortU8S8Saturates: on an x86 CPU without VNNI, onnxruntime's u8 x s8
+// GEMM (MLAS, vpmaddubsw) adds pairs of products in saturating int16, so its
+// QDQ outputs there are not the model's exact integer sums that ours are;
+// bit-exact comparisons of static int8 models hold only on VNNI machines
+// (onnxruntime documents the saturation; its remedy is reduce_range).
+func ortU8S8Saturates() bool {
+	if goruntime.GOARCH != "amd64" {
+		return false
+	}
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return false
+	}
+	for _, f := range strings.Fields(string(b)) {
+		if f == "avx512_vnni" || f == "avx_vnni" {
+			return false
+		}
+	}
+	return true
 }
 
 // realModelsDir is $GKCONV_REALMODELS, else build/realmodels.
@@ -94,7 +116,7 @@ func TestRealModels(t *testing.T) {
 					if lvl == 2 && c.AtolO2 > 0 {
 						atol = math.Max(c.AtolO2, 2*ds.OrtSpread)
 					}
-					if c.Exact && (lvl == 0 || c.ExactO2) {
+					if c.Exact && (lvl == 0 || c.ExactO2) && !(src.Variant == "static_qdq" && ortU8S8Saturates()) {
 						atol, rtol = 0, 0
 					}
 					res := filepath.Join(work, fmt.Sprintf("%s.O%d.%s.json", name, lvl, ds.Dir))
