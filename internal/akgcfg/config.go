@@ -48,6 +48,8 @@ type Config struct {
 	Flags    *Flags                       // merged graph-kernel flags (file, then env per key)
 	Sections map[string]map[string]string // known sections, key -> value (first value of a repeated key)
 	Warnings []Warning                    // everything non-fatal, in file order
+	// Quant is the post-training quantization request (nil: none).
+	Quant *QuantConfig
 
 	gkKeys int // number of key lines in [graph_kernel_param]
 }

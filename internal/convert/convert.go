@@ -226,6 +226,11 @@ func Convert(ctx context.Context, opts Options) (rep *Report, err error) {
 	if err := anfFuse(g, cfg, backend, fo, rep); err != nil {
 		return rep, err
 	}
+	// Post-training quantization: after converter_lite's fusion passes (a
+	// folded Conv+BatchNorm is quantized once), before graph-kernel fusion.
+	if err := quantize(ctx, g, cfg, opts.ModelFile, rep); err != nil {
+		return rep, err
+	}
 	if err := fuse(g, cfg, backend, fo, rep); err != nil {
 		return rep, err
 	}

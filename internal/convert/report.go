@@ -24,6 +24,8 @@ type Report struct {
 	KernelBuild *ReportBuild    `json:"kernel_build,omitempty"`
 	Passes      []ReportPass    `json:"passes"`
 	Unsupported []UnsupportedOp `json:"unsupported"`
+	// Quantization is what post-training quantization did (nil when not asked).
+	Quantization *ReportQuantization `json:"quantization,omitempty"`
 	Warnings    []string        `json:"warnings"`
 	Error       string          `json:"error,omitempty"`
 	Seconds     float64         `json:"seconds"`

@@ -1,0 +1,18 @@
+package convert
+
+import (
+	"context"
+
+	"gkconv/internal/akgcfg"
+	"gkconv/internal/ir"
+)
+
+// fullQuant: FULL_QUANT.
+func fullQuant(ctx context.Context, g *ir.Graph, q *akgcfg.QuantConfig, modelFile string, rep *Report) error {
+	return Errorf(CodeParamInvalid, "quant_type=FULL_QUANT is not implemented yet")
+}
+
+// dynamicQuant: DYNAMIC_QUANT.
+func dynamicQuant(ctx context.Context, g *ir.Graph, q *akgcfg.QuantConfig, modelFile string, rep *Report) error {
+	return Errorf(CodeParamInvalid, "quant_type=DYNAMIC_QUANT is not implemented yet")
+}
