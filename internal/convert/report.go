@@ -26,9 +26,9 @@ type Report struct {
 	Unsupported []UnsupportedOp `json:"unsupported"`
 	// Quantization is what post-training quantization did (nil when not asked).
 	Quantization *ReportQuantization `json:"quantization,omitempty"`
-	Warnings    []string        `json:"warnings"`
-	Error       string          `json:"error,omitempty"`
-	Seconds     float64         `json:"seconds"`
+	Warnings     []string            `json:"warnings"`
+	Error        string              `json:"error,omitempty"`
+	Seconds      float64             `json:"seconds"`
 }
 
 // ReportBuild is what the kernel builder did.
