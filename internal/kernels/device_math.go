@@ -225,6 +225,7 @@ GK_DEV float gk_sigmoidf(float x) { return 1.0f / (1.0f + gk_expf(-x)); }
 #define GK_EXPF gk_expf
 #define GK_SIGMOIDF gk_sigmoidf
 #define GK_ERFF gk_erff
+#define GK_TANHF gk_tanhf
 #define expf gk_expf
 #define logf gk_logf
 #define tanhf gk_tanhf

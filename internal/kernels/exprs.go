@@ -151,6 +151,11 @@ func unaryExpr(n *ir.Node, a string, inDT, outDT ir.DType) (string, error) {
 	if !isFloat {
 		return "", fmt.Errorf("op %s on %s is not supported by the C generator", n.Op, outDT)
 	}
+	if n.Op == "Tanh" && ct == "float" {
+		// the runtime's Tanh: onnxruntime's rational form (gk_ort_tanh in
+		// the CPU prelude), so a fused Tanh gives the unfused op's bits
+		return "GK_TANHF(" + a + ")", nil
+	}
 	if fn, ok := libmUnary[n.Op]; ok {
 		return f(fn.Name), nil
 	}

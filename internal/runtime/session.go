@@ -33,7 +33,8 @@ type Options struct {
 	// loads native code that came from the model file.
 	KernelPolicy
 	// NoLoadFusion runs every node as the graph has it: no load-time
-	// fusion of dequantizing chains (quantchain.go); Visit implies it.
+	// fusion of dequantizing chains (quantchain.go) or of a Conv's
+	// PRelu/LeakyRelu (convact.go); Visit implies it.
 	NoLoadFusion bool
 }
 
@@ -98,8 +99,10 @@ func NewSession(g *ir.Graph, opts Options) (*Session, error) {
 		ctx.Threads = opts.Threads
 	}
 	var chains map[*ir.Node]*qchain
+	var convActs map[*ir.Node]*convAct
 	if opts.Visit == nil && !opts.NoLoadFusion {
 		g, chains = fuseQuantChains(g)
+		g, convActs = fuseConvActivations(g) // convact.go
 	}
 	s := &Session{g: g, ctx: ctx, index: map[*ir.Value]int{}, pool: newPool(), prof: opts.Profile, visit: opts.Visit}
 	s.chains = make([]*qchain, len(g.Nodes))
@@ -163,6 +166,9 @@ func NewSession(g *ir.Graph, opts Options) (*Session, error) {
 		f, ok, err := prep.Bind(n)
 		if !ok {
 			missing = append(missing, fmt.Sprintf("%s: %s", n.Name, n.Op))
+		}
+		if a := convActs[n]; a != nil && f != nil {
+			f = a.wrap(f)
 		}
 		if err != nil {
 			refused = append(refused, nodeErr(n, err))

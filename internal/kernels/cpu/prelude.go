@@ -111,10 +111,11 @@ static inline float gk_expf(float x) {
 /* gk_expf even where libmvec links: inlined, it keeps the lane accumulators
    of row loops in registers, where a vector call spills them. */
 #define GK_EXPF gk_expf
-` + ortMath + `/* Sigmoid and Erf as onnxruntime's CPU kernels compute them (ortmath.go),
+` + ortMath + `/* Sigmoid, Tanh and Erf as onnxruntime's CPU kernels compute them (ortmath.go),
    so a fused kernel gives the bits of the runtime's ops and of onnxruntime. */
 #define GK_SIGMOIDF gk_ort_logistic
 #define GK_ERFF gk_ort_erf
+#define GK_TANHF gk_ort_tanh
 static inline void *gk_alloc(size_t n) {
   void *p = malloc(n ? n : 1);
   if (!p) { fputs("gkconv kernel: out of memory\n", stderr); abort(); }

@@ -1,9 +1,9 @@
-// onnxruntime's float32 Sigmoid and Erf (MLAS's x86-64 kernels where FMA
-// exists: MlasLogisticKernelFma3, MlasErfKernelFma3), element for element,
+// onnxruntime's float32 Sigmoid, Tanh and Erf (MLAS's x86-64 kernels where FMA
+// exists: MlasLogisticKernelFma3, MlasTanhKernelFma3, MlasErfKernelFma3), element for element,
 // and its trailing-axis row sum (Eigen's redux order), so that an op
 // quantized after them (dynamic quantization of a GeLU block, a sigmoid
 // gate, a mean) picks onnxruntime's levels. Shared by the runtime's
-// Sigmoid/Erf/ReduceSum/ReduceMean and the convolution epilogue; the generated kernels carry the
+// Sigmoid/Tanh/Erf/ReduceSum/ReduceMean and the convolution epilogue; the generated kernels carry the
 // same text in their prelude (internal/kernels/cpu, checked equal by
 // TestPreludeCarriesORTMath). No includes: the kernels' prelude has math.h.
 #ifndef GK_ORT_MATH_H
@@ -26,6 +26,30 @@ static inline float gk_ort_logistic(float x) {
 	q = fmaf(t2, q, 9.93151921023180e-01f);
 	float r = (t * p) / q + 0.5f;
 	return r < 0.0f ? 0.0f : r;
+}
+// gk_ort_tanh: onnxruntime's float32 Tanh (MLAS MlasTanhKernelFma3 on
+// x86-64 with FMA): Eigen's odd rational polynomial x p(x^2) / q(x^2) on x
+// clamped to [-9, 9] (tanh(9) rounds to 1), Horner steps as fused
+// multiply-adds and one division, so a Tanh gives onnxruntime's bits and
+// runs at the speed of a few FMAs. NaN passes the clamps (the compares
+// are false) and the arithmetic. Within 2 ulps of the float64 tanh for
+// |x| >= 2^-126; below that the product alpha_1 x is subnormal and the
+// error is at most 2^-149 absolute (TestTanhExpAccuracy).
+static inline float gk_ort_tanh(float x) {
+	float v = x < -9.0f ? -9.0f : x;
+	v = v > 9.0f ? 9.0f : v;
+	float v2 = v * v;
+	float p = fmaf(v2, -2.76076847742355e-16f, 2.00018790482477e-13f);
+	p = fmaf(p, v2, -8.60467152213735e-11f);
+	p = fmaf(p, v2, 5.12229709037114e-08f);
+	p = fmaf(p, v2, 1.48572235717979e-05f);
+	p = fmaf(p, v2, 6.37261928875436e-04f);
+	p = fmaf(p, v2, 4.89352455891786e-03f);
+	p = p * v;
+	float q = fmaf(v2, 1.19825839466702e-06f, 1.18534705686654e-04f);
+	q = fmaf(q, v2, 2.26843463243900e-03f);
+	q = fmaf(q, v2, 4.89352518554385e-03f);
+	return p / q;
 }
 // gk_ort_erf: onnxruntime's float32 erf (MLAS MlasErfKernelFma3, the
 // kernel it runs on x86-64 with FMA): the same polynomials, fused

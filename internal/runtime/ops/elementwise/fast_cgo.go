@@ -64,29 +64,37 @@ GK_ISA_VARIANTS(gk_ew_isa(), gk_binary_rows_f32, (int op, float *d, const float 
 	long rows, long n),
 	(op, d, a, b, aFull, rows, n))
 
-// gk_exp: Cephes-style expf, branch-free so it vectorises; about 1 ulp.
+// gk_exp: e^x, branch-free so it vectorises, with its fused multiply-adds
+// written as fmaf: one vfmadd in the FMA variants (the loops calling it are
+// GK_ISA_VARIANTS_FMA), libm's correctly rounded fmaf in the portable one,
+// so every ISA level gives the same bits (fp-contract is off: nothing else
+// is fused). x = n ln2 + r with n = round(x log2e) (the 1.5*2^23 shifter)
+// and r from ln2 in two parts by FMA, |r| <= ln2/2; e^r = 1 + r + r^2 P(r)
+// with Cephes' degree-5 P; 2^n applied as two factors 2^(n>>1) 2^(n-(n>>1))
+// so that n = 128 and the subnormal results (x down to -103.97) come out
+// with one rounding. x is clamped to [-104, 89]: beyond them the result is
+// 0 or +inf. NaN passes the clamps and the arithmetic. Within 1.5 ulps of
+// the float64 exp over every normal result, subnormal ones within 1 ulp
+// of their own spacing (TestTanhExpAccuracy).
 static inline float gk_exp(float x) {
-	float xc = x > 88.72283935546875f ? 88.72283935546875f : x;
-	xc = xc < -87.0f ? -87.0f : xc;
-	const float magic = 12582912.0f; // 1.5*2^23: adding it rounds to an integer
-	float t = xc * 1.44269504088896341f + magic;
-	float n = t - magic;
-	float r = xc - n * 0.693359375f;
-	r = r - n * -2.12194440e-4f;
-	float p = 1.9875691500E-4f;
-	p = p * r + 1.3981999507E-3f;
-	p = p * r + 8.3334519073E-3f;
-	p = p * r + 4.1665795894E-2f;
-	p = p * r + 1.6666665459E-1f;
-	p = p * r + 5.0000001201E-1f;
-	p = p * r * r + r + 1.0f;
-	// Scale by 2^(n-1) then 2 so n = 128 stays a normal exponent.
-	union { uint32_t u; float f; } s;
-	s.u = (uint32_t)((int32_t)n + 126) << 23;
-	float res = p * s.f * 2.0f;
-	res = x > 88.72283935546875f ? INFINITY : res;
-	res = x < -87.0f ? 0.0f : res;
-	return x != x ? x : res;
+	float c = x < -104.0f ? -104.0f : x;
+	c = c > 89.0f ? 89.0f : c;
+	const float shifter = 12582912.0f;
+	const float n = fmaf(c, 1.44269504088896341f, shifter) - shifter;
+	// ln2 = 0.693147182464599609375 (its float) - 1.9046542999577e-9
+	float r = fmaf(n, -0.693147182464599609375f, c);
+	r = fmaf(n, 1.9046542999577e-9f, r);
+	float p = fmaf(1.9875691500E-4f, r, 1.3981999507E-3f);
+	p = fmaf(p, r, 8.3334519073E-3f);
+	p = fmaf(p, r, 4.1665795894E-2f);
+	p = fmaf(p, r, 1.6666665459E-1f);
+	p = fmaf(p, r, 5.0000001201E-1f);
+	const float y = fmaf(p, r * r, r) + 1.0f;
+	const int32_t k = (int32_t)n, k1 = k >> 1, k2 = k - k1;
+	union { uint32_t u; float f; } s1, s2;
+	s1.u = (uint32_t)(k1 + 127) << 23;
+	s2.u = (uint32_t)(k2 + 127) << 23;
+	return y * s1.f * s2.f;
 }
 
 // gk_log: Cephes logf, branch-free so it vectorises (0.83 ulps at most from
@@ -221,7 +229,9 @@ GK_ISA_BODY void gk_unary_f32_body(int op, float *d, const float *s, long n) {
 	switch (op) {
 	case U_RELU: for (long i = 0; i < n; i++) { float x = s[i]; d[i] = x > 0 ? x : (x != x ? x : 0.0f); } break;
 	case U_SIGMOID: for (long i = 0; i < n; i++) d[i] = gk_ort_logistic(s[i]); break;
-	case U_TANH: for (long i = 0; i < n; i++) d[i] = gk_tanh(s[i]); break;
+	// onnxruntime's rational Tanh (gk_ort_math.h): its bits, one division
+	// and no exponential
+	case U_TANH: for (long i = 0; i < n; i++) d[i] = gk_ort_tanh(s[i]); break;
 	case U_EXP: for (long i = 0; i < n; i++) d[i] = gk_exp(s[i]); break;
 	case U_ERF: for (long i = 0; i < n; i++) d[i] = gk_ort_erf(s[i]); break;
 	case U_GELU: for (long i = 0; i < n; i++) d[i] = gk_gelu(s[i]); break;
@@ -321,7 +331,8 @@ GK_ISA_BODY void gk_softmax_rows_f32_body(float *d, const float *s, long rows, l
 		}
 	}
 }
-GK_ISA_VARIANTS(gk_ew_isa(), gk_softmax_rows_f32, (float *d, const float *s, long rows, long n,
+// FMA variants: gk_exp's fmaf is one instruction there
+GK_ISA_VARIANTS_FMA(gk_ew_isa(), gk_softmax_rows_f32, (float *d, const float *s, long rows, long n,
 	int logsm),
 	(d, s, rows, n, logsm))
 */

@@ -5,6 +5,7 @@ import (
 	"math/rand"
 	"testing"
 
+	"gkconv/internal/runtime/cpuisa"
 	"gkconv/internal/runtime/opkernel"
 )
 
@@ -203,6 +204,91 @@ func TestArgRowsMatchesPositions(t *testing.T) {
 			for i := range want {
 				if got[i] != want[i] {
 					t.Fatalf("isMax %v last %v: position %d got %d want %d", isMax, last, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// TestTanhExpAccuracy: the C Tanh (onnxruntime's rational form,
+// gk_ort_tanh) is within 5.5 ulps of the float64 tanh for |x| >= 2^-118
+// (5.46 at most over every positive float32, checked once in C: the worst
+// are near saturation, x ~ 8.5) and within 2^-140 absolute below, where
+// its alpha_1 x product is subnormal; the C Exp (gk_exp) within 1.02 ulps
+// of the float64 exp over every float32 whose result is normal (1.013 at
+// most, checked once in C) and within 1 ulp of the subnormal spacing
+// below. A dense sample plus the edges (signed zeros, subnormals, the
+// overflow and underflow thresholds, infinities, NaN), at every ISA
+// level, with the same bits at each (fmaf is exact at every level).
+func TestTanhExpAccuracy(t *testing.T) {
+	defer cpuisa.Force(cpuisa.Detected())
+	rng := rand.New(rand.NewSource(34))
+	xs := make([]float32, 1<<18)
+	for i := range xs {
+		xs[i] = math.Float32frombits(rng.Uint32()) // every float32 pattern, NaNs included
+	}
+	for i := 0; i < len(xs)/4; i++ { // and dense over the interesting range
+		xs[i] = float32((rng.Float64()*2 - 1) * 110)
+	}
+	edges := []float32{0, float32(math.Copysign(0, -1)), 1e-45, -1e-45, 1e-40, -1e-40, 1.1754942e-38, -1.1754942e-38,
+		0x1p-118, -0x1p-118, 1e-7, 0.625, -0.625, 1, -1, 8.47, 9, -9, 9.01, 20, -20,
+		88.72283, 88.72284, 88.8, 89, 100, -87.33654, -87.4, -100, -103.97, -104, -110, 1e30, -1e30,
+		float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN())}
+	copy(xs, edges)
+	ulpOf := func(v float64) float64 {
+		f := float32(math.Abs(v))
+		if f < 0x1p-126 {
+			return 0x1p-149
+		}
+		return float64(math.Nextafter32(f, float32(math.Inf(1)))) - float64(f)
+	}
+	var first map[int][]float32
+	for _, lv := range []cpuisa.Level{cpuisa.Portable, cpuisa.AVX2, cpuisa.AVX512} {
+		if err := cpuisa.Force(lv); err != nil {
+			continue
+		}
+		got := map[int][]float32{uTanh: make([]float32, len(xs)), uExp: make([]float32, len(xs))}
+		f32Unary(uTanh, got[uTanh], xs)
+		f32Unary(uExp, got[uExp], xs)
+		for i, x := range xs {
+			xf := float64(x)
+			if x != x {
+				if g := got[uTanh][i]; g == g {
+					t.Fatalf("%v: Tanh(NaN) = %g", lv, g)
+				}
+				if g := got[uExp][i]; g == g {
+					t.Fatalf("%v: Exp(NaN) = %g", lv, g)
+				}
+				continue
+			}
+			wt, gt := math.Tanh(xf), float64(got[uTanh][i])
+			tol := 5.5 * ulpOf(wt)
+			if math.Abs(xf) < 0x1p-118 {
+				tol = 0x1p-140
+			}
+			if math.Abs(gt-wt) > tol || math.Signbit(gt) != math.Signbit(wt) {
+				t.Fatalf("%v: Tanh(%g) = %.9g, want %.9g (%.2f ulps)", lv, x, gt, wt, math.Abs(gt-wt)/ulpOf(wt))
+			}
+			we, ge := math.Exp(xf), float64(got[uExp][i])
+			switch {
+			case we > math.MaxFloat32:
+				if !math.IsInf(ge, 1) {
+					t.Fatalf("%v: Exp(%g) = %g, want +Inf", lv, x, ge)
+				}
+			case we < 0x1p-126 && math.Abs(ge-we) > 0x1p-149:
+				t.Fatalf("%v: Exp(%g) = %g, want %g (subnormal)", lv, x, ge, we)
+			case we >= 0x1p-126 && math.Abs(ge-we) > 1.02*ulpOf(we):
+				t.Fatalf("%v: Exp(%g) = %.9g, want %.9g (%.2f ulps)", lv, x, ge, we, math.Abs(ge-we)/ulpOf(we))
+			}
+		}
+		if first == nil {
+			first = got
+			continue
+		}
+		for op, g := range got {
+			for i := range g {
+				if math.Float32bits(g[i]) != math.Float32bits(first[op][i]) && g[i] == g[i] {
+					t.Fatalf("%v: op %d of %g: %g, the first level gave %g", lv, op, xs[i], g[i], first[op][i])
 				}
 			}
 		}

@@ -6,8 +6,7 @@
 // every path of a level gives the same bits.
 #include <immintrin.h>
 
-// The exponential's constants, shared by epi_exp (conv_act.c), exp_512
-// and exp_256: ln2 in two parts and Cephes' degree-7 minimax polynomial
+// The exponential's constants, shared by exp_512 and exp_256: ln2 in two parts and Cephes' degree-7 minimax polynomial
 // (with the 1 + r terms written out).
 #define GK_EXP_LOG2E 1.44269504088896341f
 #define GK_EXP_LN2_HI 0.693359375f
@@ -21,8 +20,8 @@
 
 #define GK_ACT512 static inline __attribute__((target("avx512f"), always_inline))
 
-// exp_512 is epi_exp for 16 lanes of t in [-100, 100] (NaN passes): the
-// same reduction and polynomial, with 2^n applied by vscalefps, which
+// exp_512 is e^t for 16 lanes of t in [-100, 100] (NaN passes): Cephes'
+// reduction and polynomial, with 2^n applied by vscalefps, which
 // gives +inf above the overflow threshold and the correctly rounded
 // (denormal, then 0) value below the normal range, and no clamps, integer
 // moves or selects.

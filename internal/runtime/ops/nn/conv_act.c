@@ -13,60 +13,16 @@
 #include <math.h>
 #include "gk_ort_math.h"
 
-// epi_exp is expf without a libm call, branch-free so the row loops below
-// vectorise: x = n*ln2 + r, |r| <= ln2/2 (ln2 in two parts, so r is exact
-// to a few ulp), e^r by Cephes' degree-7 minimax polynomial (about 1 ulp),
-// times 2^n built in the exponent bits. 2^n is applied as 2^(n-1) * 2 so n
-// = 128 (x just under the overflow threshold) stays representable; x above
-// the threshold gives +inf, x below -87 gives 0 (e^-87 is about FLT_MIN, so
-// the absolute error is below 1.2e-38), NaN stays NaN.
-static inline float epi_exp(float x) {
-    const float hi = 88.72283935546875f, lo = -87.0f;
-    float c = x > hi ? hi : x;
-    c = c < lo ? lo : c;
-    const float shifter = 12582912.0f; // 1.5*2^23: adding it rounds to an integer
-    float t = c * GK_EXP_LOG2E + shifter;
-    float n = t - shifter;
-    int32_t ti;
-    memcpy(&ti, &t, 4);
-    int32_t ni = ti - 0x4B400000; // n as an integer, in [-126, 128]
-    float r = c - n * GK_EXP_LN2_HI;
-    r = r - n * GK_EXP_LN2_LO;
-    float p = GK_EXP_P0;
-    p = p * r + GK_EXP_P1;
-    p = p * r + GK_EXP_P2;
-    p = p * r + GK_EXP_P3;
-    p = p * r + GK_EXP_P4;
-    p = p * r + GK_EXP_P5;
-    float e = (p * r) * r + r + 1.0f;
-    uint32_t sb = (uint32_t)(ni + 126) << 23;
-    float s;
-    memcpy(&s, &sb, 4);
-    e = e * s * 2.0f;
-    e = x > hi ? __builtin_inff() : e;
-    return x < lo ? 0.0f : e;
-}
-
 // sigmoid and x*sigmoid(x) as onnxruntime computes them (logistic_512 in
 // actvec.h, one element); fmaf is one instruction in the FMA variants.
 static inline float epi_sigmoid(float x) { return gk_ort_logistic(x); }
 static inline float epi_swish(float x) { return x * epi_sigmoid(x); }
 
-// tanh: Cephes' odd polynomial below |x| = 0.625 (where 1 - 2/(e^2x+1)
-// would cancel), else 1 - 2/(e^2|x|+1) with x's sign (e^2|x| = inf: 1).
-static inline float epi_tanh(float x) {
-    float a = x < 0.0f ? -x : x;
-    float z = x * x;
-    float p = -5.70498872745e-3f;
-    p = p * z + 2.06390887954e-2f;
-    p = p * z - 5.37397155531e-2f;
-    p = p * z + 1.33314422036e-1f;
-    p = p * z - 3.33332819422e-1f;
-    float small = x + x * z * p;
-    float big = 1.0f - 2.0f / (epi_exp(a + a) + 1.0f);
-    big = x < 0.0f ? -big : big;
-    return a < 0.625f ? small : big;
-}
+// tanh as the runtime's Tanh op and onnxruntime compute it (gk_ort_tanh,
+// gk_ort_math.h), so Conv+Tanh fused gives the bits of the two ops; in the
+// generic clones its fmaf is libm's (correctly rounded: the same bits),
+// the AVX-512 and AVX2 levels run tanh_rows_fma's FMA clones.
+static inline float epi_tanh(float x) { return gk_ort_tanh(x); }
 
 // x*relu6(x+3)/6, as ONNX HardSwish and MindSpore's HSWISH.
 static inline float epi_hswish(float x) {
@@ -126,6 +82,31 @@ static __attribute__((target("avx2,fma"))) void logistic_rows_256(float *y, cons
     }
 }
 
+// tanh_rows_fma is epi_rows_f32's TANH with FMA enabled, so gk_ort_tanh's
+// fmaf compiles to vfmadd and the loop vectorises (in the plain avx512f
+// and avx2 clones fmaf is a libm call per step). It is only gk_ort_tanh's
+// explicit fmaf and its own products: fp-contract is off here so nothing
+// else is fused.
+#pragma GCC push_options
+#pragma GCC optimize("fp-contract=off")
+#define TANH_ROWS_BODY                                                   \
+    for (int j = 0; j < rows; j++) {                                     \
+        float *r = y + (long)j * ld;                                     \
+        if (z) {                                                         \
+            const float *zr = z + (long)j * ld;                          \
+            for (long i = 0; i < n; i++) r[i] += zr[i];                  \
+        }                                                                \
+        for (long i = 0; i < n; i++) r[i] = gk_ort_tanh(r[i]);           \
+    }
+static __attribute__((target("avx512f,fma"))) void tanh_rows_fma512(float *y, const float *z, int rows, long n, long ld) {
+    TANH_ROWS_BODY
+}
+static __attribute__((target("avx2,fma"))) void tanh_rows_fma256(float *y, const float *z, int rows, long n, long ld) {
+    TANH_ROWS_BODY
+}
+#undef TANH_ROWS_BODY
+#pragma GCC pop_options
+
 // x < 0 ? 0 : x keeps NaN as NaN, as the runtime's ReLU (Go's max) does.
 // The variant follows the package's ISA level (GKCONV_CPU_ISA can force
 // AVX2), not only the CPU.
@@ -137,6 +118,11 @@ GK_ISA_BODY void epi_rows_f32_body(float *y, const float *z, int rows, long n, l
     // efficientnet_b0's sixteen, 1 thread, sum of per-node medians: 0.26 ->
     // 0.08 ms).
     if (ld == n && rows > 1) n *= rows, rows = 1;
+    if (act == 10 && gk_nn_isa() >= GK_ISA_AVX2) {
+        if (gk_nn_isa() >= GK_ISA_AVX512) tanh_rows_fma512(y, z, rows, n, ld);
+        else tanh_rows_fma256(y, z, rows, n, ld);
+        return;
+    }
     if ((act == 2 || act == 18) && gk_nn_isa() >= GK_ISA_AVX512) {
         logistic_rows_512(y, z, rows, n, ld, act == 18);
         return;
@@ -178,3 +164,25 @@ GK_ISA_BODY void epi_rows_f32_body(float *y, const float *z, int rows, long n, l
 }
 GK_ISA_VARIANTS(gk_nn_isa(), epi_rows_f32, (float *y, const float *z, int rows, long n, long ld, int act),
                 (y, z, rows, n, ld, act))
+
+// epi_prelu_planes_f32 applies PRelu in place to planes planes of n floats
+// (planes first.. of an [N, C, H, W] output: plane q is channel q % c),
+// the slope of plane q being slope[q % c] (c = 1: one slope for all): y < 0 ? y*s : y, the
+// separate PRelu op's expression (elementwise's B_PRELU), so a Conv with
+// its PRelu bound in at load time gives the op's bits; NaN and -0 stay as
+// they are. leaky_alpha is used instead when slope is NULL: LeakyRelu's
+// (float)(alpha*(double)y) for y < 0, as the runtime's LeakyRelu op
+// (elementwise's X_LEAKY) computes it.
+GK_ISA_BODY void epi_prelu_planes_f32_body(float *y, const float *slope, long c, long first, long planes, long n, double leaky_alpha) {
+    for (long p = 0; p < planes; p++) {
+        float *r = y + p * n;
+        if (slope) {
+            const float s = slope[(first + p) % c];
+            for (long i = 0; i < n; i++) { float v = r[i]; r[i] = v < 0 ? v * s : v; }
+        } else {
+            for (long i = 0; i < n; i++) { float v = r[i]; r[i] = v < 0 ? (float)(leaky_alpha * (double)v) : v; }
+        }
+    }
+}
+GK_ISA_VARIANTS(gk_nn_isa(), epi_prelu_planes_f32, (float *y, const float *slope, long c, long first, long planes, long n, double leaky_alpha),
+                (y, slope, c, first, planes, n, leaky_alpha))
