@@ -8,11 +8,6 @@ import (
 )
 
 // fullQuant: FULL_QUANT.
-func fullQuant(ctx context.Context, g *ir.Graph, q *akgcfg.QuantConfig, modelFile string, rep *Report) error {
+func fullQuant(ctx context.Context, g *ir.Graph, q *akgcfg.QuantConfig, modelFile string, rq *ReportQuantization) error {
 	return Errorf(CodeParamInvalid, "quant_type=FULL_QUANT is not implemented yet")
-}
-
-// dynamicQuant: DYNAMIC_QUANT.
-func dynamicQuant(ctx context.Context, g *ir.Graph, q *akgcfg.QuantConfig, modelFile string, rep *Report) error {
-	return Errorf(CodeParamInvalid, "quant_type=DYNAMIC_QUANT is not implemented yet")
 }

@@ -8,6 +8,6 @@ import (
 )
 
 // weightQuant: WEIGHT_QUANT.
-func weightQuant(ctx context.Context, g *ir.Graph, q *akgcfg.QuantConfig, modelFile string, rep *Report) error {
+func weightQuant(ctx context.Context, g *ir.Graph, q *akgcfg.QuantConfig, modelFile string, rq *ReportQuantization) error {
 	return Errorf(CodeParamInvalid, "quant_type=WEIGHT_QUANT is not implemented yet")
 }
