@@ -263,7 +263,7 @@ func TestBadInput(t *testing.T) {
 		{"unknown input name", "nosuch", []string{"--fmk=ONNX", "--modelFile=" + good, "--inputShape=nosuch:1,2"}},
 		{"bad ini value", "bad.cfg:2", []string{"--fmk=ONNX", "--modelFile=" + good, "--configFile=" + badIni}},
 		{"bad ini line", "nodelim.cfg:3", []string{"--fmk=ONNX", "--modelFile=" + good, "--configFile=" + noDelim}},
-		{"quantization asked for", "quant.cfg:3: [common_quant_param]: post-training quantization is not implemented", []string{"--fmk=ONNX", "--modelFile=" + good, "--configFile=" + quant}},
+		{"quantization asked for", "[data_preprocess_param] calibrate_path: FULL_QUANT needs calibration data", []string{"--fmk=ONNX", "--modelFile=" + good, "--configFile=" + quant}},
 		{"missing config", "nope.cfg", []string{"--fmk=ONNX", "--modelFile=" + good, "--configFile=" + filepath.Join(tmp, "nope.cfg")}},
 	}
 	for _, c := range cases {

@@ -29,12 +29,11 @@ var KnownSections = []string{
 	"aoe_global_options", "aoe_tuning_options", "om_converter_options", "model_param",
 }
 
-// quantSections ask converter_lite for post-training quantization, which this
-// converter does not do yet: converting in float instead would hand back a
-// model the user did not ask for, so they are errors.
+// quantSections ask converter_lite for post-training quantization: they are
+// read by parseQuant (quant_parse.go), whose keys are implemented or errors.
 var quantSections = []string{
-	"common_quant_param", "full_quant_param", "weight_quant_param", "mixed_bit_weight_quant_param",
-	"dynamic_quant_param", "transform_quant_param",
+	commonQuantSection, preprocessSection, fullQuantSection, weightQuantSection, mixedBitQuantSection,
+	dynamicQuantSection, transformQuantSection,
 }
 
 // usedSections are the known sections this converter reads; the others are
@@ -186,7 +185,7 @@ func ParseConfig(name string, data []byte) (*Config, error) {
 	cfg := &Config{Path: name, Sections: map[string]map[string]string{}}
 	var raws []rawFlag
 	var capped warnCap
-	var quantErrs []error
+	keyLines := map[[2]string]int{}
 	for _, sec := range file.Sections() {
 		secName := strings.TrimSpace(sec.Name())
 		known := slices.Contains(KnownSections, secName)
@@ -199,9 +198,7 @@ func ParseConfig(name string, data []byte) (*Config, error) {
 			line := scan.sectionLine[sec.Name()]
 			switch {
 			case slices.Contains(quantSections, secName):
-				quantErrs = append(quantErrs, &Error{File: name, Line: line, Msg: fmt.Sprintf(
-					"[%s]: post-training quantization is not implemented by this converter; the model would not be quantized "+
-						"(remove the section to convert in float)", secName)})
+				// parseQuant, below
 			case !slices.Contains(usedSections, secName):
 				cfg.Warnings = append(cfg.Warnings, Warning{File: name, Line: line, Message: fmt.Sprintf(
 					"section [%s] is converter_lite's and not implemented here; its %d key(s) are ignored", secName, len(sec.Keys()))})
@@ -234,12 +231,15 @@ func ParseConfig(name string, data []byte) (*Config, error) {
 					continue
 				}
 				m[key.Name()] = val
+				keyLines[[2]string{secName, key.Name()}] = line
 			}
 		}
 	}
 
 	capped.finish(&cfg.Warnings)
-	errs := quantErrs
+	q, qWarns, errs := parseQuant(name, cfg.Sections, keyLines)
+	cfg.Quant = q
+	cfg.Warnings = append(cfg.Warnings, qWarns...)
 	raws, pathWarns, pathErrs := expandPath(raws)
 	cfg.Warnings = append(cfg.Warnings, pathWarns...)
 	errs = append(errs, pathErrs...)

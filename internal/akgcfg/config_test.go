@@ -292,19 +292,3 @@ func TestConfigRepeatedEmptyValues(t *testing.T) {
 	}
 }
 
-// TestQuantizationSectionsAreErrors: converter_lite's post-training
-// quantization sections ask for a quantized model, which this converter does
-// not make yet: an error naming the file, line and section, never a float
-// model with CONVERT RESULT SUCCESS. Sections it does not read are warned about.
-func TestQuantizationSectionsAreErrors(t *testing.T) {
-	errs := cfgErrors(t, "[graph_kernel_param]\nopt_level=2\n[common_quant_param]\nquant_type=FULL_QUANT\nbit_num=8\n[full_quant_param]\nactivation_quant_method=KL\n")
-	if len(errs) != 2 || errs[0].Line != 3 || !strings.Contains(errs[0].Msg, "[common_quant_param]") ||
-		!strings.Contains(errs[0].Msg, "not be quantized") || errs[1].Line != 6 {
-		t.Fatalf("errors %+v", errs)
-	}
-	c := parseCfg(t, "[data_preprocess_param]\ncalibrate_size=16\n[micro_param]\nenable_micro=true\n")
-	if len(c.Warnings) != 2 || !strings.Contains(c.Warnings[0].Message, "[data_preprocess_param]") ||
-		!strings.Contains(c.Warnings[0].Message, "ignored") || c.Warnings[1].Line != 3 {
-		t.Fatalf("warnings %+v", c.Warnings)
-	}
-}
