@@ -100,6 +100,9 @@ func NewSession(g *ir.Graph, opts Options) (*Session, error) {
 	}
 	var chains map[*ir.Node]*qchain
 	var convActs map[*ir.Node]*convAct
+	if opts.Visit == nil {
+		g = dequantizeWeights(g) // dequant_load.go
+	}
 	if opts.Visit == nil && !opts.NoLoadFusion {
 		g, chains = fuseQuantChains(g)
 		g, convActs = fuseConvActivations(g) // convact.go
