@@ -291,4 +291,3 @@ func TestConfigRepeatedEmptyValues(t *testing.T) {
 		t.Errorf("registry %v", c.Sections["registry"])
 	}
 }
-

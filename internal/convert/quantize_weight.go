@@ -220,4 +220,3 @@ func quantizeWeight(w *ir.Tensor, axis, bits int, perChannel bool) (qt, scale *i
 	}
 	return qt, scale, relErr, nil
 }
-
