@@ -42,8 +42,65 @@ func frameworkPieces(n *ir.Node) []*ir.Node {
 		return splitGeLU(n)
 	case "AddN":
 		return splitAddN(n)
+	case "DequantizeLinear":
+		return splitDequantize(n)
 	}
 	return nil
+}
+
+// splitDequantize: MindSpore has no DequantizeLinear primitive; with
+// constant scale and zero point (per tensor or per axis, not blocked) it is
+// Cast(x, float32), Sub(zero point, when one is not 0) and Mul(scale), the
+// scale and zero point shaped to broadcast along the axis: the same float32
+// arithmetic, so WEIGHT_QUANT's int8 weights run in MindSpore as stored.
+func splitDequantize(n *ir.Node) []*ir.Node {
+	x, s, zp := n.Input(0), n.Input(1), n.Input(2)
+	out := n.Outputs[0]
+	if x == nil || s == nil || s.Const == nil || s.DType != ir.Float32 || out.DType != ir.Float32 || x.Shape == nil ||
+		n.Attrs.Int("block_size", 0) != 0 || (zp != nil && zp.Const == nil) {
+		return nil
+	}
+	rank := len(x.Shape)
+	bshape := []int64{}
+	if len(s.Shape) == 1 && rank > 0 {
+		axis := n.Attrs.Int("axis", 1)
+		if axis < 0 {
+			axis += int64(rank)
+		}
+		if axis < 0 || axis >= int64(rank) {
+			return nil
+		}
+		bshape = make([]int64, rank)
+		for i := range bshape {
+			bshape[i] = 1
+		}
+		bshape[axis] = s.Shape[0]
+	} else if len(s.Shape) != 0 {
+		return nil
+	}
+	konst := func(what string, t *ir.Tensor) *ir.Value {
+		t = &ir.Tensor{DType: t.DType, Shape: bshape, Data: t.Data}
+		return &ir.Value{Name: n.Name + "/" + what, DType: t.DType, Shape: bshape, Const: t}
+	}
+	ch := &chain{n: n, cur: x}
+	ch.step("Cast", ir.Attrs{"to": ir.IntAttr(int64(ir.Float32))})
+	if zp != nil {
+		zs, err := zp.Const.Float64s()
+		if err != nil {
+			return nil
+		}
+		zf := ir.NewTensor(ir.Float32, zp.Shape)
+		nonzero := false
+		for i, z := range zs {
+			zf.F32()[i] = float32(z)
+			nonzero = nonzero || z != 0
+		}
+		if nonzero {
+			ch.step("Sub", ir.Attrs{}, konst("zero_point", zf))
+		}
+	}
+	ch.step("Mul", ir.Attrs{}, konst("scale", s.Const))
+	return ch.finish()
 }
 
 // splitAddN: ONNX's Sum broadcasts its operands, MindSpore's AddN does

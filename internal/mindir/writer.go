@@ -443,6 +443,9 @@ type graphWriter struct {
 	piece bool
 	// binaries: kernel binary parameters by name.
 	binaries map[string]*ir.Value
+	// dequant: the integer constants a DequantizeLinear reads, which get
+	// quant_params (quant_params.go).
+	dequant map[*ir.Value]*ir.Node
 }
 
 // name is the MindIR name of v, claimed on first use.
@@ -462,7 +465,7 @@ func (wr *writer) graph(g *ir.Graph, name, prefix string, depth int) (*parts, er
 		return nil, fmt.Errorf("mindir: %w", &ir.DepthError{Where: "graph " + name})
 	}
 	gw := &graphWriter{wr: wr, g: g, prefix: prefix, mname: map[*ir.Value]string{}, depth: depth,
-		gp: &pb.GraphProto{Name: ptr(name)}, index: map[int]string{}}
+		gp: &pb.GraphProto{Name: ptr(name)}, index: map[int]string{}, dequant: dequantizedConsts(g)}
 	if name != g.Name && g.Name != "" {
 		gw.gp.Attribute = append(gw.gp.Attribute, aStr("graph_name", g.Name))
 	}
@@ -551,6 +554,9 @@ func (wr *writer) graph(g *ir.Graph, name, prefix string, depth int) (*parts, er
 		var head []*pb.NodeProto
 		for _, v := range append(consts, gw.extra...) {
 			np, err := constantNode(gw.name(v), v.Const)
+			if dq := gw.dequant[v]; dq != nil && err == nil {
+				np.Attribute[0].Tensors[0].QuantParams = linearQuantParams(dq)
+			}
 			if err != nil {
 				return nil, fmt.Errorf("mindir: graph %s: constant %s: %w", g.Name, v.Name, err)
 			}
@@ -564,7 +570,11 @@ func (wr *writer) graph(g *ir.Graph, name, prefix string, depth int) (*parts, er
 		return nil, err
 	}
 	for _, v := range append(consts, gw.extra...) {
-		tp, err := wr.tensor(gw.name(v), v.Const, wr.opts.FP16)
+		var qp []*pb.TensorProto_QuantParamProto
+		if dq := gw.dequant[v]; dq != nil {
+			qp = linearQuantParams(dq)
+		}
+		tp, err := wr.tensor(gw.name(v), v.Const, wr.opts.FP16, qp...)
 		if err != nil {
 			return nil, fmt.Errorf("mindir: graph %s: constant %s: %w", g.Name, v.Name, err)
 		}
@@ -832,12 +842,12 @@ func constantNode(name string, t *ir.Tensor) (*pb.NodeProto, error) {
 }
 
 // tensor encodes a TensorProto whose data is streamed.
-func (wr *writer) tensor(name string, t *ir.Tensor, fp16 bool) (*parts, error) {
+func (wr *writer) tensor(name string, t *ir.Tensor, fp16 bool, qp ...*pb.TensorProto_QuantParamProto) (*parts, error) {
 	n, err := numElements(t.Shape)
 	if err != nil {
 		return nil, err
 	}
-	tp := &pb.TensorProto{Dims: append([]int64{}, t.Shape...), DataType: ptr(int32(t.DType))}
+	tp := &pb.TensorProto{Dims: append([]int64{}, t.Shape...), DataType: ptr(int32(t.DType)), QuantParams: qp}
 	if len(tp.Dims) == 0 {
 		tp.Dims = nil
 	}
