@@ -64,12 +64,12 @@ done
 # WEIGHT_QUANT files, in MindSpore's own primitives (the int8 weights run
 # through Cast and Mul) and in converter_lite's form, and DYNAMIC_QUANT.
 printf '[common_quant_param]\nquant_type=WEIGHT_QUANT\nbit_num=8\n' > "$cfgdir/wq.cfg"
-printf '[common_quant_param]\nquant_type=DYNAMIC_QUANT\nbit_num=8\n' > "$cfgdir/dq.cfg"
+printf '[graph_kernel_param]\nopt_level=2\n[common_quant_param]\nquant_type=WEIGHT_QUANT\nbit_num=8\n' > "$cfgdir/wq_o2.cfg"
 for m in resnet18_bn mobilenet_v2_bn bert_tiny; do
   d=$SHARED/corpus/models/$m
   [ -f "$d/model.onnx" ] || continue
   conv "${m}_wq_ms" corpus "$d/model.onnx" "$d/test_data_set_0" ms ONNX --optimize=none --primitiveSet=mindspore --configFile="$cfgdir/wq.cfg"
-  conv "${m}_wq_o2" corpus "$d/model.onnx" "$d/test_data_set_0" o2 ONNX --configFile="$cfgdir/wq.cfg"
+  conv "${m}_wq_o2" corpus "$d/model.onnx" "$d/test_data_set_0" o2 ONNX --configFile="$cfgdir/wq_o2.cfg"
 done
 for d in build/qdq/*/; do
   [ -f "$d/model.onnx" ] || continue
