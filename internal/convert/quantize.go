@@ -2,6 +2,15 @@ package convert
 
 import (
 	"context"
+	"encoding/csv"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gkconv/internal/safefs"
 
 	"gkconv/internal/akgcfg"
 	"gkconv/internal/ir"
@@ -70,13 +79,77 @@ func quantize(ctx context.Context, g *ir.Graph, cfg *akgcfg.Config, modelFile st
 	rq := &ReportQuantization{QuantType: q.Type.String(), BitNum: q.BitNum,
 		Quantized: []ReportQuantNode{}, KeptFloat: []ReportQuantKept{}}
 	rep.Quantization = rq
+	var err error
 	switch q.Type {
 	case akgcfg.WeightQuant:
-		return weightQuant(ctx, g, q, modelFile, rq)
+		err = weightQuant(ctx, g, q, modelFile, rq)
 	case akgcfg.FullQuant:
-		return fullQuant(ctx, g, q, modelFile, rq)
+		err = fullQuant(ctx, g, q, modelFile, rq)
 	case akgcfg.DynamicQuant:
-		return dynamicQuant(ctx, g, q, modelFile, rq)
+		err = dynamicQuant(ctx, g, q, modelFile, rq)
+	default:
+		return Errorf(CodeParamInvalid, "quant_type %s is not implemented", q.Type)
 	}
-	return Errorf(CodeParamInvalid, "quant_type %s is not implemented", q.Type)
+	if err != nil {
+		return err
+	}
+	for _, s := range q.SkipQuantNodes {
+		if !slices.ContainsFunc(rq.KeptFloat, func(k ReportQuantKept) bool { return k.Reason == "skip_quant_node" && k.Name == s }) &&
+			!nodeNamed(g, s) {
+			rep.warn(fmt.Sprintf("%s: skip_quant_node %q names no node of the model", q.Source["skip_quant_node"], s))
+		}
+	}
+	if len(rq.Quantized) == 0 {
+		rep.warn(fmt.Sprintf("quant_type=%s: no node was quantized (%d candidates kept in float; see the report's quantization.kept_float)",
+			q.Type, len(rq.KeptFloat)))
+	}
+	if q.DebugInfoSavePath != "" {
+		if err := writeQuantDebug(q.DebugInfoSavePath, modelFile, rq); err != nil {
+			return Errorf(CodeError, "debug_info_save_path (%s): %v", q.Source["debug_info_save_path"], err)
+		}
+	}
+	return nil
+}
+
+// nodeNamed: a node of g has the name, or came from a source node of it.
+func nodeNamed(g *ir.Graph, name string) bool {
+	for _, n := range g.Nodes {
+		if n.Name == name || slices.Contains(n.Provenance, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// writeQuantDebug writes debug_info_save_path's per-layer table, as
+// converter_lite's debug mode does: <dir>/<model>_quant_debug.csv, one
+// row per candidate node (quantized or kept in float, with why).
+func writeQuantDebug(dir, modelFile string, rq *ReportQuantization) error {
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return fmt.Errorf("folder %s does not exist", dir)
+	}
+	var b strings.Builder
+	w := csv.NewWriter(&b)
+	w.Write([]string{"node", "op", "status", "weight_channels", "weight_max_rel_error", "input_min", "input_max",
+		"input_scale", "input_zero_point", "cosine", "reason"})
+	f := func(p *float64) string {
+		if p == nil {
+			return ""
+		}
+		return strconv.FormatFloat(*p, 'g', 8, 64)
+	}
+	for _, n := range rq.Quantized {
+		zp := ""
+		if n.ZeroPoint != nil {
+			zp = strconv.Itoa(*n.ZeroPoint)
+		}
+		w.Write([]string{n.Name, n.Op, "quantized", strconv.Itoa(n.WeightChannels), strconv.FormatFloat(n.WeightMaxError, 'g', 6, 64),
+			f(n.InputMin), f(n.InputMax), f(n.Scale), zp, f(n.Cosine), ""})
+	}
+	for _, k := range rq.KeptFloat {
+		w.Write([]string{k.Name, k.Op, "float", "", "", "", "", "", "", "", k.Reason})
+	}
+	w.Flush()
+	base := strings.TrimSuffix(filepath.Base(modelFile), filepath.Ext(modelFile))
+	return safefs.WriteOutputBytes(filepath.Join(dir, base+"_quant_debug.csv"), []byte(b.String()), 0o644)
 }

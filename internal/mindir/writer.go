@@ -465,7 +465,13 @@ func (wr *writer) graph(g *ir.Graph, name, prefix string, depth int) (*parts, er
 		return nil, fmt.Errorf("mindir: %w", &ir.DepthError{Where: "graph " + name})
 	}
 	gw := &graphWriter{wr: wr, g: g, prefix: prefix, mname: map[*ir.Value]string{}, depth: depth,
-		gp: &pb.GraphProto{Name: ptr(name)}, index: map[int]string{}, dequant: dequantizedConsts(g)}
+		gp: &pb.GraphProto{Name: ptr(name)}, index: map[int]string{}}
+	if !wr.opts.MindSporePrimitives {
+		// converter_lite's form only: MindSpore's own primitives carry the
+		// dequantization as Cast/Mul nodes, and the per-channel lists cost
+		// about 110 bytes a channel (quant_params.go).
+		gw.dequant = dequantizedConsts(g)
+	}
 	if name != g.Name && g.Name != "" {
 		gw.gp.Attribute = append(gw.gp.Attribute, aStr("graph_name", g.Name))
 	}
