@@ -136,7 +136,8 @@ func runWithTaps(ctx context.Context, g *ir.Graph, taps []*ir.Value, samples [][
 		}
 		idx[i] = j
 	}
-	sess, err := runtime.NewSession(&view, runtime.Options{})
+	// NoLoadFusion: a tapped value must not vanish into a load-time fused chain.
+	sess, err := runtime.NewSession(&view, runtime.Options{NoLoadFusion: true})
 	if err != nil {
 		return fmt.Errorf("calibration session: %w", err)
 	}

@@ -41,9 +41,6 @@ func fullQuant(ctx context.Context, g *ir.Graph, q *akgcfg.QuantConfig, modelFil
 	if q.BitNum != 0 && q.BitNum != 8 {
 		return Errorf(CodeParamInvalid, "FULL_QUANT: bit_num=%d is not supported; FULL_QUANT quantizes to 8 bits", q.BitNum)
 	}
-	if q.BiasCorrection {
-		return Errorf(CodeNotSupport, "FULL_QUANT: bias_correction=true is not implemented")
-	}
 	if rq.BitNum == 0 {
 		rq.BitNum = 8
 	}
@@ -89,9 +86,21 @@ func fullQuant(ctx context.Context, g *ir.Graph, q *akgcfg.QuantConfig, modelFil
 	method := q.ActivationMethod
 	floatOuts := make([][][]float32, len(cs.samples))
 	var scratch []float32
+	// bias_correction: the float per-channel means of the conv outputs.
+	floatMeans := map[*ir.Value]*chanMeans{}
+	if q.BiasCorrection {
+		for _, c := range cands {
+			if c.n.Op == "Conv2D" && !graphOut[c.out] {
+				floatMeans[c.out] = &chanMeans{}
+			}
+		}
+	}
 	err = runWithTaps(ctx, g, taps, cs.samples, func(s int, outs, tapped []*ir.Tensor) error {
 		for i, t := range tapped {
 			stats[i].observe(floatsOf(t), method, &scratch)
+			if m := floatMeans[taps[i]]; m != nil {
+				m.add(t)
+			}
 		}
 		for _, o := range outs {
 			floatOuts[s] = append(floatOuts[s], append([]float32(nil), floatsOf(o)...))
@@ -208,6 +217,12 @@ func fullQuant(ctx context.Context, g *ir.Graph, q *akgcfg.QuantConfig, modelFil
 		return Errorf(CodeError, "FULL_QUANT: internal error, invalid graph after quantization: %v", err)
 	}
 
+	if q.BiasCorrection {
+		if err := biasCorrection(ctx, g, cands, floatMeans, cs.samples); err != nil {
+			return calibErr(ctx, err)
+		}
+	}
+
 	// The quantized graph against the float one on the calibration data.
 	rq.Calibration = &ReportCalibration{Method: method.String(), Samples: len(cs.samples), Inputs: cs.inputs}
 	cos, err := outputCosines(ctx, g, cs.samples, floatOuts)
@@ -289,6 +304,8 @@ type fqCand struct {
 	x, out   *ir.Value // activation input; the output to quantize
 	// absorb is the conv's RELU/RELU6, applied by the output quantization.
 	absorb int64
+	// biasScale is a conv's int32 bias scale per output channel.
+	biasScale []float32
 }
 
 // selectFullQuant returns the nodes to quantize and reports the kept ones.
@@ -555,20 +572,23 @@ func quantizeWeights(e *ir.Editor, c *fqCand, xScale float32, perChannel bool) (
 	if n.Op != "Conv2D" {
 		return before, after, maxErr, nil
 	}
-	bv := n.Input(2)
-	if bv == nil || !bv.IsConst() || bv.Const.DType != ir.Float32 || len(bv.Shape) != 1 || int(bv.Shape[0]) != ch {
-		return before, after, maxErr, nil
-	}
-	bf := bv.Const.F32()
 	bs := make([]float32, ch)
-	bq := ir.NewTensor(ir.Int32, []int64{int64(ch)})
-	bqd := bq.I32()
-	for k := range bf {
+	for k := range bs {
 		s := scales[0]
 		if nScale > 1 {
 			s = scales[k]
 		}
 		bs[k] = xScale * s
+	}
+	c.biasScale = bs
+	bv := n.Input(2)
+	if bv == nil || !bv.IsConst() || bv.Const.DType != ir.Float32 || len(bv.Shape) != 1 || int(bv.Shape[0]) != ch {
+		return before, after, maxErr, nil
+	}
+	bf := bv.Const.F32()
+	bq := ir.NewTensor(ir.Int32, []int64{int64(ch)})
+	bqd := bq.I32()
+	for k := range bf {
 		r := math.RoundToEven(float64(bf[k]) / float64(bs[k]))
 		bqd[k] = int32(math.Max(math.MinInt32, math.Min(math.MaxInt32, r)))
 	}
@@ -586,4 +606,144 @@ func quantizeWeights(e *ir.Editor, c *fqCand, xScale float32, perChannel bool) (
 	before += int64(ch) * 4
 	after += int64(ch) * 12
 	return before, after, maxErr, nil
+}
+
+// biasCorrectionChunk is how many convs one bias_correction run measures:
+// 1 = each after the corrections before it (sequential, as converter_lite).
+const biasCorrectionChunk = 1
+
+// chanMeans accumulates the per-channel (axis 1) means of NC... tensors.
+type chanMeans struct {
+	sum []float64
+	n   []float64
+}
+
+func (m *chanMeans) add(t *ir.Tensor) {
+	x := floatsOf(t)
+	if len(t.Shape) < 2 || len(x) == 0 {
+		return
+	}
+	c := int(t.Shape[1])
+	inner := 1
+	for _, d := range t.Shape[2:] {
+		inner *= int(d)
+	}
+	if m.sum == nil {
+		m.sum, m.n = make([]float64, c), make([]float64, c)
+	}
+	if len(m.sum) != c {
+		return
+	}
+	for i, v := range x {
+		k := (i / inner) % c
+		m.sum[k] += float64(v)
+		m.n[k]++
+	}
+}
+
+func (m *chanMeans) mean(k int) float64 {
+	if m == nil || k >= len(m.n) || m.n[k] == 0 {
+		return 0
+	}
+	return m.sum[k] / m.n[k]
+}
+
+// biasCorrection is converter_lite's bias_correction: the quantized graph
+// runs on the calibration data, and each QLinearConv's int32 bias moves by
+// the mean per-channel difference of its (dequantized) output from the
+// float graph's (floatMeans), in bias steps (x_scale*w_scale); a conv
+// without a bias gets one. The convs are corrected in graph order, each
+// measured after the corrections before it (one run over the calibration
+// data per conv; correcting all from one run over-corrects, since the
+// later convs' errors include the earlier ones'). Only convs without an
+// absorbed RELU/RELU6 are corrected.
+func biasCorrection(ctx context.Context, g *ir.Graph, cands []*fqCand, floatMeans map[*ir.Value]*chanMeans, samples [][]*ir.Tensor) error {
+	type target struct {
+		c    *fqCand
+		conv *ir.Node
+	}
+	var ts []target
+	var taps []*ir.Value
+	for _, c := range cands {
+		fm := floatMeans[c.out]
+		// A conv whose RELU/RELU6 the output quantization applies is left
+		// alone: the mean shift after the clamp is not a bias shift.
+		if fm == nil || c.biasScale == nil || c.absorb != ir.ActNone || c.out.Producer == nil || c.out.Producer.Op != "DequantizeLinear" {
+			continue
+		}
+		qo := c.out.Producer.Inputs[0]
+		if qo.Producer == nil || qo.Producer.Op != "QLinearConv" {
+			continue
+		}
+		ts = append(ts, target{c, qo.Producer})
+		taps = append(taps, c.out)
+	}
+	if len(ts) == 0 {
+		return nil
+	}
+	// A conv output that only other integer ops read has lost its
+	// DequantizeLinear (QDQFusion): the runs get it back.
+	view := *g
+	view.Nodes = append([]*ir.Node(nil), g.Nodes...)
+	view.Consts = append([]*ir.Value(nil), g.Consts...)
+	in := map[*ir.Node]bool{}
+	for _, n := range g.Nodes {
+		in[n] = true
+	}
+	for _, v := range taps {
+		if dq := v.Producer; !in[dq] {
+			view.Nodes = append(view.Nodes, dq)
+			in[dq] = true
+			for _, x := range dq.Inputs[1:] {
+				if x != nil && x.IsConst() {
+					view.Consts = append(view.Consts, x)
+				}
+			}
+		}
+	}
+	e := ir.NewEditor(g)
+	// In graph order, biasCorrectionChunk convs per run: a correction
+	// changes what the later convs read, so they are measured after it.
+	for lo := 0; lo < len(ts); lo += biasCorrectionChunk {
+		hi := min(lo+biasCorrectionChunk, len(ts))
+		qm := make([]*chanMeans, hi-lo)
+		for i := range qm {
+			qm[i] = &chanMeans{}
+		}
+		err := runWithTaps(ctx, &view, taps[lo:hi], samples, func(_ int, _, tapped []*ir.Tensor) error {
+			for i, t := range tapped {
+				qm[i].add(t)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for i, t := range ts[lo:hi] {
+			fm := floatMeans[t.c.out]
+			ch := len(t.c.biasScale)
+			bq := ir.NewTensor(ir.Int32, []int64{int64(ch)})
+			if b := t.conv.Input(8); b != nil {
+				if !b.IsConst() || b.Const.DType != ir.Int32 || b.Const.NumElements() != int64(ch) {
+					continue
+				}
+				copy(bq.I32(), b.Const.I32())
+			}
+			d := bq.I32()
+			for k := 0; k < ch; k++ {
+				diff := fm.mean(k) - qm[i].mean(k)
+				r := float64(d[k]) + math.RoundToEven(diff/float64(t.c.biasScale[k]))
+				d[k] = int32(math.Max(math.MinInt32, math.Min(math.MaxInt32, r)))
+			}
+			bv := e.Const(t.c.name+"_b_corrected", bq)
+			view.Consts = append(view.Consts, bv)
+			if len(t.conv.Inputs) > 8 {
+				t.conv.Inputs[8] = bv
+			} else {
+				t.conv.Inputs = append(t.conv.Inputs, bv)
+			}
+		}
+	}
+	g.RemoveDead()
+	return nil
 }
