@@ -111,10 +111,27 @@ var fullQuantMinCos = map[string]map[akgcfg.ActivationQuantMethod]float64{
 // run with the runtime.
 func TestFullQuant(t *testing.T) {
 	shared := sharedDir(t)
+	type fqCase struct {
+		model string
+		m     akgcfg.ActivationQuantMethod
+		bc    bool // bias_correction
+	}
+	var cases []fqCase
 	for _, model := range []string{"resnet18_bn", "mobilenet_v2_bn"} {
 		for _, m := range []akgcfg.ActivationQuantMethod{akgcfg.MaxMin, akgcfg.KL, akgcfg.RemovalOutlier} {
-			t.Run(model+"_"+m.String(), func(t *testing.T) {
-				if testing.Short() && m != akgcfg.MaxMin {
+			cases = append(cases, fqCase{model, m, false})
+		}
+	}
+	cases = append(cases, fqCase{"mobilenet_v2_bn", akgcfg.MaxMin, true})
+	for _, tc := range cases {
+		model, m := tc.model, tc.m
+		name := model + "_" + m.String()
+		if tc.bc {
+			name += "_bias_correction"
+		}
+		{
+			t.Run(name, func(t *testing.T) {
+				if testing.Short() && (m != akgcfg.MaxMin || tc.bc) {
 					t.Skip("-short: MAX_MIN only")
 				}
 				dir := filepath.Join(shared, "corpus", "models", model)
@@ -133,7 +150,9 @@ func TestFullQuant(t *testing.T) {
 				}
 				calib := writeCalib(t, x, 16, 1000)
 				rq := &ReportQuantization{}
-				if err := fullQuant(context.Background(), gq, fullQuantConfig(gq.Inputs[0].Name, calib, m), path, rq); err != nil {
+				q := fullQuantConfig(gq.Inputs[0].Name, calib, m)
+				q.BiasCorrection = tc.bc
+				if err := fullQuant(context.Background(), gq, q, path, rq); err != nil {
 					t.Fatal(err)
 				}
 				ops := map[string]int{}
@@ -188,8 +207,8 @@ func TestFullQuant(t *testing.T) {
 						minCos = c
 					}
 				}
-				t.Logf("%s %s: quantized %d (QLinearConv %d, QLinearMatMul %d), kept %d; calibration cosine %v; held-out cosine %.5f (worst sample %.5f); weights %d -> %d bytes",
-					model, m, len(rq.Quantized), ops["QLinearConv"], ops["QLinearMatMul"], len(rq.KeptFloat),
+				t.Logf("%s %s bias_correction=%v: quantized %d (QLinearConv %d, QLinearMatMul %d), kept %d; calibration cosine %v; held-out cosine %.5f (worst sample %.5f); weights %d -> %d bytes",
+					model, m, tc.bc, len(rq.Quantized), ops["QLinearConv"], ops["QLinearMatMul"], len(rq.KeptFloat),
 					rq.Calibration.OutputCosine, acc.cos(), minCos, rq.WeightBytesBefore, rq.WeightBytesAfter)
 				if want := fullQuantMinCos[model][m]; minCos < want {
 					t.Errorf("held-out cosine %.5f < %.3f", minCos, want)
