@@ -2,7 +2,6 @@ package convert
 
 import (
 	"encoding/csv"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,18 +13,6 @@ import (
 
 	"google.golang.org/protobuf/proto"
 )
-
-// cosine is the cosine similarity of two float32 tensors.
-func cosine(a, b *ir.Tensor) float64 {
-	x, y := a.F32(), b.F32()
-	var xy, xx, yy float64
-	for i := range x {
-		xy += float64(x[i]) * float64(y[i])
-		xx += float64(x[i]) * float64(x[i])
-		yy += float64(y[i]) * float64(y[i])
-	}
-	return xy / math.Sqrt(xx*yy)
-}
 
 // quantCase converts a corpus model with cfg and returns the file, its
 // report and the cosine of each output to the float model's reference.
@@ -53,7 +40,7 @@ func quantCase(t *testing.T, model, cfg string) (string, *Report, []float64) {
 	outs := runMindIR(t, out, ins)
 	var cos []float64
 	for i := range outs {
-		cos = append(cos, cosine(outs[i], refs[i]))
+		cos = append(cos, cosine(outs[i].F32(), refs[i].F32()))
 	}
 	return out, rep, cos
 }
