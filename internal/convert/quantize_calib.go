@@ -24,7 +24,7 @@ type calibSet struct {
 // readCalibration reads [data_preprocess_param]'s calibration data as
 // converter_lite does for input_type=BIN: for every graph input, the
 // regular files of calibrate_path's folder sorted by name, the first
-// calibrate_size of them (all when fewer), each the raw little-endian data
+// calibrate_size of them (fewer is an error, as in converter_lite), each the raw little-endian data
 // of the input's dtype and exact shape. The sample count is the smallest
 // over the inputs.
 func readCalibration(g *ir.Graph, q *akgcfg.QuantConfig) (*calibSet, error) {
@@ -67,6 +67,11 @@ func readCalibration(g *ir.Graph, q *akgcfg.QuantConfig) (*calibSet, error) {
 		}
 		if len(fs) == 0 {
 			return nil, Errorf(CodeParamInvalid, "FULL_QUANT: calibrate_path folder %s for input %q has no calibration files", dir, in.Name)
+		}
+		if len(fs) < q.CalibrateSize {
+			// converter_lite's CollectCalibInputs: "file count less than calibrate size".
+			return nil, Errorf(CodeParamInvalid, "FULL_QUANT: calibrate_path folder %s for input %q has %d files, fewer than calibrate_size=%d",
+				dir, in.Name, len(fs), q.CalibrateSize)
 		}
 		if n < 0 || len(fs) < n {
 			n = len(fs)
