@@ -10,7 +10,7 @@ BINDIR    = $(DESTDIR)$(PREFIX)/bin
 TEST_JSON   := build/test-json
 TESTSUMMARY := build/testsummary
 
-.PHONY: all deps deps-test build install uninstall test testsummary vet unit fuzz fuzz-long suite qdq demo proto bench opsweep interop realmodels clean
+.PHONY: all deps deps-test build install uninstall test testsummary vet unit fuzz fuzz-long suite qdq demo proto bench opsweep quantbench interop realmodels clean
 SHELL := /bin/bash
 
 all: build
@@ -115,6 +115,13 @@ bench: build
 opsweep: build
 	bash scripts/realmodels/setup.sh >/dev/null
 	build/realmodels-venv/bin/python scripts/opsweep.py ./converter build/opsweep
+
+# Post-training quantization against onnxruntime's quantize_static and
+# quantize_dynamic: accuracy on held-out inputs and 1-thread speed
+# (scripts/quant_anchor.py; docs/quantization.md has the last table).
+quantbench: build
+	bash scripts/realmodels/setup.sh >/dev/null
+	build/realmodels-venv/bin/python -W ignore scripts/quant_anchor.py ./converter build/quantbench
 
 clean:
 	rm -rf converter $(OUT) $(TEST_JSON) $(TESTSUMMARY)

@@ -1,0 +1,217 @@
+#!/usr/bin/env python3
+"""Post-training quantization against onnxruntime's quantizers (issue 35's anchor).
+
+Usage: build/realmodels-venv/bin/python scripts/quant_anchor.py ./converter OUT_DIR [--rounds 5] [--models resnet18_bn,mobilenet_v2_bn]
+(`make quantbench` runs it; ../shared/corpus/models must be beside the repo.)
+
+For each corpus model (model.onnx + test_data_set_0):
+  1. calibration data: 16 deterministic variants of the corpus input (flips,
+     shifts, gains, noise; seed 1), written as BIN files (raw float32), and 3
+     held-out variants (seed 2) never used for calibration;
+  2. ours: `converter` with [common_quant_param] quant_type=FULL_QUANT,
+     calibrate_size=16, MAX_MIN (and WEIGHT_QUANT);
+  3. theirs: onnxruntime.quantization.quantize_static on the same 16 inputs
+     (QDQ, per-channel int8 weights, uint8 activations, MinMax) of the same
+     model with BatchNormalization folded by onnxruntime's pre-processing;
+  4. accuracy: the cosine similarity of each quantized model's output to the
+     float model's (onnxruntime float) on the held-out inputs, minimum over them;
+  5. speed, 1 thread, ROUNDS alternating rounds: our float model, our
+     FULL_QUANT model (`converter benchmark` median) and onnxruntime's
+     quantized model (session.run median); medians of per-round ratios with
+     their range.
+A BERT-base-sized MatMul stack (scripts/quant_mlp.py) does the same for
+DYNAMIC_QUANT against onnxruntime's quantize_dynamic.
+Prints one Markdown table; the CPU's ISA is in the first line.
+"""
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import numpy_helper
+
+ort.set_default_logger_severity(3)
+HERE = os.path.dirname(os.path.abspath(__file__))
+SHARED = os.environ.get("SHARED", os.path.join(HERE, "..", "..", "shared"))
+
+
+def isa():
+    flags = open("/proc/cpuinfo").read().split()
+    for f in ("avx512_vnni", "avx_vnni", "avx512f", "avx2"):
+        if f in flags:
+            return f
+    return "generic"
+
+
+def load_pb(p):
+    t = onnx.TensorProto()
+    t.ParseFromString(open(p, "rb").read())
+    return numpy_helper.to_array(t)
+
+
+def variants(x, n, seed):
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(n):
+        y = x.copy()
+        if i % 2:
+            y = y[..., ::-1]
+        if y.ndim == 4:
+            y = np.roll(y, int(rng.integers(-20, 20)), axis=2)
+        y = y * rng.uniform(0.8, 1.2) + rng.normal(0, 0.1, y.shape)
+        out.append(np.ascontiguousarray(y.astype(np.float32)))
+    return out
+
+
+def cos(a, b):
+    a, b = a.ravel().astype(np.float64), b.ravel().astype(np.float64)
+    return float(a @ b / np.sqrt((a @ a) * (b @ b)))
+
+
+def ours_time(conv, mindir, inp, loops=10):
+    r = subprocess.run([conv, "benchmark", "--modelFile=" + mindir, "--inDataFile=" + inp, "--numThreads=1",
+                        "--loopCount=%d" % loops, "--warmUpLoopCount=3"], capture_output=True, text=True)
+    for line in r.stdout.splitlines():
+        if "MedianRunTime = " in line:
+            return float(line.split("MedianRunTime = ")[1].split()[0])
+    raise SystemExit("benchmark %s failed:\n%s%s" % (mindir, r.stdout, r.stderr))
+
+
+def ours_outputs(conv, mindir, inp, out_dir):
+    os.makedirs(out_dir, exist_ok=True)
+    r = subprocess.run([conv, "benchmark", "--modelFile=" + mindir, "--inDataFile=" + inp, "--numThreads=1",
+                        "--loopCount=1", "--warmUpLoopCount=0", "--outputDataDir=" + out_dir], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SystemExit("benchmark %s failed:\n%s%s" % (mindir, r.stdout, r.stderr))
+    return load_pb(os.path.join(out_dir, "output_0.pb"))
+
+
+def ort_time(sess, name, x, loops=10):
+    for _ in range(3):
+        sess.run(None, {name: x})
+    ts = []
+    for _ in range(loops):
+        t = time.perf_counter()
+        sess.run(None, {name: x})
+        ts.append((time.perf_counter() - t) * 1e3)
+    return statistics.median(ts)
+
+
+def session(path):
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    so.inter_op_num_threads = 1
+    return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+
+
+def convert(conv, model, out, cfg_text, work):
+    cfg = out + ".cfg"
+    open(cfg, "w").write(cfg_text)
+    r = subprocess.run([conv, "--fmk=ONNX", "--modelFile=" + model, "--outputFile=" + out, "--configFile=" + cfg,
+                        "--progress=off"], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SystemExit("convert %s failed:\n%s%s" % (model, r.stdout, r.stderr))
+    return out + ".mindir"
+
+
+def write_pb(x, name, path):
+    open(path, "wb").write(numpy_helper.from_array(x, name).SerializeToString())
+
+
+def ratio_range(a, b, rounds):
+    rs = [x / y for x, y in zip(a, b)]
+    return "%.2f (%.2f-%.2f)" % (statistics.median(rs), min(rs), max(rs))
+
+
+def image_model(conv, name, work, rounds):
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+    d = os.path.join(SHARED, "corpus", "models", name)
+    model = os.path.join(d, "model.onnx")
+    m = onnx.load(model)
+    iname = m.graph.input[0].name
+    x = load_pb(os.path.join(d, "test_data_set_0", "input_0.pb"))
+    calib, held = variants(x, 16, 1), variants(x, 3, 2)
+    w = os.path.join(work, name)
+    cdir = os.path.join(w, "calib")
+    os.makedirs(cdir, exist_ok=True)
+    for i, c in enumerate(calib):
+        c.tofile(os.path.join(cdir, "%02d.bin" % i))
+    float_sess = session(model)
+    refs = [float_sess.run(None, {iname: h})[0] for h in held]
+    fq = convert(conv, model, os.path.join(w, "full_quant"),
+                 "[common_quant_param]\nquant_type=FULL_QUANT\nbit_num=8\n[data_preprocess_param]\n"
+                 "calibrate_path=%s:%s\ncalibrate_size=16\ninput_type=BIN\n[full_quant_param]\nactivation_quant_method=MAX_MIN\n" % (iname, cdir), w)
+    wq = convert(conv, model, os.path.join(w, "weight_quant"), "[common_quant_param]\nquant_type=WEIGHT_QUANT\nbit_num=8\n", w)
+    fl = convert(conv, model, os.path.join(w, "float"), "[graph_kernel_param]\nopt_level=2\n", w)
+    ins = []
+    for i, h in enumerate(held):
+        p = os.path.join(w, "held_%d.pb" % i)
+        write_pb(h, iname, p)
+        ins.append(p)
+    ours_cos = min(cos(ours_outputs(conv, fq, p, os.path.join(w, "out_fq_%d" % i)), r) for i, (p, r) in enumerate(zip(ins, refs)))
+    wq_cos = min(cos(ours_outputs(conv, wq, p, os.path.join(w, "out_wq_%d" % i)), r) for i, (p, r) in enumerate(zip(ins, refs)))
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.it = iter([{iname: c} for c in calib])
+
+        def get_next(self):
+            return next(self.it, None)
+
+    pre = os.path.join(w, "pre.onnx")
+    quant_pre_process(model, pre, skip_symbolic_shape=True)
+    oq = os.path.join(w, "ort_qdq.onnx")
+    quantize_static(pre, oq, Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
+                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+    ort_q = session(oq)
+    ort_cos = min(cos(ort_q.run(None, {iname: h})[0], r) for h, r in zip(held, refs))
+    t_fl, t_fq, t_ort = [], [], []
+    for _ in range(rounds):
+        t_fl.append(ours_time(conv, fl, ins[0]))
+        t_fq.append(ours_time(conv, fq, ins[0]))
+        t_ort.append(ort_time(ort_q, iname, held[0]))
+    return ("| %s | FULL_QUANT MAX_MIN | %.5f | %.5f | %s | %s |" % (name, ours_cos, ort_cos, ratio_range(t_fl, t_fq, rounds), ratio_range(t_fq, t_ort, rounds)),
+            "| %s | WEIGHT_QUANT 8 bit | %.5f | | | |" % (name, wq_cos))
+
+
+def mlp(conv, work, rounds):
+    w = os.path.join(work, "mlp")
+    subprocess.run([sys.executable, os.path.join(HERE, "quant_mlp.py"), w], check=True, capture_output=True)
+    model, inp = os.path.join(w, "model.onnx"), os.path.join(w, "test_data_set_0", "input_0.pb")
+    x = load_pb(inp)
+    ref = session(model).run(None, {"input": x})[0]
+    dq = convert(conv, model, os.path.join(w, "dynamic_quant"), "[graph_kernel_param]\nopt_level=2\n[common_quant_param]\nquant_type=DYNAMIC_QUANT\n", w)
+    fl = convert(conv, model, os.path.join(w, "float"), "[graph_kernel_param]\nopt_level=2\n", w)
+    ours_cos = cos(ours_outputs(conv, dq, inp, os.path.join(w, "out_dq")), ref)
+    ort_q = session(os.path.join(w, "model_dq.onnx"))
+    ort_cos = cos(ort_q.run(None, {"input": x})[0], ref)
+    t_fl, t_dq, t_ort = [], [], []
+    for _ in range(rounds):
+        t_fl.append(ours_time(conv, fl, inp))
+        t_dq.append(ours_time(conv, dq, inp))
+        t_ort.append(ort_time(ort_q, "input", x))
+    return "| BERT-base FFN x4 (quant_mlp.py) | DYNAMIC_QUANT | %.5f | %.5f | %s | %s |" % (
+        ours_cos, ort_cos, ratio_range(t_fl, t_dq, rounds), ratio_range(t_dq, t_ort, rounds))
+
+
+def main():
+    conv, work = sys.argv[1], sys.argv[2]
+    rounds = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 5
+    models = sys.argv[sys.argv.index("--models") + 1].split(",") if "--models" in sys.argv else ["resnet18_bn", "mobilenet_v2_bn"]
+    os.makedirs(work, exist_ok=True)
+    print("ISA: %s; 1 thread; %d alternating rounds; onnxruntime %s" % (isa(), rounds, ort.__version__))
+    print("| model | quantization | cosine ours (min over 3 held-out) | cosine onnxruntime | speed-up over our float | ours / onnxruntime quantized |")
+    print("|---|---|---|---|---|---|")
+    for name in models:
+        for row in image_model(conv, name, work, rounds):
+            print(row, flush=True)
+    print(mlp(conv, work, rounds), flush=True)
+
+
+if __name__ == "__main__":
+    main()
