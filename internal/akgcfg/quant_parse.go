@@ -77,6 +77,25 @@ func (p *quantParser) notImplemented(sec, key, what string) {
 		"(docs/quantization.md lists what is)", what)
 }
 
+// choice reads an enumerated key: its value when it is one of done, ""
+// when absent, or an error (not implemented for a value of later, else not
+// one of converter_lite's values, listed as converter_lite lists them).
+func (p *quantParser) choice(sec, key string, all []string, done []string, later map[string]string) string {
+	v, ok := p.val(sec, key)
+	switch {
+	case !ok:
+		return ""
+	case slices.Contains(done, v):
+		p.q.Source[key] = p.origin(sec, key)
+		return v
+	case later[v] != "":
+		p.notImplemented(sec, key, key+"="+v+" ("+later[v]+")")
+	default:
+		p.fail(sec, key, "%q: %s must be %s", v, key, strings.Join(all, "|"))
+	}
+	return ""
+}
+
 func (p *quantParser) intIn(sec, key string, lo, hi int, dst *int) {
 	v, ok := p.val(sec, key)
 	if !ok {
@@ -262,16 +281,8 @@ func (p *quantParser) weight() {
 			p.warn(sec, "dequant_strategy", "dequant_strategy=ON_THE_FLY: the weights are dequantized once when the model is loaded (same values)")
 		}
 	}
-	if v, ok := p.val(sec, "quant_strategy"); ok {
-		switch v {
-		case "MAX_MIN":
-			q.QuantStrategy = v
-		case "GPTQ":
-			p.notImplemented(sec, "quant_strategy", "quant_strategy=GPTQ")
-		default:
-			p.fail(sec, "quant_strategy", "%q: quant_strategy must be GPTQ or MAX_MIN", v)
-		}
-	}
+	q.QuantStrategy = p.choice(sec, "quant_strategy", []string{"GPTQ", "MAX_MIN"}, []string{"MAX_MIN"},
+		map[string]string{"GPTQ": "GPTQ weight rounding"})
 	p.boolean(sec, "per_channel", &q.PerChannel)
 	corr := false
 	if p.boolean(sec, "bias_correction", &corr) && corr {
@@ -295,29 +306,20 @@ func (p *quantParser) weight() {
 func (p *quantParser) full() {
 	const sec = fullQuantSection
 	q := p.q
-	if v, ok := p.val(sec, "activation_quant_method"); ok {
-		switch v {
-		case "MAX_MIN":
-			q.ActivationMethod = MaxMin
-		case "KL":
-			q.ActivationMethod = KL
-		case "REMOVAL_OUTLIER":
-			q.ActivationMethod = RemovalOutlier
-		default:
-			p.fail(sec, "activation_quant_method", "%q: activation_quant_method must be MAX_MIN|KL|REMOVAL_OUTLIER", v)
-		}
-		q.Source["activation_quant_method"] = p.origin(sec, "activation_quant_method")
+	switch p.choice(sec, "activation_quant_method", []string{"MAX_MIN", "KL", "REMOVAL_OUTLIER"}, []string{"MAX_MIN", "KL", "REMOVAL_OUTLIER"}, nil) {
+	case "KL":
+		q.ActivationMethod = KL
+	case "REMOVAL_OUTLIER":
+		q.ActivationMethod = RemovalOutlier
 	}
 	p.boolean(sec, "bias_correction", &q.BiasCorrection)
 	p.boolean(sec, "per_channel", &q.PerChannel)
-	if v, ok := p.val(sec, "target_device"); ok {
-		switch v {
-		case "KIRIN", "NVGPU", "DSP", "ASCEND":
-			p.notImplemented(sec, "target_device", fmt.Sprintf("target_device=%s (this converter's int8 kernels are CPU ones; leave target_device out)", v))
-		default:
-			p.fail(sec, "target_device", "%q: target_device must be KIRIN|NVGPU|DSP|ASCEND", v)
-		}
+	devices := []string{"KIRIN", "NVGPU", "DSP", "ASCEND"}
+	later := map[string]string{}
+	for _, d := range devices {
+		later[d] = "this converter's int8 kernels are CPU ones; leave target_device out"
 	}
+	p.choice(sec, "target_device", devices, nil, later)
 	smooth := false
 	if p.boolean(sec, "enable_smooth_shift", &smooth) && smooth {
 		p.notImplemented(sec, "enable_smooth_shift", "enable_smooth_shift=true (SmoothQuant)")
@@ -336,15 +338,9 @@ func (p *quantParser) full() {
 func (p *quantParser) preprocess(required bool) {
 	const sec = preprocessSection
 	q := p.q
-	if v, ok := p.val(sec, "input_type"); ok {
-		switch v {
-		case "BIN":
-			q.InputType = v
-		case "IMAGE":
-			p.notImplemented(sec, "input_type", "input_type=IMAGE (decoding and preprocessing calibration images; convert them to BIN files of the input's dtype and shape)")
-		default:
-			p.fail(sec, "input_type", "%q: input_type must be IMAGE|BIN", v)
-		}
+	if v := p.choice(sec, "input_type", []string{"IMAGE", "BIN"}, []string{"BIN"},
+		map[string]string{"IMAGE": "decoding and preprocessing calibration images; convert them to BIN files of the input's dtype and shape"}); v != "" {
+		q.InputType = v
 	}
 	for _, k := range []string{"image_to_format", "normalize_mean", "normalize_std", "resize_width", "resize_height",
 		"resize_method", "center_crop_width", "center_crop_height"} {
@@ -388,18 +384,9 @@ func (p *quantParser) preprocess(required bool) {
 func (p *quantParser) dynamic() {
 	const sec = dynamicQuantSection
 	q := p.q
-	if v, ok := p.val(sec, "quant_strategy"); ok {
-		switch v {
-		case "ALWC":
-			q.QuantStrategy = v
-		case "ACWL":
-			p.notImplemented(sec, "quant_strategy", "quant_strategy=ACWL (per-channel activations, per-layer weights)")
-		default:
-			p.fail(sec, "quant_strategy", "%q: dynamic_quant_strategy must be ALWC or ACWL", v)
-		}
-	} else {
-		q.QuantStrategy = "ALWC"
-	}
+	q.QuantStrategy = "ALWC"
+	p.choice(sec, "quant_strategy", []string{"ALWC", "ACWL"}, []string{"ALWC"},
+		map[string]string{"ACWL": "per-channel activations, per-layer weights"})
 }
 
 func sortedKeys(m map[string]string) []string {
