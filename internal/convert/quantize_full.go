@@ -75,9 +75,7 @@ func fullQuant(ctx context.Context, g *ir.Graph, q *akgcfg.QuantConfig, modelFil
 	}
 	for _, c := range cands {
 		tap(c.x)
-		if !graphOut[c.out] {
-			tap(c.out)
-		}
+		tap(c.out) // a graph output's range is not used, its values are (per-layer cosine)
 	}
 	stats := make([]*actStats, len(taps))
 	for i := range stats {
@@ -95,7 +93,15 @@ func fullQuant(ctx context.Context, g *ir.Graph, q *akgcfg.QuantConfig, modelFil
 			}
 		}
 	}
+	// The float output of each quantized node on the first layerSamples
+	// samples, for the report's per-layer cosine.
+	layerRef := make([][][]float32, len(cands))
 	err = runWithTaps(ctx, g, taps, cs.samples, func(s int, outs, tapped []*ir.Tensor) error {
+		if s < layerSamples {
+			for ci, c := range cands {
+				layerRef[ci] = append(layerRef[ci], append([]float32(nil), floatsOf(tapped[tapIdx[c.out]])...))
+			}
+		}
 		for i, t := range tapped {
 			stats[i].observe(floatsOf(t), method, &scratch)
 			if m := floatMeans[taps[i]]; m != nil {
@@ -172,6 +178,7 @@ func fullQuant(ctx context.Context, g *ir.Graph, q *akgcfg.QuantConfig, modelFil
 		}
 		qdqd[c.out] = p
 	}
+	base := len(rq.Quantized)
 	for _, c := range cands {
 		p, ok := qdqd[c.x]
 		if !ok {
@@ -203,6 +210,14 @@ func fullQuant(ctx context.Context, g *ir.Graph, q *akgcfg.QuantConfig, modelFil
 	}
 	g.RemoveDead()
 
+	// Per-layer cosines on the QDQ graph (every quantized node's output is a
+	// DequantizeLinear's there; lowering fuses some of them into the next
+	// integer op), then again after lowering where the output is still a
+	// value, which also sees bias_correction.
+	if err := layerCosines(ctx, g, cands, layerRef, cs.samples, rq.Quantized[base:]); err != nil {
+		return calibErr(ctx, err)
+	}
+
 	// The integer kernels: QDQFusion alone.
 	var black []string
 	for _, name := range fusion.AnfPassNames() {
@@ -230,6 +245,55 @@ func fullQuant(ctx context.Context, g *ir.Graph, q *akgcfg.QuantConfig, modelFil
 		return calibErr(ctx, err)
 	}
 	rq.Calibration.OutputCosine = cos
+	if err := layerCosines(ctx, g, cands, layerRef, cs.samples, rq.Quantized[base:]); err != nil {
+		return calibErr(ctx, err)
+	}
+	return nil
+}
+
+// layerSamples is how many calibration samples the per-layer cosine uses
+// (each keeps a float copy of every quantized node's output).
+const layerSamples = 4
+
+// layerCosines sets each quantized node's Cosine: its output in the
+// quantized graph (after its QuantizeLinear/DequantizeLinear pair) against
+// the float graph's on the first layerSamples samples; a node whose output
+// is no longer a value of g keeps the Cosine it had.
+func layerCosines(ctx context.Context, g *ir.Graph, cands []*fqCand, ref [][][]float32, samples [][]*ir.Tensor, nodes []ReportQuantNode) error {
+	produced := map[*ir.Value]bool{}
+	for _, n := range g.Nodes {
+		for _, o := range n.Outputs {
+			produced[o] = true
+		}
+	}
+	var taps []*ir.Value
+	which := []int{}
+	for ci, c := range cands {
+		if produced[c.out] && ci < len(nodes) {
+			taps = append(taps, c.out)
+			which = append(which, ci)
+		}
+	}
+	if len(taps) == 0 {
+		return nil
+	}
+	acc := make([]cosAcc, len(taps))
+	n := min(layerSamples, len(samples))
+	err := runWithTaps(ctx, g, taps, samples[:n], func(s int, _, tapped []*ir.Tensor) error {
+		for i, t := range tapped {
+			if s < len(ref[which[i]]) {
+				acc[i].add(floatsOf(t), ref[which[i]][s])
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for i, ci := range which {
+		c := acc[i].cos()
+		nodes[ci].Cosine = &c
+	}
 	return nil
 }
 

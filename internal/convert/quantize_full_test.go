@@ -170,6 +170,9 @@ func TestFullQuant(t *testing.T) {
 					if n.Op == "Conv2D" {
 						qConv++
 					}
+					if n.Cosine == nil || *n.Cosine < 0.5 || *n.Cosine > 1+1e-9 {
+						t.Errorf("%s: per-layer cosine %v", n.Name, ptrVal(n.Cosine))
+					}
 				}
 				if qConv == 0 || ops["QLinearConv"] != qConv {
 					t.Errorf("%d convs quantized, %d QLinearConv in the graph", qConv, ops["QLinearConv"])
@@ -276,4 +279,11 @@ func TestFullQuantRanges(t *testing.T) {
 	if s, z := uint8Params(0, 6); z != 0 || s != float32(6.0/255) {
 		t.Errorf("uint8Params(0,6) = %v %v", s, z)
 	}
+}
+
+func ptrVal(p *float64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
 }
