@@ -81,13 +81,14 @@ def ours_time(conv, mindir, inp, loops=10):
     raise SystemExit("benchmark %s failed:\n%s%s" % (mindir, r.stdout, r.stderr))
 
 
-def ours_outputs(conv, mindir, inp, out_dir):
+def ours_outputs(conv, mindir, inp, out_dir, count=1):
     os.makedirs(out_dir, exist_ok=True)
     r = subprocess.run([conv, "benchmark", "--modelFile=" + mindir, "--inDataFile=" + inp, "--numThreads=1",
                         "--loopCount=1", "--warmUpLoopCount=0", "--outputDataDir=" + out_dir], capture_output=True, text=True)
     if r.returncode != 0:
         raise SystemExit("benchmark %s failed:\n%s%s" % (mindir, r.stdout, r.stderr))
-    return load_pb(os.path.join(out_dir, "output_0.pb"))
+    outs = [load_pb(os.path.join(out_dir, "output_%d.pb" % i)) for i in range(count)]
+    return outs[0] if count == 1 else outs
 
 
 def ort_time(sess, name, x, loops=10):
@@ -108,11 +109,12 @@ def session(path):
     return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
 
 
-def convert(conv, model, out, cfg_text, work):
+def convert(conv, model, out, cfg_text, work, shape=None):
     cfg = out + ".cfg"
     open(cfg, "w").write(cfg_text)
+    extra = (["--inputShape=" + shape] if shape else []) + ["--reportFile=" + out + ".json"]
     r = subprocess.run([conv, "--fmk=ONNX", "--modelFile=" + model, "--outputFile=" + out, "--configFile=" + cfg,
-                        "--progress=off"], capture_output=True, text=True)
+                        "--progress=off"] + extra, capture_output=True, text=True)
     if r.returncode != 0:
         raise SystemExit("convert %s failed:\n%s%s" % (model, r.stdout, r.stderr))
     return out + ".mindir"
@@ -179,6 +181,56 @@ def image_model(conv, name, work, rounds):
             "| %s | WEIGHT_QUANT 8 bit | %.5f | | | |" % (name, wq_cos))
 
 
+def real_model(conv, d, work):
+    """A model of the real-model corpus (build/realmodels, `make realmodels`):
+    FULL_QUANT and WEIGHT_QUANT accuracy on held-out variants of its input,
+    every output (the minimum cosine over outputs and inputs)."""
+    import json
+    name = os.path.basename(d.rstrip("/"))
+    case = json.load(open(os.path.join(d, "case.json")))
+    shape = case.get("input_shape")
+    model = os.path.join(d, "model.onnx")
+    m = onnx.load(model)
+    inits = {t.name for t in m.graph.initializer}
+    iname = [i.name for i in m.graph.input if i.name not in inits][0]
+    x = load_pb(os.path.join(d, "test_data_set_0", "input_0.pb"))
+    calib, held = variants(x, 16, 1), variants(x, 3, 2)
+    w = os.path.join(work, name)
+    cdir = os.path.join(w, "calib")
+    os.makedirs(cdir, exist_ok=True)
+    for i, c in enumerate(calib):
+        c.tofile(os.path.join(cdir, "%02d.bin" % i))
+    fs = session(model)
+    nout = len(fs.get_outputs())
+    refs = [fs.run(None, {iname: h}) for h in held]
+    ins = []
+    for i, h in enumerate(held):
+        p = os.path.join(w, "held_%d.pb" % i)
+        write_pb(h, iname, p)
+        ins.append(p)
+    rows = []
+    for label, cfg in (("FULL_QUANT MAX_MIN", "[common_quant_param]\nquant_type=FULL_QUANT\n[data_preprocess_param]\n"
+                        "calibrate_path=%s:%s\ncalibrate_size=16\ninput_type=BIN\n" % (iname, cdir)),
+                       ("WEIGHT_QUANT 8 bit", "[common_quant_param]\nquant_type=WEIGHT_QUANT\n"),
+                       ("DYNAMIC_QUANT", "[common_quant_param]\nquant_type=DYNAMIC_QUANT\n")):
+        tag = label.split()[0].lower()
+        try:
+            mf = convert(conv, model, os.path.join(w, tag), cfg, w, shape)
+            rq = json.load(open(os.path.join(w, tag) + ".json"))["quantization"]
+            if not rq["quantized"]:
+                rows.append("| %s (real) | %s | nothing to quantize (%d candidates kept float) | | | |" % (name, label, len(rq["kept_float"])))
+                continue
+            worst = 1.0
+            for i, (p, r) in enumerate(zip(ins, refs)):
+                outs = ours_outputs(conv, mf, p, os.path.join(w, "out_%s_%d" % (tag, i)), nout)
+                outs = outs if nout > 1 else [outs]
+                worst = min([worst] + [cos(o, rr) for o, rr in zip(outs, r)])
+            rows.append("| %s (real) | %s (%d nodes) | %.5f | | | |" % (name, label, len(rq["quantized"]), worst))
+        except SystemExit as e:
+            rows.append("| %s (real) | %s | failed: %s | | | |" % (name, label, str(e).splitlines()[-1][:120]))
+    return rows
+
+
 def mlp(conv, work, rounds):
     w = os.path.join(work, "mlp")
     subprocess.run([sys.executable, os.path.join(HERE, "quant_mlp.py"), w], check=True, capture_output=True)
@@ -211,6 +263,12 @@ def main():
         for row in image_model(conv, name, work, rounds):
             print(row, flush=True)
     print(mlp(conv, work, rounds), flush=True)
+    real = sys.argv[sys.argv.index("--realmodels") + 1] if "--realmodels" in sys.argv else os.path.join(HERE, "..", "build", "realmodels")
+    for name in ("ocr_det_tiny", "mtcnn_onet", "mtcnn_pnet", "basic_pitch"):
+        d = os.path.join(real, name)
+        if os.path.isfile(os.path.join(d, "case.json")):
+            for row in real_model(conv, d, work):
+                print(row, flush=True)
 
 
 if __name__ == "__main__":
