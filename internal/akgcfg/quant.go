@@ -59,6 +59,7 @@ type QuantConfig struct {
 	CalibratePath map[string]string // calibrate_path: graph input name -> folder of calibration files
 	CalibrateSize int               // calibrate_size: files used per input
 	InputType     string            // input_type: BIN or IMAGE
+	Image         ImagePreprocess   // input_type=IMAGE's preprocessing
 
 	// [full_quant_param]
 	ActivationMethod ActivationQuantMethod
@@ -72,4 +73,15 @@ type QuantConfig struct {
 
 	// Source names each key's origin ("file:line") for error messages.
 	Source map[string]string
+}
+
+// ImagePreprocess is [data_preprocess_param]'s image preprocessing for
+// input_type=IMAGE, applied in converter_lite's order: decode, convert to
+// ToFormat, resize, center crop, normalize ((x - mean) / std per channel).
+type ImagePreprocess struct {
+	ToFormat                  string    // image_to_format: RGB, BGR (default: as decoded, BGR like OpenCV), GRAY
+	Mean, Std                 []float64 // normalize_mean, normalize_std: one per channel, or empty
+	ResizeWidth, ResizeHeight int       // 0: no resize
+	ResizeMethod              string    // NEAREST, LINEAR (default), CUBIC
+	CropWidth, CropHeight     int       // center_crop_width/height, 0: none
 }

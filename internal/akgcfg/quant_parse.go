@@ -2,6 +2,7 @@ package akgcfg
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -75,6 +76,25 @@ func (p *quantParser) warn(sec, key, format string, args ...any) {
 func (p *quantParser) notImplemented(sec, key, what string) {
 	p.fail(sec, key, "%s is not implemented by this converter; the model would not be quantized as asked "+
 		"(docs/quantization.md lists what is)", what)
+}
+
+// floats reads a list of numbers, "[a, b, c]" or "a,b,c".
+func (p *quantParser) floats(sec, key string) []float64 {
+	v, ok := p.val(sec, key)
+	if !ok {
+		return nil
+	}
+	var out []float64
+	for _, f := range strings.Split(strings.Trim(v, "[] "), ",") {
+		x, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+			p.fail(sec, key, "%q should be a list of numbers", v)
+			return nil
+		}
+		out = append(out, x)
+	}
+	p.q.Source[key] = p.origin(sec, key)
+	return out
 }
 
 // choice reads an enumerated key: its value when it is one of done, ""
@@ -338,14 +358,35 @@ func (p *quantParser) full() {
 func (p *quantParser) preprocess(required bool) {
 	const sec = preprocessSection
 	q := p.q
-	if v := p.choice(sec, "input_type", []string{"IMAGE", "BIN"}, []string{"BIN"},
-		map[string]string{"IMAGE": "decoding and preprocessing calibration images; convert them to BIN files of the input's dtype and shape"}); v != "" {
+	if v := p.choice(sec, "input_type", []string{"IMAGE", "BIN"}, []string{"BIN", "IMAGE"}, nil); v != "" {
 		q.InputType = v
 	}
-	for _, k := range []string{"image_to_format", "normalize_mean", "normalize_std", "resize_width", "resize_height",
-		"resize_method", "center_crop_width", "center_crop_height"} {
-		if _, ok := p.val(sec, k); ok {
-			p.notImplemented(sec, k, k+" (image preprocessing of calibration data)")
+	img := &q.Image
+	img.ToFormat = p.choice(sec, "image_to_format", []string{"RGB", "GRAY", "BGR"}, []string{"RGB", "GRAY", "BGR"}, nil)
+	img.ResizeMethod = p.choice(sec, "resize_method", []string{"NEAREST", "LINEAR", "CUBIC"}, []string{"NEAREST", "LINEAR", "CUBIC"}, nil)
+	p.intIn(sec, "resize_width", 1, quantSizeLimit, &img.ResizeWidth)
+	p.intIn(sec, "resize_height", 1, quantSizeLimit, &img.ResizeHeight)
+	p.intIn(sec, "center_crop_width", 1, quantSizeLimit, &img.CropWidth)
+	p.intIn(sec, "center_crop_height", 1, quantSizeLimit, &img.CropHeight)
+	img.Mean = p.floats(sec, "normalize_mean")
+	img.Std = p.floats(sec, "normalize_std")
+	for _, s := range img.Std {
+		if s == 0 {
+			p.fail(sec, "normalize_std", "a standard deviation of 0")
+		}
+	}
+	if (img.ResizeWidth == 0) != (img.ResizeHeight == 0) {
+		p.fail(sec, "resize_width", "resize_width and resize_height go together")
+	}
+	if (img.CropWidth == 0) != (img.CropHeight == 0) {
+		p.fail(sec, "center_crop_width", "center_crop_width and center_crop_height go together")
+	}
+	if q.InputType != "IMAGE" {
+		for _, k := range []string{"image_to_format", "normalize_mean", "normalize_std", "resize_width", "resize_height",
+			"resize_method", "center_crop_width", "center_crop_height"} {
+			if _, ok := p.val(sec, k); ok {
+				p.warn(sec, k, "%s applies to input_type=IMAGE only; ignored for %s", k, q.InputType)
+			}
 		}
 	}
 	if v, ok := p.val(sec, "calibrate_path"); ok {

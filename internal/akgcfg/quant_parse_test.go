@@ -29,6 +29,12 @@ func TestQuantConfigDefaults(t *testing.T) {
 	if q.Source["activation_quant_method"] == "" || !strings.HasSuffix(q.Source["calibrate_size"], ":9") {
 		t.Errorf("sources %v", q.Source)
 	}
+	c = parseCfg(t, "[common_quant_param]\nquant_type=FULL_QUANT\n[data_preprocess_param]\ncalibrate_path=x:d\ncalibrate_size=2\ninput_type=IMAGE\n"+
+		"image_to_format=RGB\nnormalize_mean=[127.5, 127.5, 127.5]\nnormalize_std=[127.5,127.5,127.5]\nresize_width=256\nresize_height=256\nresize_method=LINEAR\ncenter_crop_width=224\ncenter_crop_height=224\n")
+	if im := c.Quant.Image; c.Quant.InputType != "IMAGE" || im.ToFormat != "RGB" || len(im.Mean) != 3 || im.Std[2] != 127.5 ||
+		im.ResizeWidth != 256 || im.CropHeight != 224 || im.ResizeMethod != "LINEAR" || len(c.Warnings) != 0 {
+		t.Fatalf("image %+v %v", c.Quant.Image, c.Warnings)
+	}
 	c = parseCfg(t, "[common_quant_param]\nquant_type=DYNAMIC_QUANT\n[dynamic_quant_param]\nquant_strategy=ALWC\n")
 	if c.Quant == nil || c.Quant.Type != DynamicQuant || c.Quant.QuantStrategy != "ALWC" {
 		t.Fatalf("dynamic %+v", c.Quant)
@@ -54,7 +60,9 @@ func TestQuantConfigErrors(t *testing.T) {
 		{"[common_quant_param]\nquant_type=FULL_QUANT\n", 0, "needs calibration data"},
 		{"[common_quant_param]\nquant_type=FULL_QUANT\n[data_preprocess_param]\ncalibrate_path=x:d\ncalibrate_size=0\n", 5, "[1,65535]"},
 		{"[common_quant_param]\nquant_type=FULL_QUANT\n[data_preprocess_param]\ncalibrate_path=nodir\ncalibrate_size=2\n", 4, "input_name:folder"},
-		{"[common_quant_param]\nquant_type=FULL_QUANT\n[data_preprocess_param]\ncalibrate_path=x:d\ncalibrate_size=2\ninput_type=IMAGE\n", 6, "not implemented"},
+		{"[common_quant_param]\nquant_type=FULL_QUANT\n[data_preprocess_param]\ncalibrate_path=x:d\ncalibrate_size=2\ninput_type=IMAGE\nresize_method=AREA\n", 7, "NEAREST|LINEAR|CUBIC"},
+		{"[common_quant_param]\nquant_type=FULL_QUANT\n[data_preprocess_param]\ncalibrate_path=x:d\ncalibrate_size=2\ninput_type=IMAGE\nnormalize_std=[1,0,1]\n", 7, "standard deviation of 0"},
+		{"[common_quant_param]\nquant_type=FULL_QUANT\n[data_preprocess_param]\ncalibrate_path=x:d\ncalibrate_size=2\ninput_type=IMAGE\nresize_width=224\n", 7, "go together"},
 		{"[common_quant_param]\nquant_type=FULL_QUANT\n[data_preprocess_param]\ncalibrate_path=x:d\ncalibrate_size=2\n[full_quant_param]\nactivation_quant_method=MSE\n", 7, "MAX_MIN|KL|REMOVAL_OUTLIER"},
 		{"[common_quant_param]\nquant_type=FULL_QUANT\n[data_preprocess_param]\ncalibrate_path=x:d\ncalibrate_size=2\n[full_quant_param]\ntarget_device=ASCEND\n", 7, "not implemented"},
 		{"[common_quant_param]\nquant_type=FULL_QUANT\n[data_preprocess_param]\ncalibrate_path=x:d\ncalibrate_size=2\n[full_quant_param]\nbias_correction=yes\n", 7, "true or false"},

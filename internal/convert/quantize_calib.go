@@ -28,8 +28,9 @@ type calibSet struct {
 // of the input's dtype and exact shape. The sample count is the smallest
 // over the inputs.
 func readCalibration(g *ir.Graph, q *akgcfg.QuantConfig) (*calibSet, error) {
-	if t := strings.ToUpper(q.InputType); t != "" && t != "BIN" {
-		return nil, Errorf(CodeNotSupport, "[data_preprocess_param] input_type=%s is not supported for FULL_QUANT calibration yet; use BIN", q.InputType)
+	image := strings.ToUpper(q.InputType) == "IMAGE"
+	if t := strings.ToUpper(q.InputType); t != "" && t != "BIN" && !image {
+		return nil, Errorf(CodeNotSupport, "[data_preprocess_param] input_type=%s: want BIN or IMAGE", q.InputType)
 	}
 	if len(g.Inputs) == 0 {
 		return nil, Errorf(CodeParamInvalid, "FULL_QUANT: the model has no inputs to calibrate")
@@ -82,7 +83,11 @@ func readCalibration(g *ir.Graph, q *akgcfg.QuantConfig) (*calibSet, error) {
 	for s := 0; s < n; s++ {
 		var sample []*ir.Tensor
 		for i, in := range g.Inputs {
-			t, err := readBin(files[i][s], in)
+			read := readBin
+			if image {
+				read = func(p string, in *ir.Value) (*ir.Tensor, error) { return readImage(p, in, q.Image) }
+			}
+			t, err := read(files[i][s], in)
 			if err != nil {
 				return nil, err
 			}
