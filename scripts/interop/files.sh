@@ -71,6 +71,9 @@ for m in resnet18_bn mobilenet_v2_bn bert_tiny; do
   conv "${m}_wq_ms" corpus "$d/model.onnx" "$d/test_data_set_0" ms ONNX --optimize=none --primitiveSet=mindspore --configFile="$cfgdir/wq.cfg"
   conv "${m}_wq_o2" corpus "$d/model.onnx" "$d/test_data_set_0" o2 ONNX --configFile="$cfgdir/wq_o2.cfg"
 done
+printf '[graph_kernel_param]\nopt_level=2\n[common_quant_param]\nquant_type=DYNAMIC_QUANT\n' > "$cfgdir/dq_o2.cfg"
+d=$SHARED/corpus/models/bert_tiny
+[ -f "$d/model.onnx" ] && conv bert_tiny_dq_o2 corpus "$d/model.onnx" "$d/test_data_set_0" o2 ONNX --configFile="$cfgdir/dq_o2.cfg"
 for d in build/qdq/*/; do
   [ -f "$d/model.onnx" ] || continue
   m=$(basename "$d")
