@@ -129,13 +129,10 @@ def ratio_range(a, b, rounds):
     return "%.2f (%.2f-%.2f)" % (statistics.median(rs), min(rs), max(rs))
 
 
-def image_model(conv, name, work, rounds):
-    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
-    from onnxruntime.quantization.shape_inference import quant_pre_process
-    d = os.path.join(SHARED, "corpus", "models", name)
-    model = os.path.join(d, "model.onnx")
-    m = onnx.load(model)
-    iname = m.graph.input[0].name
+def sample_sets(d, name, iname, work):
+    """The 16 calibration inputs (BIN files in W/calib) and the 3 held-out
+    ones (W/held_i.pb) from the model's test input; returns W, both lists,
+    the calibration folder and the held-out files."""
     x = load_pb(os.path.join(d, "test_data_set_0", "input_0.pb"))
     calib, held = variants(x, 16, 1), variants(x, 3, 2)
     w = os.path.join(work, name)
@@ -143,6 +140,22 @@ def image_model(conv, name, work, rounds):
     os.makedirs(cdir, exist_ok=True)
     for i, c in enumerate(calib):
         c.tofile(os.path.join(cdir, "%02d.bin" % i))
+    ins = []
+    for i, h in enumerate(held):
+        p = os.path.join(w, "held_%d.pb" % i)
+        write_pb(h, iname, p)
+        ins.append(p)
+    return w, calib, held, cdir, ins
+
+
+def image_model(conv, name, work, rounds):
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+    d = os.path.join(SHARED, "corpus", "models", name)
+    model = os.path.join(d, "model.onnx")
+    m = onnx.load(model)
+    iname = m.graph.input[0].name
+    w, calib, held, cdir, ins = sample_sets(d, name, iname, work)
     float_sess = session(model)
     refs = [float_sess.run(None, {iname: h})[0] for h in held]
     fq = convert(conv, model, os.path.join(w, "full_quant"),
@@ -150,11 +163,6 @@ def image_model(conv, name, work, rounds):
                  "calibrate_path=%s:%s\ncalibrate_size=16\ninput_type=BIN\n[full_quant_param]\nactivation_quant_method=MAX_MIN\n" % (iname, cdir), w)
     wq = convert(conv, model, os.path.join(w, "weight_quant"), "[common_quant_param]\nquant_type=WEIGHT_QUANT\nbit_num=8\n", w)
     fl = convert(conv, model, os.path.join(w, "float"), "[graph_kernel_param]\nopt_level=2\n", w)
-    ins = []
-    for i, h in enumerate(held):
-        p = os.path.join(w, "held_%d.pb" % i)
-        write_pb(h, iname, p)
-        ins.append(p)
     ours_cos = min(cos(ours_outputs(conv, fq, p, os.path.join(w, "out_fq_%d" % i)), r) for i, (p, r) in enumerate(zip(ins, refs)))
     wq_cos = min(cos(ours_outputs(conv, wq, p, os.path.join(w, "out_wq_%d" % i)), r) for i, (p, r) in enumerate(zip(ins, refs)))
 
@@ -193,21 +201,10 @@ def real_model(conv, d, work):
     m = onnx.load(model)
     inits = {t.name for t in m.graph.initializer}
     iname = [i.name for i in m.graph.input if i.name not in inits][0]
-    x = load_pb(os.path.join(d, "test_data_set_0", "input_0.pb"))
-    calib, held = variants(x, 16, 1), variants(x, 3, 2)
-    w = os.path.join(work, name)
-    cdir = os.path.join(w, "calib")
-    os.makedirs(cdir, exist_ok=True)
-    for i, c in enumerate(calib):
-        c.tofile(os.path.join(cdir, "%02d.bin" % i))
+    w, calib, held, cdir, ins = sample_sets(d, name, iname, work)
     fs = session(model)
     nout = len(fs.get_outputs())
     refs = [fs.run(None, {iname: h}) for h in held]
-    ins = []
-    for i, h in enumerate(held):
-        p = os.path.join(w, "held_%d.pb" % i)
-        write_pb(h, iname, p)
-        ins.append(p)
     rows = []
     for label, cfg in (("FULL_QUANT MAX_MIN", "[common_quant_param]\nquant_type=FULL_QUANT\n[data_preprocess_param]\n"
                         "calibrate_path=%s:%s\ncalibrate_size=16\ninput_type=BIN\n" % (iname, cdir)),
