@@ -334,6 +334,18 @@ func (s *scanResult) locate(msg string) int {
 			return i + 1
 		}
 	}
+	if strings.Contains(msg, "auto-increment") {
+		// ini.v1 refuses a second "-" (auto-increment) key in a repeated
+		// section without quoting a line: the last such key is the one.
+		for i := len(s.lines) - 1; i >= 0; i-- {
+			if k, _, ok := strings.Cut(s.lines[i], "="); ok && strings.TrimSpace(k) == "-" {
+				return i + 1
+			}
+			if k, _, ok := strings.Cut(s.lines[i], ":"); ok && strings.TrimSpace(k) == "-" {
+				return i + 1
+			}
+		}
+	}
 	return 0
 }
 
