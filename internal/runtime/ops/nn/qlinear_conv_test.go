@@ -46,68 +46,75 @@ func TestQLinearConvEpilogueExact(t *testing.T) {
 			continue
 		}
 		for _, c := range cases {
-			for _, threads := range []int{1, 2} {
-				x, w := randQ(r, c.xdt, 1, c.c, c.h, c.w), randQ(r, ir.Int8, c.m, c.c/c.group, c.kh, c.kw)
-				xz := randQ(r, c.xdt)
-				nw := int64(1)
-				if c.perCh {
-					nw = c.m
-				}
-				wz := randQ(r, ir.Int8, nw)
-				ws := ir.NewTensor(ir.Float32, []int64{nw})
-				for i := range ws.F32() {
-					ws.F32()[i] = 0.002 + 0.004*r.Float32()
-				}
-				xs, ys := ir.Float32Tensor(nil, 0.03+0.02*r.Float32()), ir.Float32Tensor(nil, 0.2+0.5*r.Float32())
-				yz := randQ(r, c.ydt)
-				in := []*ir.Tensor{x, xs, xz, w, ws, wz, ys, yz}
-				var bias *ir.Tensor
-				if c.bias {
-					bias = ir.NewTensor(ir.Int32, []int64{c.m})
-					for i := range bias.I32() {
-						bias.I32()[i] = int32(r.Intn(40001) - 20000)
-					}
-					in = append(in, bias)
-				}
-				oh := (c.h+2*c.pad-c.d*(c.kh-1)-1)/c.s + 1
-				ow := (c.w+2*c.pad-c.d*(c.kw-1)-1)/c.s + 1
-				y := ir.NewTensor(c.ydt, []int64{1, c.m, oh, ow})
-				n := &ir.Node{Name: "qc", Op: "QLinearConv", Attrs: ir.Attrs{"group": ir.IntAttr(c.group), "strides": ir.IntsAttr(c.s, c.s),
-					"dilations": ir.IntsAttr(c.d, c.d), "pads": ir.IntsAttr(c.pad, c.pad, c.pad, c.pad)}}
-				if err := qlinearConv(&opkernel.Ctx{Threads: threads}, n, in, []*ir.Tensor{y}); err != nil {
-					t.Fatal(err)
-				}
-				lo, hi := 0.0, 255.0
-				if c.ydt == ir.Int8 {
-					lo, hi = -128, 127
-				}
-				cg, mg := c.c/c.group, c.m/c.group
-				for o := int64(0); o < c.m; o++ {
-					g, wi := o/mg, int64(0)
+			for _, wk := range convWeights {
+				for _, threads := range []int{1, 2} {
+					prepared := threads == 2 // the weight packed (and on AVX2 split) at load
+					x, w := randQ(r, c.xdt, 1, c.c, c.h, c.w), wk.gen(r, ir.Int8, c.m, c.c/c.group, c.kh, c.kw)
+					xz := randQ(r, c.xdt)
+					nw := int64(1)
 					if c.perCh {
-						wi = o
+						nw = c.m
 					}
-					mult := xs.F32()[0] * ws.F32()[wi] / ys.F32()[0]
-					for i := int64(0); i < oh; i++ {
-						for j := int64(0); j < ow; j++ {
-							var acc int64
-							if bias != nil {
-								acc = int64(bias.I32()[o])
-							}
-							for ic := int64(0); ic < cg; ic++ {
-								for a := int64(0); a < c.kh; a++ {
-									for e := int64(0); e < c.kw; e++ {
-										ih, iw := i*c.s-c.pad+a*c.d, j*c.s-c.pad+e*c.d
-										if ih < 0 || ih >= c.h || iw < 0 || iw >= c.w {
-											continue
+					wz := randQ(r, ir.Int8, nw)
+					ws := ir.NewTensor(ir.Float32, []int64{nw})
+					for i := range ws.F32() {
+						ws.F32()[i] = 0.002 + 0.004*r.Float32()
+					}
+					xs, ys := ir.Float32Tensor(nil, 0.03+0.02*r.Float32()), ir.Float32Tensor(nil, 0.2+0.5*r.Float32())
+					yz := randQ(r, c.ydt)
+					in := []*ir.Tensor{x, xs, xz, w, ws, wz, ys, yz}
+					var bias *ir.Tensor
+					if c.bias {
+						bias = ir.NewTensor(ir.Int32, []int64{c.m})
+						for i := range bias.I32() {
+							bias.I32()[i] = int32(r.Intn(40001) - 20000)
+						}
+						in = append(in, bias)
+					}
+					oh := (c.h+2*c.pad-c.d*(c.kh-1)-1)/c.s + 1
+					ow := (c.w+2*c.pad-c.d*(c.kw-1)-1)/c.s + 1
+					y := ir.NewTensor(c.ydt, []int64{1, c.m, oh, ow})
+					n := &ir.Node{Name: "qc", Op: "QLinearConv", Attrs: ir.Attrs{"group": ir.IntAttr(c.group), "strides": ir.IntsAttr(c.s, c.s),
+						"dilations": ir.IntsAttr(c.d, c.d), "pads": ir.IntsAttr(c.pad, c.pad, c.pad, c.pad)}}
+					var pa *qpackedA
+					if prepared {
+						pa = packedConvWeight(opkernel.NewPrep(), w)
+					}
+					if err := qconv(&opkernel.Ctx{Threads: threads}, n, in, []*ir.Tensor{y}, true, pa, nil); err != nil {
+						t.Fatal(err)
+					}
+					lo, hi := 0.0, 255.0
+					if c.ydt == ir.Int8 {
+						lo, hi = -128, 127
+					}
+					cg, mg := c.c/c.group, c.m/c.group
+					for o := int64(0); o < c.m; o++ {
+						g, wi := o/mg, int64(0)
+						if c.perCh {
+							wi = o
+						}
+						mult := xs.F32()[0] * ws.F32()[wi] / ys.F32()[0]
+						for i := int64(0); i < oh; i++ {
+							for j := int64(0); j < ow; j++ {
+								var acc int64
+								if bias != nil {
+									acc = int64(bias.I32()[o])
+								}
+								for ic := int64(0); ic < cg; ic++ {
+									for a := int64(0); a < c.kh; a++ {
+										for e := int64(0); e < c.kw; e++ {
+											ih, iw := i*c.s-c.pad+a*c.d, j*c.s-c.pad+e*c.d
+											if ih < 0 || ih >= c.h || iw < 0 || iw >= c.w {
+												continue
+											}
+											acc += (qval(x, int(((g*cg+ic)*c.h+ih)*c.w+iw)) - qval(xz, 0)) * (qval(w, int(((o*cg+ic)*c.kh+a)*c.kw+e)) - qval(wz, int(wi)))
 										}
-										acc += (qval(x, int(((g*cg+ic)*c.h+ih)*c.w+iw)) - qval(xz, 0)) * (qval(w, int(((o*cg+ic)*c.kh+a)*c.kw+e)) - qval(wz, int(wi)))
 									}
 								}
-							}
-							want := math.Max(lo, math.Min(hi, math.RoundToEven(float64(float32(acc)*mult))+float64(qval(yz, 0))))
-							if got := float64(qval(y, int((o*oh+i)*ow+j))); got != want {
-								t.Fatalf("%s %+v threads %d: y[%d][%d][%d] = %v, want %v (acc %d)", lv, c, threads, o, i, j, got, want, acc)
+								want := math.Max(lo, math.Min(hi, math.RoundToEven(float64(float32(acc)*mult))+float64(qval(yz, 0))))
+								if got := float64(qval(y, int((o*oh+i)*ow+j))); got != want {
+									t.Fatalf("%s %+v %s weights, threads %d, prepared %v: y[%d][%d][%d] = %v, want %v (acc %d)", lv, c, wk.name, threads, prepared, o, i, j, got, want, acc)
+								}
 							}
 						}
 					}

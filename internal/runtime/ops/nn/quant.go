@@ -21,9 +21,12 @@ static void gk_qgemm_e(int M, int K, int N, const uint8_t *a, int asigned, int l
                        const int8_t *bp, const int32_t *colsum, const int32_t *zb, int s0, int s1, int32_t *c,
                        int ldc, const uint8_t *apk, const int32_t *arow, int has_e, const float *es, int esm,
                        const float *eb, int ebm, int erelu, uint8_t *qo, const int32_t *qc, const int32_t *qb, int qz,
-                       int qlo, int qhi, int qs) {
+                       int qlo, int qhi, int qs, const int8_t *ssa, const int32_t *sroff, const int16_t *srk,
+                       const int16_t *srv) {
     gk_qepi e = {es, esm, eb, ebm, erelu, qo, qc, qb, qz, qlo, qhi, qs};
-    gk_qgemm(M, K, N, a, asigned, lda, za, bp, colsum, zb, s0, s1, c, ldc, apk, arow, has_e ? &e : NULL);
+    gk_qsplit sp = {ssa, sroff, srk, srv};
+    gk_qgemm(M, K, N, a, asigned, lda, za, bp, colsum, zb, s0, s1, c, ldc, apk, arow, has_e ? &e : NULL,
+             ssa ? &sp : NULL);
 }
 
 static void gk_qconv_vnni_rows_e(const uint8_t *buf, int xsigned, int cg, const int *geo, int xz, int wsigned,
@@ -32,6 +35,16 @@ static void gk_qconv_vnni_rows_e(const uint8_t *buf, int xsigned, int cg, const 
                                  const int32_t *qc, const int32_t *qb, int qz, int qlo, int qhi, int qs) {
     gk_qepi e = {es, esm, eb, ebm, erelu, qo, qc, qb, qz, qlo, qhi, qs};
     gk_qconv_vnni_rows(buf, xsigned, cg, geo, xz, wsigned, wz, M, o0, o1, c, ldc, has_e ? &e : NULL);
+}
+
+static void gk_qconv_avx2_rows_e(const uint8_t *buf, int xsigned, int cg, const int *geo, int xz, int wsigned,
+                                 const int32_t *wz, int M, const int8_t *sa, const int32_t *rowsum,
+                                 const int32_t *roff, const int16_t *rk, const int16_t *rv, int o0, int o1, int32_t *c,
+                                 int ldc, int has_e, const float *es, int esm, const float *eb, int ebm, int erelu,
+                                 uint8_t *qo, const int32_t *qc, const int32_t *qb, int qz, int qlo, int qhi, int qs) {
+    gk_qepi e = {es, esm, eb, ebm, erelu, qo, qc, qb, qz, qlo, qhi, qs};
+    gk_qconv_avx2_rows(buf, xsigned, cg, geo, xz, wsigned, wz, M, sa, rowsum, roff, rk, rv, o0, o1, c, ldc,
+                       has_e ? &e : NULL);
 }
 
 static void gk_qdw_conv_e(const uint8_t *x, int xsigned, const uint8_t *w, int wsigned, const int32_t *wz, int xz,
@@ -98,10 +111,61 @@ func packQB(b []byte, signed bool, k, n, ldb int) *qpackedB {
 }
 
 // qpackedA is an A [m, k] operand packed once for gk_qgemm (a constant
-// convolution weight).
+// convolution weight), and on the AVX2 level its split for the vpmaddubsw
+// tiles (gk_qgemm_split_a; sa nil when it has too many residuals).
 type qpackedA struct {
 	data   []uint8
 	rowsum []int32
+	sa     []int8
+	roff   []int32
+	rk, rv []int16
+	dir    *qdirectW
+}
+
+// qdirectW is a 1-D or 2-D convolution weight [M, cg, kernel...] reordered
+// and split once for the direct AVX2 convolution (gk_qconv_direct_split).
+type qdirectW struct {
+	kp           int
+	sa           []int8
+	rowsum, roff []int32
+	rk, rv       []int16
+}
+
+// newDirectW splits w for gk_qconv_avx2_rows, or returns nil (another ISA
+// level, a 3-D kernel, or too many residuals: the GEMM path then).
+func newDirectW(w *ir.Tensor) *qdirectW {
+	if C.gk_qconv_avx2_ok() == 0 || len(w.Shape) < 3 || len(w.Shape) > 4 || w.Shape[0] <= 0 || w.Shape[1] <= 0 {
+		return nil
+	}
+	m, cg := int(w.Shape[0]), int(w.Shape[1])
+	kv := int(w.NumElements()) / (m * cg)
+	if kv <= 0 {
+		return nil
+	}
+	kp := kv * ((cg + 3) / 4) * 4
+	limit := m*kp/16 + 1
+	d := &qdirectW{kp: kp, sa: make([]int8, m*kp), rowsum: make([]int32, m), roff: make([]int32, m+1)}
+	rk, rv := make([]int16, limit), make([]int16, limit)
+	got := int(C.gk_qconv_direct_split((*C.uint8_t)(unsafe.Pointer(&w.Data[0])), cbool(w.DType == ir.Int8), C.int(m),
+		C.int(cg), C.int(kv), (*C.int8_t)(unsafe.Pointer(&d.sa[0])), (*C.int32_t)(unsafe.Pointer(&d.rowsum[0])),
+		(*C.int32_t)(unsafe.Pointer(&d.roff[0])), (*C.int16_t)(unsafe.Pointer(&rk[0])), (*C.int16_t)(unsafe.Pointer(&rv[0])),
+		C.int(limit)))
+	if got < 0 {
+		return nil
+	}
+	n := max(got, 1)
+	d.rk, d.rv = slices.Clip(rk[:n]), slices.Clip(rv[:n])
+	return d
+}
+
+// split returns gk_qgemm_e's split arguments for rows from r0 (nils: none).
+func (p *qpackedA) split(r0, k int) (*C.int8_t, *C.int32_t, *C.int16_t, *C.int16_t) {
+	if p == nil || p.sa == nil {
+		return nil, nil, nil, nil
+	}
+	kp := (k + 3) &^ 3
+	return (*C.int8_t)(unsafe.Pointer(&p.sa[r0*kp])), (*C.int32_t)(unsafe.Pointer(&p.roff[r0])),
+		(*C.int16_t)(unsafe.Pointer(&p.rk[0])), (*C.int16_t)(unsafe.Pointer(&p.rv[0]))
 }
 
 func packQA(a []byte, signed bool, m, k int) *qpackedA {
@@ -114,6 +178,19 @@ func packQA(a []byte, signed bool, m, k int) *qpackedA {
 		}
 		C.gk_qgemm_pack_a((*C.uint8_t)(unsafe.Pointer(&a[0])), C.int(sg), C.int(m), C.int(k), C.int(k),
 			(*C.uint8_t)(unsafe.Pointer(&p.data[0])), (*C.int32_t)(unsafe.Pointer(&p.rowsum[0])))
+		if C.gk_qgemm_wants_split() != 0 {
+			// residuals past 1 in 16 values: the widened path instead
+			limit := m*kp/16 + 1
+			sa, roff := make([]int8, m*kp), make([]int32, m+1)
+			rk, rv := make([]int16, limit), make([]int16, limit)
+			got := int(C.gk_qgemm_split_a((*C.uint8_t)(unsafe.Pointer(&p.data[0])), C.int(m), C.int(k),
+				(*C.int8_t)(unsafe.Pointer(&sa[0])), (*C.int32_t)(unsafe.Pointer(&roff[0])),
+				(*C.int16_t)(unsafe.Pointer(&rk[0])), (*C.int16_t)(unsafe.Pointer(&rv[0])), C.int(limit)))
+			if got >= 0 {
+				n := max(got, 1)
+				p.sa, p.roff, p.rk, p.rv = sa, roff, slices.Clip(rk[:n]), slices.Clip(rv[:n])
+			}
+		}
 	}
 	return p
 }
@@ -121,7 +198,11 @@ func packQA(a []byte, signed bool, m, k int) *qpackedA {
 // rows is the packed A of rows [r0, ...) of a k-column matrix.
 func (p *qpackedA) rows(r0, k int) *qpackedA {
 	kp := (k + 3) &^ 3
-	return &qpackedA{data: p.data[r0*kp:], rowsum: p.rowsum[r0:]}
+	q := &qpackedA{data: p.data[r0*kp:], rowsum: p.rowsum[r0:]}
+	if p.sa != nil {
+		q.sa, q.roff, q.rk, q.rv = p.sa[r0*kp:], p.roff[r0:], p.rk, p.rv
+	}
+	return q
 }
 
 // qgemm computes c[i][j] (row stride ldc) = sum_k (a[i][k] - za[i]) *
@@ -186,10 +267,12 @@ func qgemm(ctx *opkernel.Ctx, m int, a []byte, aSigned bool, lda int, za []int32
 			}
 			he, es, esm, eb, ebm, er := epi.args(i0)
 			qo, qc, qb, qz, qlo, qhi, qs := epi.qargs(i0)
+			ssa, sro, srk, srv := pa.split(i0, k)
 			C.gk_qgemm_e(C.int(rows), C.int(k), C.int(n), ar0, C.int(sa), C.int(lda),
 				(*C.int32_t)(unsafe.Pointer(&za[i0])), (*C.int8_t)(unsafe.Pointer(&b.data[0])),
 				(*C.int32_t)(unsafe.Pointer(&b.colsum[0])), (*C.int32_t)(unsafe.Pointer(&zbs[0])), C.int(s0), C.int(s1),
-				(*C.int32_t)(unsafe.Pointer(&c[i0*ldc])), C.int(ldc), ap, ar, he, es, esm, eb, ebm, er, qo, qc, qb, qz, qlo, qhi, qs)
+				(*C.int32_t)(unsafe.Pointer(&c[i0*ldc])), C.int(ldc), ap, ar, he, es, esm, eb, ebm, er, qo, qc, qb, qz, qlo, qhi, qs,
+				ssa, sro, srk, srv)
 		}
 	})
 }
@@ -472,6 +555,7 @@ func packedConvWeight(p *opkernel.Prep, w *ir.Tensor) *qpackedA {
 	k := int(w.NumElements()) / max(m, 1)
 	return p.Once(qpackAKey{w}, func() any {
 		a := packQA(w.Data, w.DType == ir.Int8, m, k)
+		a.dir = newDirectW(w)
 		p.Weights++
 		p.WeightBytes += int64(len(a.data))
 		return a
@@ -592,6 +676,10 @@ func qconv(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor, qlinear bool, pa
 		qconvDirectVNNI(ctx, x.Data, xSigned, w.Data, wSigned, wzp, xz, &geo, nb, c, m, group, iv, ov, acc, epi)
 		return qconvEpilogue(ctx, n, in, y, acc, finish, nb, m, ov)
 	}
+	if kk > 0 && g.rank <= 2 && g.out[2] >= 16 && pa != nil && pa.dir != nil {
+		qconvDirectAVX2(ctx, x.Data, xSigned, wSigned, wzp, xz, pa.dir, &geo, nb, c, m, group, iv, ov, acc, epi)
+		return qconvEpilogue(ctx, n, in, y, acc, finish, nb, m, ov)
+	}
 	if kk > 0 && ov >= 2*qconvBlock {
 		qconvBlocked(ctx, x.Data, xSigned, w.Data, wSigned, wzp, xz, pa, &geo, nb, c, m, group, kk, iv, ov, acc, epi)
 		return qconvEpilogue(ctx, n, in, y, acc, finish, nb, m, ov)
@@ -667,8 +755,9 @@ func qconvBlocked(ctx *opkernel.Ctx, x []byte, xSigned bool, w []byte, wSigned b
 			var ap *C.uint8_t
 			var ar *C.int32_t
 			var a0 *C.uint8_t
+			var pag *qpackedA
 			if pa != nil {
-				pag := pa.rows(gi*mg, kk)
+				pag = pa.rows(gi*mg, kk)
 				ap, ar = (*C.uint8_t)(unsafe.Pointer(&pag.data[0])), (*C.int32_t)(unsafe.Pointer(&pag.rowsum[0]))
 			} else {
 				a0 = (*C.uint8_t)(unsafe.Pointer(&w[gi*mg*kk]))
@@ -676,6 +765,7 @@ func qconvBlocked(ctx *opkernel.Ctx, x []byte, xSigned bool, w []byte, wSigned b
 			he, es, esm, eb, ebm, er := epi.rows(gi * mg).args(0)
 			qo, qc, qb, qz, qlo, qhi, qs := epi.rows(gi * mg).qargs(0)
 			cg0 := acc[(bi*m+gi*mg)*ov:]
+			ssa, sro, srk, srv := pag.split(0, kk)
 			opkernel.ParallelFor(ctx, blocks, 1, func(s, e int) {
 				scratch := getF32((psize+3)/4 + qconvBlock)
 				defer putF32(scratch)
@@ -690,7 +780,7 @@ func qconvBlocked(ctx *opkernel.Ctx, x []byte, xSigned bool, w []byte, wSigned b
 					C.gk_qgemm_e(C.int(mg), C.int(kk), C.int(nc), a0, wsg, C.int(kk),
 						(*C.int32_t)(unsafe.Pointer(&wzp[gi*mg])), bp, cs, (*C.int32_t)(unsafe.Pointer(&zbs[0])),
 						0, C.int((nc+C.QG_NR-1)/C.QG_NR), (*C.int32_t)(unsafe.Pointer(&cg0[p0])), C.int(ov), ap, ar,
-						he, es, esm, eb, ebm, er, qo, qc, qb, qz, qlo, qhi, qs)
+						he, es, esm, eb, ebm, er, qo, qc, qb, qz, qlo, qhi, qs, ssa, sro, srk, srv)
 				}
 			})
 		}
@@ -723,6 +813,41 @@ func qconvDirectVNNI(ctx *opkernel.Ctx, x []byte, xSigned bool, w []byte, wSigne
 			opkernel.ParallelFor(ctx, oh, grain, func(s, e int) {
 				C.gk_qconv_vnni_rows_e(buf, xsg, C.int(cg), &geo[0], C.int(xz), wsg,
 					(*C.int32_t)(unsafe.Pointer(&wzp[gi*mg])), C.int(mg), C.int(s), C.int(e),
+					(*C.int32_t)(unsafe.Pointer(&cg0[0])), C.int(ov), he, es, esm, eb, ebm, er, qo, qc, qb, qz, qlo, qhi, qs)
+			})
+		}
+	}
+}
+
+// qconvDirectAVX2 is the AVX2 convolution without an unfold
+// (gk_qconv_avx2_rows): per image and group x laid out as for the VNNI one,
+// then the output rows in parallel with the weights split at load (d).
+func qconvDirectAVX2(ctx *opkernel.Ctx, x []byte, xSigned bool, wSigned bool, wzp []int32, xz int32, d *qdirectW,
+	geo *[18]C.int, nb, c, m, group, iv, ov int, acc []int32, epi *qepi) {
+	cg, mg := c/group, m/group
+	xsg, wsg := cbool(xSigned), cbool(wSigned)
+	size := int(C.gk_qconv_vnni_size(C.int(cg), &geo[0], 0))
+	scratch := getF32((size + 3) / 4)
+	defer putF32(scratch)
+	buf := (*C.uint8_t)(unsafe.Pointer(unsafe.SliceData(*scratch)))
+	kvol := int(geo[3] * geo[4] * geo[5])
+	oh := int(geo[16])
+	grain := max(1, (1<<16)/max(1, mg*cg*kvol*int(geo[17])/4))
+	rk, rv := (*C.int16_t)(unsafe.Pointer(&d.rk[0])), (*C.int16_t)(unsafe.Pointer(&d.rv[0]))
+	for bi := 0; bi < nb; bi++ {
+		for gi := 0; gi < group; gi++ {
+			xg := x[(bi*c+gi*cg)*iv:]
+			C.gk_qconv_vnni_prep((*C.uint8_t)(unsafe.Pointer(&xg[0])), xsg, C.int(cg), &geo[0], C.int(xz), nil, wsg, 0, buf)
+			C.gk_qconv_avx2_u8(buf, C.int(cg), &geo[0])
+			he, es, esm, eb, ebm, er := epi.rows(gi * mg).args(0)
+			qo, qc, qb, qz, qlo, qhi, qs := epi.rows(gi * mg).qargs(0)
+			cg0 := acc[(bi*m+gi*mg)*ov:]
+			r0 := gi * mg
+			sa := (*C.int8_t)(unsafe.Pointer(&d.sa[r0*d.kp]))
+			rs, ro := (*C.int32_t)(unsafe.Pointer(&d.rowsum[r0])), (*C.int32_t)(unsafe.Pointer(&d.roff[r0]))
+			opkernel.ParallelFor(ctx, oh, grain, func(s, e int) {
+				C.gk_qconv_avx2_rows_e(buf, xsg, C.int(cg), &geo[0], C.int(xz), wsg,
+					(*C.int32_t)(unsafe.Pointer(&wzp[gi*mg])), C.int(mg), sa, rs, ro, rk, rv, C.int(s), C.int(e),
 					(*C.int32_t)(unsafe.Pointer(&cg0[0])), C.int(ov), he, es, esm, eb, ebm, er, qo, qc, qb, qz, qlo, qhi, qs)
 			})
 		}
