@@ -417,24 +417,11 @@ int gk_qconv_direct_split(const uint8_t *w, int wsigned, int M, int cg, int kv, 
     return n;
 }
 
-// qda_load: 16 columns' b'' bytes (8 per vector) of one tap and quad (the
-// image already holds b''); partial: the columns past the masks not read.
-__attribute__((target("avx2"), always_inline)) static inline void qda_load(const int8_t *bg, int partial, __m256i m0,
-                                                                            __m256i m1, __m256i *b0, __m256i *b1) {
-    if (!partial) {
-        *b0 = _mm256_loadu_si256((const __m256i *)bg);
-        *b1 = _mm256_loadu_si256((const __m256i *)(bg + 32));
-    } else {
-        *b0 = _mm256_maskload_epi32((const int *)bg, m0);
-        *b1 = _mm256_maskload_epi32((const int *)(bg + 32), m1);
-    }
-}
-
-// qda_tile: the main sums of 6 rows (ar) x 16 columns of output row o from
-// column j0 (partial: masked to mk0/mk1), into q.
-__attribute__((target("avx2"), always_inline)) static inline void
-qda_tile(const int8_t *img, const int64_t *tbase, const int *trow, const int *tcol, int kv, int c4, int64_t qstride,
-         int pc, int o, int j0, const int8_t *const *ar, int partial, __m256i mk0, __m256i mk1, __m256i out[6][2]) {
+// qda_tile: the main sums of 6 rows (ar) x 16 consecutive flat positions
+// from img (flat position f of a phase image is f*4 bytes in), into out.
+__attribute__((target("avx2"), noinline)) static void qda_tile(const int8_t *img, const int64_t *toff, int kv, int c4,
+                                                               int64_t qstride, const int8_t *const *ar,
+                                                               __m256i out[6][2]) {
     const __m256i ones = _mm256_set1_epi16(1);
     // local accumulators: stores through out could alias the byte loads,
     // and gcc then kept the sums in memory
@@ -442,11 +429,11 @@ qda_tile(const int8_t *img, const int64_t *tbase, const int *trow, const int *tc
 #pragma GCC unroll 6
     for (int r = 0; r < 6; r++) q[r][0] = q[r][1] = _mm256_setzero_si256();
     for (int t = 0; t < kv; t++) {
-        const int8_t *bt = img + tbase[t] + ((int64_t)(o + trow[t]) * pc + j0 + tcol[t]) * 4;
+        const int8_t *bt = img + toff[t];
         const int64_t at = (int64_t)t * c4 * 4;
         for (int g = 0; g < c4; g++) {
-            __m256i b0, b1;
-            qda_load(bt + (int64_t)g * qstride, partial, mk0, mk1, &b0, &b1);
+            const int8_t *bg = bt + (int64_t)g * qstride;
+            __m256i b0 = _mm256_loadu_si256((const __m256i *)bg), b1 = _mm256_loadu_si256((const __m256i *)(bg + 32));
 #pragma GCC unroll 6
             for (int r = 0; r < 6; r++) {
                 int32_t xa;
@@ -461,12 +448,6 @@ qda_tile(const int8_t *img, const int64_t *tbase, const int *trow, const int *tc
     for (int r = 0; r < 6; r++) out[r][0] = q[r][0], out[r][1] = q[r][1];
 }
 
-__attribute__((target("avx2"), noinline)) static void qda_full(const int8_t *img, const int64_t *tbase, const int *trow,
-    const int *tcol, int kv, int c4, int64_t qstride, int pc, int o, int j0, const int8_t *const *ar, __m256i q[6][2]) {
-    const __m256i z = _mm256_setzero_si256();
-    qda_tile(img, tbase, trow, tcol, kv, c4, qstride, pc, o, j0, ar, 0, z, z, q);
-}
-
 // gk_qconv_avx2_u8 turns the laid-out image of gk_qconv_vnni_prep into
 // b'' bytes (xor 0x80) in place; its sums stay those of b'.
 __attribute__((target("avx2"))) void gk_qconv_avx2_u8(uint8_t *buf, int cg, const int *geo) {
@@ -477,6 +458,12 @@ __attribute__((target("avx2"))) void gk_qconv_avx2_u8(uint8_t *buf, int cg, cons
     for (int64_t i = 0; i < n; i++) buf[i] ^= 0x80;
 }
 
+// The output is computed at flat positions f = o * pc + j of the phase
+// images' padded width pc (j >= ow are wasted lanes, not stored): a tap then
+// reads 16 consecutive flat positions as 64 contiguous bytes, across output
+// rows, so planes narrower than 16 (and 1x1 convolutions: a plain GEMM) need
+// no unfold and no partial tiles but the last. Reads run at most a tile and
+// a row past a phase image, into the next one or the sums after the last.
 __attribute__((target("avx2"))) void gk_qconv_avx2_rows(const uint8_t *buf, int xsigned, int cg, const int *geo,
                                                         int xz, int wsigned, const int32_t *wz, int M,
                                                         const int8_t *sa, const int32_t *rowsum, const int32_t *roff,
@@ -486,90 +473,97 @@ __attribute__((target("avx2"))) void gk_qconv_avx2_rows(const uint8_t *buf, int 
     int64_t off[5];
     qdv_dims(cg, geo, M, &c4, &kv, &np, &pr, &pc, &kp, off);
     const int kh = geo[4], kw = geo[5], sh = geo[7], sw = geo[8], dh = geo[13], dw = geo[14], ow = geo[17];
+    if (o1 <= o0) return;
     const int8_t *img = (const int8_t *)(buf + off[0]);
     const int32_t *sums = (const int32_t *)(buf + off[1]);
     const int64_t qstride = (int64_t)pr * pc * 4;
     const int K = cg * kv;
     const int32_t zb = xz - (xsigned ? 0 : 128);
-    int64_t *tbase = malloc(sizeof(int64_t) * (size_t)kv);
-    int *trow = malloc(sizeof(int) * (size_t)kv), *tcol = malloc(sizeof(int) * (size_t)kv);
-    const int32_t **tsum = malloc(sizeof(int32_t *) * (size_t)kv);
-    int32_t *cs = malloc(sizeof(int32_t) * (size_t)(ow + 64));
+    // per tap: the byte offset of flat position 0 and its sums' index
+    int64_t *toff = malloc(sizeof(int64_t) * (size_t)kv), *tsum = malloc(sizeof(int64_t) * (size_t)kv);
     for (int a = 0; a < kh; a++)
         for (int b = 0; b < kw; b++) {
             int t = a * kw + b, p = ((a * dh) % sh) * sw + (b * dw) % sw;
-            tbase[t] = (int64_t)p * c4 * qstride;
-            trow[t] = (a * dh) / sh;
-            tcol[t] = (b * dw) / sw;
-            tsum[t] = sums + (int64_t)p * pr * pc;
+            int64_t rc = (int64_t)((a * dh) / sh) * pc + (b * dw) / sw;
+            toff[t] = (int64_t)p * c4 * qstride + rc * 4;
+            tsum[t] = (int64_t)p * pr * pc + rc;
         }
-    // each residual's bytes relative to output position (0, 0)
+    const int f0 = o0 * pc, f1 = (o1 - 1) * pc + ow, nf = f1 - f0, nfp = (nf + 15) & ~15;
+    // column sums of the flat positions: the window's channel sums
+    int32_t *cs = calloc((size_t)nfp, sizeof(int32_t));
+    for (int t = 0; t < kv; t++) {
+        const int32_t *st = sums + tsum[t] + f0;
+        for (int i = 0; i < nf; i++) cs[i] += st[i];
+    }
     const int rbase = roff[0], nres = roff[M] - roff[0];
     int64_t *roffs = malloc(sizeof(int64_t) * (size_t)(nres > 0 ? nres : 1));
     for (int i = 0; i < nres; i++) {
         const int k = rk[rbase + i], t = k / (c4 * 4), g = (k / 4) % c4;
-        roffs[i] = tbase[t] + ((int64_t)trow[t] * pc + tcol[t]) * 4 + (int64_t)g * qstride;
+        roffs[i] = toff[t] + (int64_t)g * qstride;
     }
     const __m256i low = _mm256_set1_epi32(0xFF), lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    for (int o = o0; o < o1; o++) {
-        for (int j = 0; j < ow; j++) cs[j] = 0;
-        for (int t = 0; t < kv; t++) {
-            const int32_t *s = tsum[t] + (int64_t)(o + trow[t]) * pc + tcol[t];
-            for (int j = 0; j < ow; j++) cs[j] += s[j];
+    for (int m0 = 0; m0 < M; m0 += 6) {
+        const int mr = M - m0 < 6 ? M - m0 : 6;
+        const int8_t *ar[6];
+        int32_t rsv[6], kz[6];
+        for (int r = 0; r < 6; r++) {
+            int m = m0 + (r < mr ? r : 0);
+            ar[r] = sa + (int64_t)m * kp;
+            int32_t zar = wz[m] + (wsigned ? 128 : 0);
+            // v = q'' - (zb + 128) rowsum - (zar - 128) cs + K (zar zb + 16384)
+            rsv[r] = (int32_t)((uint32_t)K * ((uint32_t)zar * (uint32_t)zb + 16384u) -
+                               ((uint32_t)zb + 128u) * (uint32_t)rowsum[m]);
+            kz[r] = zar - 128;
         }
-        for (int m0 = 0; m0 < M; m0 += 6) {
-            const int mr = M - m0 < 6 ? M - m0 : 6;
-            const int8_t *ar[6];
-            int32_t zar[6], rsv[6], kz[6];
-            for (int r = 0; r < 6; r++) {
-                int m = m0 + (r < mr ? r : 0);
-                ar[r] = sa + (int64_t)m * kp;
-                zar[r] = wz[m] + (wsigned ? 128 : 0);
-                // v = q'' - (zb + 128) rowsum - (zar - 128) cs + K (zar zb + 16384)
-                rsv[r] = (int32_t)((uint32_t)K * ((uint32_t)zar[r] * (uint32_t)zb + 16384u) -
-                                   ((uint32_t)zb + 128u) * (uint32_t)rowsum[m]);
-                kz[r] = zar[r] - 128;
-            }
-            for (int j0 = 0; j0 < ow; j0 += 16) {
-                const int nc = ow - j0 < 16 ? ow - j0 : 16;
-                const __m256i mk0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(nc), lane);
-                const __m256i mk1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(nc - 8), lane);
-                __m256i q[6][2];
-                // a partial tile reads whole vectors too (at most 60 bytes
-                // past the image, inside its sums) and stores masked
-                qda_full(img, tbase, trow, tcol, kv, c4, qstride, pc, o, j0, ar, q);
-                const __m256i cs0 = _mm256_maskload_epi32(cs + j0, mk0), cs1 = _mm256_maskload_epi32(cs + j0 + 8, mk1);
-#pragma GCC unroll 6
-                for (int r = 0; r < 6; r++) {
-                    if (r >= mr) break;
-                    const int m = m0 + r;
-                    const int8_t *org = img + ((int64_t)o * pc + j0) * 4;
-                    for (int i = roff[m]; i < roff[m + 1]; i++) {
-                        const int k = rk[i];
-                        __m256i b0, b1;
-                        qda_load(org + roffs[i - rbase], 0, mk0, mk1, &b0, &b1);
-                        const __m128i sh8 = _mm_cvtsi32_si128(8 * (k & 3));
-                        const __m256i vv = _mm256_set1_epi32((int32_t)(uint16_t)rvals[i]);
-                        q[r][0] = _mm256_add_epi32(q[r][0], _mm256_madd_epi16(_mm256_and_si256(_mm256_srl_epi32(b0, sh8), low), vv));
-                        q[r][1] = _mm256_add_epi32(q[r][1], _mm256_madd_epi16(_mm256_and_si256(_mm256_srl_epi32(b1, sh8), low), vv));
-                    }
-                    const __m256i rc = _mm256_set1_epi32(rsv[r]), kzv = _mm256_set1_epi32(kz[r]);
-                    __m256i v0 = _mm256_sub_epi32(_mm256_add_epi32(q[r][0], rc), _mm256_mullo_epi32(cs0, kzv));
-                    __m256i v1 = _mm256_sub_epi32(_mm256_add_epi32(q[r][1], rc), _mm256_mullo_epi32(cs1, kzv));
-                    int32_t *dst = c + (int64_t)m * ldc + (int64_t)o * ow + j0;
+        for (int fb = f0; fb < f1; fb += 16) {
+            const int nc = f1 - fb < 16 ? f1 - fb : 16;
+            const int8_t *org = img + (int64_t)fb * 4;
+            __m256i q[6][2];
+            qda_tile(org, toff, kv, c4, qstride, ar, q);
+            const __m256i cs0 = _mm256_loadu_si256((const __m256i *)(cs + fb - f0));
+            const __m256i cs1 = _mm256_loadu_si256((const __m256i *)(cs + fb - f0 + 8));
+            // the positions' output row and column; one run of a row when
+            // the 16 lie in one
+            const int o = fb / pc, j = fb % pc, run = j + nc <= ow;
+            const __m256i mk0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(nc), lane);
+            const __m256i mk1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(nc - 8), lane);
+            for (int r = 0; r < mr; r++) {
+                const int m = m0 + r;
+                for (int i = roff[m]; i < roff[m + 1]; i++) {
+                    const int8_t *bg = org + roffs[i - rbase];
+                    const __m128i sh8 = _mm_cvtsi32_si128(8 * (rk[i] & 3));
+                    const __m256i vv = _mm256_set1_epi32((int32_t)(uint16_t)rvals[i]);
+                    __m256i x0 = _mm256_and_si256(_mm256_srl_epi32(_mm256_loadu_si256((const __m256i *)bg), sh8), low);
+                    __m256i x1 = _mm256_and_si256(_mm256_srl_epi32(_mm256_loadu_si256((const __m256i *)(bg + 32)), sh8), low);
+                    q[r][0] = _mm256_add_epi32(q[r][0], _mm256_madd_epi16(x0, vv));
+                    q[r][1] = _mm256_add_epi32(q[r][1], _mm256_madd_epi16(x1, vv));
+                }
+                const __m256i rc = _mm256_set1_epi32(rsv[r]), kzv = _mm256_set1_epi32(kz[r]);
+                __m256i v0 = _mm256_sub_epi32(_mm256_add_epi32(q[r][0], rc), _mm256_mullo_epi32(cs0, kzv));
+                __m256i v1 = _mm256_sub_epi32(_mm256_add_epi32(q[r][1], rc), _mm256_mullo_epi32(cs1, kzv));
+                int32_t *cm = c + (int64_t)m * ldc;
+                if (run) {
+                    int32_t *dst = cm + (int64_t)o * ow + j;
                     _mm256_maskstore_epi32(dst, mk0, v0);
                     _mm256_maskstore_epi32(dst + 8, mk1, v1);
+                } else {
+                    int32_t tmp[16];
+                    _mm256_storeu_si256((__m256i *)tmp, v0);
+                    _mm256_storeu_si256((__m256i *)(tmp + 8), v1);
+                    int oo = o, jj = j;
+                    for (int l = 0; l < nc; l++) {
+                        if (jj < ow) cm[(int64_t)oo * ow + jj] = tmp[l];
+                        if (++jj == pc) jj = 0, oo++;
+                    }
                 }
             }
-            if (e) {
-                int32_t *cc = c + (int64_t)m0 * ldc + (int64_t)o * ow;
-                gk_qepilogue_rows(cc, mr, ow, ldc, e, m0, 0, (float *)cc, ldc);
-            }
+        }
+        if (e) {
+            int32_t *cc = c + (int64_t)m0 * ldc + (int64_t)o0 * ow;
+            gk_qepilogue_rows(cc, mr, (o1 - o0) * ow, ldc, e, m0, 0, (float *)cc, ldc);
         }
     }
-    free(tbase);
-    free(trow);
-    free(tcol);
+    free(toff);
     free(tsum);
     free(cs);
     free(roffs);

@@ -676,7 +676,7 @@ func qconv(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor, qlinear bool, pa
 		qconvDirectVNNI(ctx, x.Data, xSigned, w.Data, wSigned, wzp, xz, &geo, nb, c, m, group, iv, ov, acc, epi)
 		return qconvEpilogue(ctx, n, in, y, acc, finish, nb, m, ov)
 	}
-	if kk > 0 && g.rank <= 2 && g.out[2] >= 16 && pa != nil && pa.dir != nil {
+	if kk > 0 && g.rank <= 2 && pa != nil && pa.dir != nil {
 		qconvDirectAVX2(ctx, x.Data, xSigned, wSigned, wzp, xz, pa.dir, &geo, nb, c, m, group, iv, ov, acc, epi)
 		return qconvEpilogue(ctx, n, in, y, acc, finish, nb, m, ov)
 	}

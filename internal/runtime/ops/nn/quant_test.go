@@ -206,23 +206,38 @@ func checkQLinearConv(t *testing.T, lv cpuisa.Level, x, xs, xz, w, ws, wz, ys, y
 
 // BenchmarkQLinearConv: resnet18's layer1 3x3 convolution (64 -> 64
 // channels, 56x56), one thread.
+// BenchmarkQLinearConv: resnet18's 3x3 convolutions (layer1 to layer4) and
+// its 7x7 stem, 1 thread, the weight packed at load as a session does;
+// MB/s is millions of multiply-adds per second.
 func BenchmarkQLinearConv(b *testing.B) {
-	r := rand.New(rand.NewSource(4))
-	x := randQ(r, ir.Uint8, 1, 64, 56, 56)
-	w := randQ(r, ir.Int8, 64, 64, 3, 3)
-	ws := ir.NewTensor(ir.Float32, []int64{64})
-	for i := range ws.F32() {
-		ws.F32()[i] = 0.01
-	}
-	in := []*ir.Tensor{x, ir.Float32Tensor(nil, 0.05), scalarQ(ir.Uint8, 120), w, ws, ir.NewTensor(ir.Int8, []int64{64}), ir.Float32Tensor(nil, 0.1), scalarQ(ir.Uint8, 128)}
-	y := ir.NewTensor(ir.Uint8, []int64{1, 64, 56, 56})
-	n := &ir.Node{Name: "qc", Op: "QLinearConv", Attrs: ir.Attrs{"pads": ir.IntsAttr(1, 1, 1, 1)}}
-	ctx := &opkernel.Ctx{Threads: 1}
-	b.SetBytes(int64(64 * 64 * 9 * 56 * 56)) // multiply-adds
-	for i := 0; i < b.N; i++ {
-		if err := qlinearConv(ctx, n, in, []*ir.Tensor{y}); err != nil {
-			b.Fatal(err)
-		}
+	for _, c := range []struct {
+		name             string
+		ch, m, hw, k, st int64
+	}{{"layer1", 64, 64, 56, 3, 1}, {"layer2", 128, 128, 28, 3, 1}, {"layer3", 256, 256, 14, 3, 1},
+		{"layer4", 512, 512, 7, 3, 1}, {"stem", 3, 64, 224, 7, 2}} {
+		b.Run(c.name, func(b *testing.B) {
+			r := rand.New(rand.NewSource(4))
+			x := randQ(r, ir.Uint8, 1, c.ch, c.hw, c.hw)
+			w := randW(r, ir.Int8, c.m, c.ch, c.k, c.k)
+			ws := ir.NewTensor(ir.Float32, []int64{c.m})
+			for i := range ws.F32() {
+				ws.F32()[i] = 0.01
+			}
+			in := []*ir.Tensor{x, ir.Float32Tensor(nil, 0.05), scalarQ(ir.Uint8, 120), w, ws, ir.NewTensor(ir.Int8, []int64{c.m}), ir.Float32Tensor(nil, 0.1), scalarQ(ir.Uint8, 128)}
+			pad := c.k / 2
+			oh := (c.hw+2*pad-c.k)/c.st + 1
+			y := ir.NewTensor(ir.Uint8, []int64{1, c.m, oh, oh})
+			n := &ir.Node{Name: "qc", Op: "QLinearConv", Attrs: ir.Attrs{"pads": ir.IntsAttr(pad, pad, pad, pad), "strides": ir.IntsAttr(c.st, c.st)}}
+			ctx := &opkernel.Ctx{Threads: 1}
+			pa := packedConvWeight(opkernel.NewPrep(), w)
+			b.SetBytes(c.m * c.ch * c.k * c.k * oh * oh)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if err := qconv(ctx, n, in, []*ir.Tensor{y}, true, pa, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 
