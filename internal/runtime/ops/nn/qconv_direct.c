@@ -431,6 +431,18 @@ __attribute__((target("avx2"), noinline)) static void qda_tile(const int8_t *img
     for (int t = 0; t < kv; t++) {
         const int8_t *bt = img + toff[t];
         const int64_t at = (int64_t)t * c4 * 4;
+        if (c4 == 1) { // one quad (a stem's channels): no inner loop
+            __m256i b0 = _mm256_loadu_si256((const __m256i *)bt), b1 = _mm256_loadu_si256((const __m256i *)(bt + 32));
+#pragma GCC unroll 6
+            for (int r = 0; r < 6; r++) {
+                int32_t xa;
+                memcpy(&xa, ar[r] + at, 4);
+                __m256i av = _mm256_set1_epi32(xa);
+                q[r][0] = _mm256_add_epi32(q[r][0], _mm256_madd_epi16(_mm256_maddubs_epi16(b0, av), ones));
+                q[r][1] = _mm256_add_epi32(q[r][1], _mm256_madd_epi16(_mm256_maddubs_epi16(b1, av), ones));
+            }
+            continue;
+        }
         for (int g = 0; g < c4; g++) {
             const int8_t *bg = bt + (int64_t)g * qstride;
             __m256i b0 = _mm256_loadu_si256((const __m256i *)bg), b1 = _mm256_loadu_si256((const __m256i *)(bg + 32));
@@ -493,7 +505,11 @@ __attribute__((target("avx2"))) void gk_qconv_avx2_rows(const uint8_t *buf, int 
     int32_t *cs = calloc((size_t)nfp, sizeof(int32_t));
     for (int t = 0; t < kv; t++) {
         const int32_t *st = sums + tsum[t] + f0;
-        for (int i = 0; i < nf; i++) cs[i] += st[i];
+        int i = 0;
+        for (; i + 8 <= nf; i += 8)
+            _mm256_storeu_si256((__m256i *)(cs + i), _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(cs + i)),
+                                                                      _mm256_loadu_si256((const __m256i *)(st + i))));
+        for (; i < nf; i++) cs[i] += st[i];
     }
     const int rbase = roff[0], nres = roff[M] - roff[0];
     int64_t *roffs = malloc(sizeof(int64_t) * (size_t)(nres > 0 ? nres : 1));
@@ -501,7 +517,7 @@ __attribute__((target("avx2"))) void gk_qconv_avx2_rows(const uint8_t *buf, int 
         const int k = rk[rbase + i], t = k / (c4 * 4), g = (k / 4) % c4;
         roffs[i] = toff[t] + (int64_t)g * qstride;
     }
-    const __m256i low = _mm256_set1_epi32(0xFF), lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i low = _mm256_set1_epi32(0xFF);
     for (int m0 = 0; m0 < M; m0 += 6) {
         const int mr = M - m0 < 6 ? M - m0 : 6;
         const int8_t *ar[6];
@@ -525,8 +541,6 @@ __attribute__((target("avx2"))) void gk_qconv_avx2_rows(const uint8_t *buf, int 
             // the positions' output row and column; one run of a row when
             // the 16 lie in one
             const int o = fb / pc, j = fb % pc, run = j + nc <= ow;
-            const __m256i mk0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(nc), lane);
-            const __m256i mk1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(nc - 8), lane);
             for (int r = 0; r < mr; r++) {
                 const int m = m0 + r;
                 for (int i = roff[m]; i < roff[m + 1]; i++) {
@@ -542,10 +556,10 @@ __attribute__((target("avx2"))) void gk_qconv_avx2_rows(const uint8_t *buf, int 
                 __m256i v0 = _mm256_sub_epi32(_mm256_add_epi32(q[r][0], rc), _mm256_mullo_epi32(cs0, kzv));
                 __m256i v1 = _mm256_sub_epi32(_mm256_add_epi32(q[r][1], rc), _mm256_mullo_epi32(cs1, kzv));
                 int32_t *cm = c + (int64_t)m * ldc;
-                if (run) {
+                if (run && nc == 16) { // (vpmaskmovd stores are slow on AMD)
                     int32_t *dst = cm + (int64_t)o * ow + j;
-                    _mm256_maskstore_epi32(dst, mk0, v0);
-                    _mm256_maskstore_epi32(dst + 8, mk1, v1);
+                    _mm256_storeu_si256((__m256i *)dst, v0);
+                    _mm256_storeu_si256((__m256i *)(dst + 8), v1);
                 } else {
                     int32_t tmp[16];
                     _mm256_storeu_si256((__m256i *)tmp, v0);
