@@ -476,6 +476,15 @@ __attribute__((target("avx2"))) void gk_qconv_avx2_u8(uint8_t *buf, int cg, cons
 // rows, so planes narrower than 16 (and 1x1 convolutions: a plain GEMM) need
 // no unfold and no partial tiles but the last. Reads run at most a tile and
 // a row past a phase image, into the next one or the sums after the last.
+// qda_requant8 is gk_requant's arithmetic on 8 sums: float32(v) * mult,
+// rounded half to even, + zero point, clamped, as int32.
+__attribute__((target("avx2"), always_inline)) static inline __m256i qda_requant8(__m256i v, __m256 mult, __m256 fz,
+                                                                                  __m256 flo, __m256 fhi) {
+    __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(v), mult);
+    __m256 r = _mm256_add_ps(_mm256_round_ps(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), fz);
+    return _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(r, flo), fhi));
+}
+
 __attribute__((target("avx2"))) void gk_qconv_avx2_rows(const uint8_t *buf, int xsigned, int cg, const int *geo,
                                                         int xz, int wsigned, const int32_t *wz, int M,
                                                         const int8_t *sa, const int32_t *rowsum, const int32_t *roff,
@@ -518,6 +527,11 @@ __attribute__((target("avx2"))) void gk_qconv_avx2_rows(const uint8_t *buf, int 
         roffs[i] = toff[t] + (int64_t)g * qstride;
     }
     const __m256i low = _mm256_set1_epi32(0xFF);
+    // a QLinearConv's requantization on the tile in registers (the int32
+    // sums of a wide, shallow 1x1 conv went out to memory and back)
+    const int rq = e && e->qout && e->scale_mode != GK_QEPI_PER_COL;
+    const __m256 flo = _mm256_set1_ps(rq ? (float)e->qlo : 0), fhi = _mm256_set1_ps(rq ? (float)e->qhi : 0);
+    const __m256 fzp = _mm256_set1_ps(rq ? (float)e->qzp : 0);
     for (int m0 = 0; m0 < M; m0 += 6) {
         const int mr = M - m0 < 6 ? M - m0 : 6;
         const int8_t *ar[6];
@@ -556,6 +570,28 @@ __attribute__((target("avx2"))) void gk_qconv_avx2_rows(const uint8_t *buf, int 
                 __m256i v0 = _mm256_sub_epi32(_mm256_add_epi32(q[r][0], rc), _mm256_mullo_epi32(cs0, kzv));
                 __m256i v1 = _mm256_sub_epi32(_mm256_add_epi32(q[r][1], rc), _mm256_mullo_epi32(cs1, kzv));
                 int32_t *cm = c + (int64_t)m * ldc;
+                if (rq) {
+                    const __m256i qb = _mm256_set1_epi32(e->qbias ? e->qbias[m] : 0);
+                    const __m256 mu = _mm256_set1_ps(e->scale[e->scale_mode == GK_QEPI_PER_ROW ? m : 0]);
+                    __m256i y0 = qda_requant8(_mm256_add_epi32(v0, qb), mu, fzp, flo, fhi);
+                    __m256i y1 = qda_requant8(_mm256_add_epi32(v1, qb), mu, fzp, flo, fhi);
+                    __m256i w16 = _mm256_permute4x64_epi64(_mm256_packs_epi32(y0, y1), 0xD8);
+                    __m128i lo16 = _mm256_castsi256_si128(w16), hi16 = _mm256_extracti128_si256(w16, 1);
+                    __m128i by = e->qsigned ? _mm_packs_epi16(lo16, hi16) : _mm_packus_epi16(lo16, hi16);
+                    uint8_t *qm = e->qout + (cm - e->cbase);
+                    if (run && nc == 16) {
+                        _mm_storeu_si128((__m128i *)(qm + (int64_t)o * ow + j), by);
+                    } else {
+                        uint8_t tb[16];
+                        _mm_storeu_si128((__m128i *)tb, by);
+                        int oo = o, jj = j;
+                        for (int l = 0; l < nc; l++) {
+                            if (jj < ow) qm[(int64_t)oo * ow + jj] = tb[l];
+                            if (++jj == pc) jj = 0, oo++;
+                        }
+                    }
+                    continue;
+                }
                 if (run && nc == 16) { // (vpmaskmovd stores are slow on AMD)
                     int32_t *dst = cm + (int64_t)o * ow + j;
                     _mm256_storeu_si256((__m256i *)dst, v0);
@@ -572,7 +608,7 @@ __attribute__((target("avx2"))) void gk_qconv_avx2_rows(const uint8_t *buf, int 
                 }
             }
         }
-        if (e) {
+        if (e && !rq) {
             int32_t *cc = c + (int64_t)m0 * ldc + (int64_t)o0 * ow;
             gk_qepilogue_rows(cc, mr, (o1 - o0) * ow, ldc, e, m0, 0, (float *)cc, ldc);
         }

@@ -143,7 +143,7 @@ func newDirectW(w *ir.Tensor) *qdirectW {
 		return nil
 	}
 	kp := kv * ((cg + 3) / 4) * 4
-	limit := m*kp/16 + 1
+	limit := m*kp/8 + 1
 	d := &qdirectW{kp: kp, sa: make([]int8, m*kp), rowsum: make([]int32, m), roff: make([]int32, m+1)}
 	rk, rv := make([]int16, limit), make([]int16, limit)
 	got := int(C.gk_qconv_direct_split((*C.uint8_t)(unsafe.Pointer(&w.Data[0])), cbool(w.DType == ir.Int8), C.int(m),
@@ -179,8 +179,8 @@ func packQA(a []byte, signed bool, m, k int) *qpackedA {
 		C.gk_qgemm_pack_a((*C.uint8_t)(unsafe.Pointer(&a[0])), C.int(sg), C.int(m), C.int(k), C.int(k),
 			(*C.uint8_t)(unsafe.Pointer(&p.data[0])), (*C.int32_t)(unsafe.Pointer(&p.rowsum[0])))
 		if C.gk_qgemm_wants_split() != 0 {
-			// residuals past 1 in 16 values: the widened path instead
-			limit := m*kp/16 + 1
+			// residuals past 1 in 8 values: the widened path instead
+			limit := m*kp/8 + 1
 			sa, roff := make([]int8, m*kp), make([]int32, m+1)
 			rk, rv := make([]int16, limit), make([]int16, limit)
 			got := int(C.gk_qgemm_split_a((*C.uint8_t)(unsafe.Pointer(&p.data[0])), C.int(m), C.int(k),

@@ -214,7 +214,7 @@ func BenchmarkQLinearConv(b *testing.B) {
 		name             string
 		ch, m, hw, k, st int64
 	}{{"layer1", 64, 64, 56, 3, 1}, {"layer2", 128, 128, 28, 3, 1}, {"layer3", 256, 256, 14, 3, 1},
-		{"layer4", 512, 512, 7, 3, 1}, {"stem", 3, 64, 224, 7, 2}} {
+		{"layer4", 512, 512, 7, 3, 1}, {"stem", 3, 64, 224, 7, 2}, {"pointwise16x96", 16, 96, 112, 1, 1}} {
 		b.Run(c.name, func(b *testing.B) {
 			r := rand.New(rand.NewSource(4))
 			x := randQ(r, ir.Uint8, 1, c.ch, c.hw, c.hw)
