@@ -2,7 +2,7 @@
 #define GKCONV_NN_ACTVEC_H
 // Fused activations on one AVX-512 or AVX2 vector, shared by the
 // convolution epilogue (conv_act.c) and the kernels that apply them in
-// registers (the depthwise kernels of im2col_dwconv.c and dwconv_cb.inc), so
+// registers (the depthwise kernels of im2col_dwconv.c and dwconv_cb_body.h), so
 // every path of a level gives the same bits.
 #include <immintrin.h>
 

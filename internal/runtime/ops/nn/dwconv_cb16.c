@@ -1,5 +1,5 @@
 // Channel-blocked depthwise convolution for small planes, AVX-512 (this
-// file) and AVX2 (dwconv_cb8.c), both from dwconv_cb.inc.
+// file) and AVX2 (dwconv_cb8.c), both from dwconv_cb_body.h.
 //
 // A plane of 7x7 to 28x28 outputs leaves the row kernel (dwconv_rows.c)
 // mostly overhead: short rows, partial vectors, and at stride 2 an even/odd
@@ -56,7 +56,7 @@ CB_AVX512 static inline __attribute__((always_inline)) void cb_tr16(__m512 *r) {
 #define CB_STOREN(p, n, v) _mm512_mask_storeu_ps(p, (__mmask16)((1u << (n)) - 1), v)
 #define CB_TR(r) cb_tr16(r)
 #define CB_ACT(v, act) act512(v, act)
-#include "dwconv_cb.inc"
+#include "dwconv_cb_body.h" // a .h: go build rehashes headers, not .inc files
 
 long dw_cb16_floats(int W, int PW, int K, int S, int OH, int OW) {
     int HP, WB;

@@ -45,7 +45,7 @@ CB_AVX2 static inline __attribute__((always_inline)) __m256i cb_lanes8(int n) {
 #define CB_STOREN(p, n, v) ((n) == 8 ? _mm256_storeu_ps(p, v) : _mm256_maskstore_ps(p, cb_lanes8(n), v))
 #define CB_TR(r) cb_tr8(r)
 #define CB_ACT(v, act) act256(v, act)
-#include "dwconv_cb.inc"
+#include "dwconv_cb_body.h" // a .h: go build rehashes headers, not .inc files
 
 // dw_cb8_ok: every square 3x3, 5x5 and 7x7 shape of mobilenet_v2 and
 // efficientnet_b0 (outputs 7x7 to 112x112) ran faster than on the row

@@ -13,18 +13,19 @@
 #include <string.h>
 
 #define QD_W 16
+// (a .h, included once per vector width: go build rehashes headers, not .inc files)
 #define QD_TARGET __attribute__((target("avx512f")))
-#include "qconv_direct_w.inc"
+#include "qconv_direct_w_body.h"
 #undef QD_W
 #undef QD_TARGET
 #define QD_W 8
 #define QD_TARGET __attribute__((target("avx2")))
-#include "qconv_direct_w.inc"
+#include "qconv_direct_w_body.h"
 #undef QD_W
 #undef QD_TARGET
 #define QD_W 4
 #define QD_TARGET
-#include "qconv_direct_w.inc"
+#include "qconv_direct_w_body.h"
 #undef QD_W
 #undef QD_TARGET
 

@@ -107,24 +107,52 @@ QD_TARGET static void QD_NAME(qd_dw2d)(const uint8_t *x, int xsigned, const uint
             toff[a * kw + b] = (int)((o % sw) * plane + (int64_t)a * dh * qw + o / sw);
         }
     const long iv = (long)ih * iw, ov = (long)oh * ow;
+    // per phase p, the plane columns j with 0 <= j*sw + p - pl < iw
+    int *plo = malloc(sizeof(int) * (size_t)sw * 2), *phi = plo + sw;
+    for (int p = 0; p < sw; p++) {
+        int lo = pl - p <= 0 ? 0 : (pl - p + sw - 1) / sw;
+        int hi = iw + pl - p <= 0 ? 0 : (iw + pl - p + sw - 1) / sw;
+        if (hi > qw) hi = qw;
+        if (lo > hi) lo = hi;
+        plo[p] = lo;
+        phi[p] = hi;
+    }
     for (int c = c0; c < c1; c++) {
         const uint8_t *xc = x + c * iv, *wc = w + (long)c * kh * kw;
         for (int t = 0; t < kh * kw; t++) wt[t] = (wsigned ? (int32_t)(int8_t)wc[t] : (int32_t)wc[t]) - wz[c];
-        memset(q, 0, sizeof(int32_t) * (size_t)(plane * sw));
-        for (int r = 0; r < ph; r++) {
-            int yy = r - pt;
-            if (yy < 0 || yy >= ih) continue;
-            const uint8_t *xr = xc + (long)yy * iw;
-            for (int p = 0; p < sw; p++) {
-                int32_t *qr = q + p * plane + (int64_t)r * qw;
-                // columns j with 0 <= j*sw + p - pl < iw
-                int lo = pl - p <= 0 ? 0 : (pl - p + sw - 1) / sw;
-                int hi = iw + pl - p <= 0 ? 0 : (iw + pl - p + sw - 1) / sw;
-                if (hi > qw) hi = qw;
+        if (sw != 1) { // stride phases: zeroed planes, then the columns
+            memset(q, 0, sizeof(int32_t) * (size_t)(plane * sw));
+            for (int r = 0; r < ph; r++) {
+                int yy = r - pt;
+                if (yy < 0 || yy >= ih) continue;
+                const uint8_t *xr = xc + (long)yy * iw;
+                for (int p = 0; p < sw; p++) {
+                    int32_t *qr = q + p * plane + (int64_t)r * qw;
+                    const int lo = plo[p], hi = phi[p];
+                    if (xsigned)
+                        for (int j = lo; j < hi; j++) qr[j] = (int32_t)(int8_t)xr[j * sw + p - pl] - xz;
+                    else
+                        for (int j = lo; j < hi; j++) qr[j] = (int32_t)xr[j * sw + p - pl] - xz;
+                }
+            }
+        } else {
+            // stride 1: only the padding needs zeros (with a memset of the
+            // plane first the rows were most of a depthwise conv's time)
+            for (int r = 0; r < ph; r++) {
+                int yy = r - pt;
+                int32_t *qr = q + (int64_t)r * qw;
+                const int lo = plo[0], hi = phi[0];
+                if (yy < 0 || yy >= ih) {
+                    memset(qr, 0, sizeof(int32_t) * (size_t)qw);
+                    continue;
+                }
+                for (int j = 0; j < lo; j++) qr[j] = 0;
+                for (int j = hi; j < qw; j++) qr[j] = 0;
+                const uint8_t *xs = xc + (long)yy * iw - pl;
                 if (xsigned)
-                    for (int j = lo; j < hi; j++) qr[j] = (int32_t)(int8_t)xr[j * sw + p - pl] - xz;
+                    for (int j = lo; j < hi; j++) qr[j] = (int32_t)(int8_t)xs[j] - xz;
                 else
-                    for (int j = lo; j < hi; j++) qr[j] = (int32_t)xr[j * sw + p - pl] - xz;
+                    for (int j = lo; j < hi; j++) qr[j] = (int32_t)xs[j] - xz;
             }
         }
         for (int o = 0; o < oh; o++) {
@@ -149,6 +177,7 @@ QD_TARGET static void QD_NAME(qd_dw2d)(const uint8_t *x, int xsigned, const uint
         }
     }
     free(q);
+    free(plo);
     free(wt);
     free(toff);
     free(row);
