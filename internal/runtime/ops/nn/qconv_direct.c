@@ -545,7 +545,12 @@ __attribute__((target("avx2"))) void gk_qconv_avx2_rows(const uint8_t *buf, int 
             rsv[r] = (int32_t)((uint32_t)K * ((uint32_t)zar * (uint32_t)zb + 16384u) -
                                ((uint32_t)zb + 128u) * (uint32_t)rowsum[m]);
             kz[r] = zar - 128;
+            // a requantized sum's bias is one more per-row constant
+            if (rq && e->qbias) rsv[r] = (int32_t)((uint32_t)rsv[r] + (uint32_t)e->qbias[m]);
         }
+        // symmetric int8 weights (zero point 0): no column-sum term
+        int anykz = 0;
+        for (int r = 0; r < mr; r++) anykz |= kz[r];
         for (int fb = f0; fb < f1; fb += 16) {
             const int nc = f1 - fb < 16 ? f1 - fb : 16;
             const int8_t *org = img + (int64_t)fb * 4;
@@ -567,15 +572,18 @@ __attribute__((target("avx2"))) void gk_qconv_avx2_rows(const uint8_t *buf, int 
                     q[r][0] = _mm256_add_epi32(q[r][0], _mm256_madd_epi16(x0, vv));
                     q[r][1] = _mm256_add_epi32(q[r][1], _mm256_madd_epi16(x1, vv));
                 }
-                const __m256i rc = _mm256_set1_epi32(rsv[r]), kzv = _mm256_set1_epi32(kz[r]);
-                __m256i v0 = _mm256_sub_epi32(_mm256_add_epi32(q[r][0], rc), _mm256_mullo_epi32(cs0, kzv));
-                __m256i v1 = _mm256_sub_epi32(_mm256_add_epi32(q[r][1], rc), _mm256_mullo_epi32(cs1, kzv));
+                const __m256i rc = _mm256_set1_epi32(rsv[r]);
+                __m256i v0 = _mm256_add_epi32(q[r][0], rc), v1 = _mm256_add_epi32(q[r][1], rc);
+                if (anykz) {
+                    const __m256i kzv = _mm256_set1_epi32(kz[r]);
+                    v0 = _mm256_sub_epi32(v0, _mm256_mullo_epi32(cs0, kzv));
+                    v1 = _mm256_sub_epi32(v1, _mm256_mullo_epi32(cs1, kzv));
+                }
                 int32_t *cm = c + (int64_t)m * ldc;
                 if (rq) {
-                    const __m256i qb = _mm256_set1_epi32(e->qbias ? e->qbias[m] : 0);
                     const __m256 mu = _mm256_set1_ps(e->scale[e->scale_mode == GK_QEPI_PER_ROW ? m : 0]);
-                    __m256i y0 = qda_requant8(_mm256_add_epi32(v0, qb), mu, fzp, flo, fhi);
-                    __m256i y1 = qda_requant8(_mm256_add_epi32(v1, qb), mu, fzp, flo, fhi);
+                    __m256i y0 = qda_requant8(v0, mu, fzp, flo, fhi);
+                    __m256i y1 = qda_requant8(v1, mu, fzp, flo, fhi);
                     __m256i w16 = _mm256_permute4x64_epi64(_mm256_packs_epi32(y0, y1), 0xD8);
                     __m128i lo16 = _mm256_castsi256_si128(w16), hi16 = _mm256_extracti128_si256(w16, 1);
                     __m128i by = e->qsigned ? _mm_packs_epi16(lo16, hi16) : _mm_packus_epi16(lo16, hi16);
