@@ -550,14 +550,16 @@ GK_ISA_VARIANTS(gk_nn_isa(), requant_run,
 // requant_avx2 is requant_run_body 8 values per step (gcc left the body's
 // loop scalar: a tenth of a 3x3 convolution's time): the same float32
 // multiply, rounding to nearest even, add, clamp and conversion.
-__attribute__((target("avx2"))) static void requant_avx2(const int32_t *acc, int n, const float *mult, int per_col,
-                                                          int32_t zp, int lo, int hi, uint8_t *y, int ysigned) {
+__attribute__((target("avx2"))) static void requant_avx2(const int32_t *acc, int32_t bias, int n, const float *mult,
+                                                          int per_col, int32_t zp, int lo, int hi, uint8_t *y,
+                                                          int ysigned) {
+    const __m256i bv = _mm256_set1_epi32(bias);
     const __m256 flo = _mm256_set1_ps((float)lo), fhi = _mm256_set1_ps((float)hi), fz = _mm256_set1_ps((float)zp);
     const __m256 m0 = _mm256_set1_ps(mult[0]);
     int j = 0;
     for (; j + 8 <= n; j += 8) {
-        __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)(acc + j))),
-                                 per_col ? _mm256_loadu_ps(mult + j) : m0);
+        __m256i a = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(acc + j)), bv);
+        __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(a), per_col ? _mm256_loadu_ps(mult + j) : m0);
         __m256 r = _mm256_add_ps(_mm256_round_ps(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), fz);
         r = _mm256_min_ps(_mm256_max_ps(r, flo), fhi);
         __m256i v = _mm256_cvtps_epi32(r);
@@ -565,17 +567,35 @@ __attribute__((target("avx2"))) static void requant_avx2(const int32_t *acc, int
         w = ysigned ? _mm_packs_epi16(w, w) : _mm_packus_epi16(w, w);
         _mm_storel_epi64((__m128i *)(y + j), w);
     }
-    if (j < n) requant_run(acc + j, n - j, per_col ? mult + j : mult, per_col, zp, lo, hi, y + j, ysigned);
+    if (j < n) {
+        int32_t t[8];
+        for (int i = 0; i < n - j; i++) t[i] = (int32_t)((uint32_t)acc[j + i] + (uint32_t)bias);
+        requant_run(t, n - j, per_col ? mult + j : mult, per_col, zp, lo, hi, y + j, ysigned);
+    }
 }
 
 // gk_requant's rounding is nearbyint's (the default mode: half to even).
 void gk_requant(const int32_t *acc, int n, const float *mult, int per_col, int32_t zp, int lo, int hi, uint8_t *y,
                 int ysigned) {
+    gk_requant_b(acc, 0, n, mult, per_col, zp, lo, hi, y, ysigned);
+}
+
+void gk_requant_b(const int32_t *acc, int32_t bias, int n, const float *mult, int per_col, int32_t zp, int lo, int hi,
+                  uint8_t *y, int ysigned) {
     if (gk_nn_isa() >= GK_ISA_AVX2) {
-        requant_avx2(acc, n, mult, per_col, zp, lo, hi, y, ysigned);
+        requant_avx2(acc, bias, n, mult, per_col, zp, lo, hi, y, ysigned);
         return;
     }
-    requant_run(acc, n, mult, per_col, zp, lo, hi, y, ysigned);
+    if (!bias) {
+        requant_run(acc, n, mult, per_col, zp, lo, hi, y, ysigned);
+        return;
+    }
+    for (int j = 0; j < n; j += 256) { // the bias added in blocks (acc is const)
+        int32_t t[256];
+        int k = n - j < 256 ? n - j : 256;
+        for (int i = 0; i < k; i++) t[i] = (int32_t)((uint32_t)acc[j + i] + (uint32_t)bias);
+        requant_run(t, k, per_col ? mult + j : mult, per_col, zp, lo, hi, y + j, ysigned);
+    }
 }
 
 // unfold_row writes tap k's values of x for the n output positions from p0

@@ -51,6 +51,9 @@ const char *gk_qgemm_kernel_name(void);
 // gk_requant: y[j] = clamp(round_half_even(float(acc[j]) * mult[j or 0]) + zp, lo, hi) for n values.
 void gk_requant(const int32_t *acc, int n, const float *mult, int per_col, int32_t zp, int lo, int hi, uint8_t *y,
                 int ysigned);
+// gk_requant_b is gk_requant of acc[j] + bias (wrapping int32 adds).
+void gk_requant_b(const int32_t *acc, int32_t bias, int n, const float *mult, int per_col, int32_t zp, int lo, int hi,
+                  uint8_t *y, int ysigned);
 // gk_qconv_pack unfolds (im2col) the cg channels of an 8-bit x of one image
 // and group straight into gk_qgemm's packed-B layout for the output
 // positions [p0, p1) (p0 a multiple of QG_NR; out zeroed beforehand): B is

@@ -523,6 +523,19 @@ func qlinearMultipliers(n *ir.Node, as, bs, ys *ir.Tensor, cols int) ([]float32,
 }
 
 // requant writes y[j] = saturate(round_half_even(acc[j] * mult) + zp).
+// requantBias is requant (one multiplier) of acc + bias.
+func requantBias(acc []int32, bias int32, mult []float32, zp int32, signed bool, y []byte) {
+	if len(acc) == 0 {
+		return
+	}
+	sg, lo, hi := 0, 0, 255
+	if signed {
+		sg, lo, hi = 1, -128, 127
+	}
+	C.gk_requant_b((*C.int32_t)(unsafe.Pointer(&acc[0])), C.int32_t(bias), C.int(len(acc)), (*C.float)(unsafe.Pointer(&mult[0])), 0,
+		C.int32_t(zp), C.int(lo), C.int(hi), (*C.uint8_t)(unsafe.Pointer(&y[0])), C.int(sg))
+}
+
 func requant(acc []int32, mult []float32, perCol bool, zp int32, signed bool, y []byte) {
 	if len(acc) == 0 {
 		return
@@ -910,16 +923,15 @@ func qconvEpilogue(ctx *opkernel.Ctx, n *ir.Node, in []*ir.Tensor, y *ir.Tensor,
 		for t := s; t < e; t++ {
 			oc := t % m
 			row := acc[t*ov : (t+1)*ov]
+			b := int32(0)
 			if bias != nil {
-				for i := range row {
-					row[i] += bias[oc]
-				}
+				b = bias[oc]
 			}
 			mu := mult
 			if perCh {
 				mu = mult[oc : oc+1]
 			}
-			requant(row, mu, false, yzp, ySigned, y.Data[t*ov:])
+			requantBias(row, b, mu, yzp, ySigned, y.Data[t*ov:])
 		}
 	})
 	return nil
