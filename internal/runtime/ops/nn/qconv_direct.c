@@ -375,7 +375,7 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void gk_qconv_vnni_rows(
 int gk_qconv_avx2_ok(void) { return gk_nn_isa() >= GK_ISA_AVX2 && !gk_qconv_vnni_ok(); }
 
 int gk_qconv_direct_split(const uint8_t *w, int wsigned, int M, int cg, int kv, int8_t *sa, int32_t *rowsum,
-                          int32_t *roff, int16_t *rk, int16_t *rv, int cap) {
+                          int32_t *roff, int32_t *rk, int16_t *rv, int cap) {
     const int c4 = (cg + 3) / 4, kp = kv * c4 * 4;
     const uint8_t aflip = wsigned ? 0x80 : 0;
     int n = 0;
@@ -405,7 +405,7 @@ int gk_qconv_direct_split(const uint8_t *w, int wsigned, int M, int cg, int kv, 
             }
             if (ex) {
                 if (n >= cap) return -1;
-                rk[n] = (int16_t)at;
+                rk[n] = at; // int32: k passes 32767 at 3x3 x 3641 channels
                 rv[n] = (int16_t)ex;
                 n++;
             }
@@ -489,7 +489,7 @@ __attribute__((target("avx2"), always_inline)) static inline __m256i qda_requant
 __attribute__((target("avx2"))) void gk_qconv_avx2_rows(const uint8_t *buf, int xsigned, int cg, const int *geo,
                                                         int xz, int wsigned, const int32_t *wz, int M,
                                                         const int8_t *sa, const int32_t *rowsum, const int32_t *roff,
-                                                        const int16_t *rk, const int16_t *rvals, int o0, int o1,
+                                                        const int32_t *rk, const int16_t *rvals, int o0, int o1,
                                                         int32_t *c, int ldc, const gk_qepi *e) {
     int c4, kv, np, pr, pc, kp;
     int64_t off[5];

@@ -209,7 +209,7 @@ __attribute__((target("avx2"))) static void tile6_avx2(const int16_t *aw, int ro
 // 128 (uint8), and over the K real taps (a'' is 0 on the padding)
 //   sum a' b' = sum a'' b'' - 128 rowsum(a') + 128 colsum(b') + 16384 K.
 
-int gk_qgemm_split_a(const uint8_t *apk, int M, int K, int8_t *sa, int32_t *roff, int16_t *rk, int16_t *rv, int cap) {
+int gk_qgemm_split_a(const uint8_t *apk, int M, int K, int8_t *sa, int32_t *roff, int32_t *rk, int16_t *rv, int cap) {
     int kp = (K + 3) & ~3, n = 0;
     for (int r = 0; r < M; r++) {
         roff[r] = n;
@@ -228,7 +228,7 @@ int gk_qgemm_split_a(const uint8_t *apk, int M, int K, int8_t *sa, int32_t *roff
             }
             if (ex) {
                 if (n >= cap) return -1;
-                rk[n] = (int16_t)at;
+                rk[n] = at; // int32: k passes 32767 at 3x3 x 3641 channels
                 rv[n] = (int16_t)ex;
                 n++;
             }
@@ -245,7 +245,7 @@ int gk_qgemm_split_a(const uint8_t *apk, int M, int K, int8_t *sa, int32_t *roff
 // A (sa, row stride kp; residuals roff/rk/rv of this tile's first row on)
 // and one strip bu of b'' bytes.
 __attribute__((target("avx2"))) static void tile6_u8s8(const int8_t *sa, int rows, int kp, const uint8_t *bu,
-                                                        const int32_t *roff, const int16_t *rk, const int16_t *rv,
+                                                        const int32_t *roff, const int32_t *rk, const int16_t *rv,
                                                         int32_t *acc) {
     __m256i q[QG_MR2][2];
     const int8_t *ar[QG_MR2];

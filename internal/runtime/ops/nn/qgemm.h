@@ -31,7 +31,7 @@ typedef struct gk_qepi gk_qepi;
 typedef struct {
     const int8_t *sa;     // the safe part S, rows of kp bytes
     const int32_t *roff;  // row r's residuals are [roff[r], roff[r+1])
-    const int16_t *rk;    // their taps k
+    const int32_t *rk;    // their taps k
     const int16_t *rv;    // and values
 } gk_qsplit;
 void gk_qgemm(int M, int K, int N, const uint8_t *a, int asigned, int lda, const int32_t *za, const int8_t *bp,
@@ -40,7 +40,7 @@ void gk_qgemm(int M, int K, int N, const uint8_t *a, int asigned, int lda, const
 // gk_qgemm_split_a splits packed A (M rows of K) for the AVX2 vpmaddubsw
 // tiles (see qgemm.c): sa gets M rows of (K+3)&~3 bytes, roff M+1 offsets,
 // rk/rv the residuals; -1 when there would be more than cap of them.
-int gk_qgemm_split_a(const uint8_t *apk, int M, int K, int8_t *sa, int32_t *roff, int16_t *rk, int16_t *rv, int cap);
+int gk_qgemm_split_a(const uint8_t *apk, int M, int K, int8_t *sa, int32_t *roff, int32_t *rk, int16_t *rv, int cap);
 // gk_qgemm_wants_split: whether gk_qgemm at the current level uses a split A.
 int gk_qgemm_wants_split(void);
 // gk_qgemm_pack_a packs A [M, K] (row stride lda) once: rows of K rounded
@@ -91,10 +91,10 @@ void gk_qconv_vnni_rows(const uint8_t *buf, int xsigned, int cg, const int *geo,
 int gk_qconv_avx2_ok(void);
 void gk_qconv_avx2_u8(uint8_t *buf, int cg, const int *geo);
 int gk_qconv_direct_split(const uint8_t *w, int wsigned, int M, int cg, int kv, int8_t *sa, int32_t *rowsum,
-                          int32_t *roff, int16_t *rk, int16_t *rv, int cap);
+                          int32_t *roff, int32_t *rk, int16_t *rv, int cap);
 void gk_qconv_avx2_rows(const uint8_t *buf, int xsigned, int cg, const int *geo, int xz, int wsigned,
                         const int32_t *wz, int M, const int8_t *sa, const int32_t *rowsum, const int32_t *roff,
-                        const int16_t *rk, const int16_t *rv, int o0, int o1, int32_t *c, int ldc, const gk_qepi *e);
+                        const int32_t *rk, const int16_t *rv, int o0, int o1, int32_t *c, int ldc, const gk_qepi *e);
 
 // gk_qdw_conv is a depthwise ConvInteger (one input and one output channel
 // per group) for channels [c0, c1) of one image, computed directly:

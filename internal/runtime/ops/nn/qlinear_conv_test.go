@@ -56,9 +56,9 @@ func TestQLinearConvEpilogueExact(t *testing.T) {
 						nw = c.m
 					}
 					wz := randQ(r, ir.Int8, nw)
-				if wk.name == "bell" && c.perCh { // symmetric, as quantizers write them
-					clear(wz.Data)
-				}
+					if wk.name == "bell" && c.perCh { // symmetric, as quantizers write them
+						clear(wz.Data)
+					}
 					ws := ir.NewTensor(ir.Float32, []int64{nw})
 					for i := range ws.F32() {
 						ws.F32()[i] = 0.002 + 0.004*r.Float32()

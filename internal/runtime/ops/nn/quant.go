@@ -21,7 +21,7 @@ static void gk_qgemm_e(int M, int K, int N, const uint8_t *a, int asigned, int l
                        const int8_t *bp, const int32_t *colsum, const int32_t *zb, int s0, int s1, int32_t *c,
                        int ldc, const uint8_t *apk, const int32_t *arow, int has_e, const float *es, int esm,
                        const float *eb, int ebm, int erelu, uint8_t *qo, const int32_t *qc, const int32_t *qb, int qz,
-                       int qlo, int qhi, int qs, const int8_t *ssa, const int32_t *sroff, const int16_t *srk,
+                       int qlo, int qhi, int qs, const int8_t *ssa, const int32_t *sroff, const int32_t *srk,
                        const int16_t *srv) {
     gk_qepi e = {es, esm, eb, ebm, erelu, qo, qc, qb, qz, qlo, qhi, qs};
     gk_qsplit sp = {ssa, sroff, srk, srv};
@@ -39,7 +39,7 @@ static void gk_qconv_vnni_rows_e(const uint8_t *buf, int xsigned, int cg, const 
 
 static void gk_qconv_avx2_rows_e(const uint8_t *buf, int xsigned, int cg, const int *geo, int xz, int wsigned,
                                  const int32_t *wz, int M, const int8_t *sa, const int32_t *rowsum,
-                                 const int32_t *roff, const int16_t *rk, const int16_t *rv, int o0, int o1, int32_t *c,
+                                 const int32_t *roff, const int32_t *rk, const int16_t *rv, int o0, int o1, int32_t *c,
                                  int ldc, int has_e, const float *es, int esm, const float *eb, int ebm, int erelu,
                                  uint8_t *qo, const int32_t *qc, const int32_t *qb, int qz, int qlo, int qhi, int qs) {
     gk_qepi e = {es, esm, eb, ebm, erelu, qo, qc, qb, qz, qlo, qhi, qs};
@@ -118,7 +118,8 @@ type qpackedA struct {
 	rowsum []int32
 	sa     []int8
 	roff   []int32
-	rk, rv []int16
+	rk     []int32
+	rv     []int16
 	dir    *qdirectW
 }
 
@@ -128,7 +129,8 @@ type qdirectW struct {
 	kp           int
 	sa           []int8
 	rowsum, roff []int32
-	rk, rv       []int16
+	rk           []int32
+	rv           []int16
 }
 
 // newDirectW splits w for gk_qconv_avx2_rows, or returns nil (another ISA
@@ -145,10 +147,10 @@ func newDirectW(w *ir.Tensor) *qdirectW {
 	kp := kv * ((cg + 3) / 4) * 4
 	limit := m*kp/8 + 1
 	d := &qdirectW{kp: kp, sa: make([]int8, m*kp), rowsum: make([]int32, m), roff: make([]int32, m+1)}
-	rk, rv := make([]int16, limit), make([]int16, limit)
+	rk, rv := make([]int32, limit), make([]int16, limit)
 	got := int(C.gk_qconv_direct_split((*C.uint8_t)(unsafe.Pointer(&w.Data[0])), cbool(w.DType == ir.Int8), C.int(m),
 		C.int(cg), C.int(kv), (*C.int8_t)(unsafe.Pointer(&d.sa[0])), (*C.int32_t)(unsafe.Pointer(&d.rowsum[0])),
-		(*C.int32_t)(unsafe.Pointer(&d.roff[0])), (*C.int16_t)(unsafe.Pointer(&rk[0])), (*C.int16_t)(unsafe.Pointer(&rv[0])),
+		(*C.int32_t)(unsafe.Pointer(&d.roff[0])), (*C.int32_t)(unsafe.Pointer(&rk[0])), (*C.int16_t)(unsafe.Pointer(&rv[0])),
 		C.int(limit)))
 	if got < 0 {
 		return nil
@@ -159,13 +161,13 @@ func newDirectW(w *ir.Tensor) *qdirectW {
 }
 
 // split returns gk_qgemm_e's split arguments for rows from r0 (nils: none).
-func (p *qpackedA) split(r0, k int) (*C.int8_t, *C.int32_t, *C.int16_t, *C.int16_t) {
+func (p *qpackedA) split(r0, k int) (*C.int8_t, *C.int32_t, *C.int32_t, *C.int16_t) {
 	if p == nil || p.sa == nil {
 		return nil, nil, nil, nil
 	}
 	kp := (k + 3) &^ 3
 	return (*C.int8_t)(unsafe.Pointer(&p.sa[r0*kp])), (*C.int32_t)(unsafe.Pointer(&p.roff[r0])),
-		(*C.int16_t)(unsafe.Pointer(&p.rk[0])), (*C.int16_t)(unsafe.Pointer(&p.rv[0]))
+		(*C.int32_t)(unsafe.Pointer(&p.rk[0])), (*C.int16_t)(unsafe.Pointer(&p.rv[0]))
 }
 
 func packQA(a []byte, signed bool, m, k int) *qpackedA {
@@ -182,10 +184,10 @@ func packQA(a []byte, signed bool, m, k int) *qpackedA {
 			// residuals past 1 in 8 values: the widened path instead
 			limit := m*kp/8 + 1
 			sa, roff := make([]int8, m*kp), make([]int32, m+1)
-			rk, rv := make([]int16, limit), make([]int16, limit)
+			rk, rv := make([]int32, limit), make([]int16, limit)
 			got := int(C.gk_qgemm_split_a((*C.uint8_t)(unsafe.Pointer(&p.data[0])), C.int(m), C.int(k),
 				(*C.int8_t)(unsafe.Pointer(&sa[0])), (*C.int32_t)(unsafe.Pointer(&roff[0])),
-				(*C.int16_t)(unsafe.Pointer(&rk[0])), (*C.int16_t)(unsafe.Pointer(&rv[0])), C.int(limit)))
+				(*C.int32_t)(unsafe.Pointer(&rk[0])), (*C.int16_t)(unsafe.Pointer(&rv[0])), C.int(limit)))
 			if got >= 0 {
 				n := max(got, 1)
 				p.sa, p.roff, p.rk, p.rv = sa, roff, slices.Clip(rk[:n]), slices.Clip(rv[:n])
@@ -846,7 +848,7 @@ func qconvDirectAVX2(ctx *opkernel.Ctx, x []byte, xSigned bool, wSigned bool, wz
 	kvol := int(geo[3] * geo[4] * geo[5])
 	oh := int(geo[16])
 	grain := max(1, (1<<16)/max(1, mg*cg*kvol*int(geo[17])/4))
-	rk, rv := (*C.int16_t)(unsafe.Pointer(&d.rk[0])), (*C.int16_t)(unsafe.Pointer(&d.rv[0]))
+	rk, rv := (*C.int32_t)(unsafe.Pointer(&d.rk[0])), (*C.int16_t)(unsafe.Pointer(&d.rv[0]))
 	for bi := 0; bi < nb; bi++ {
 		for gi := 0; gi < group; gi++ {
 			xg := x[(bi*c+gi*cg)*iv:]

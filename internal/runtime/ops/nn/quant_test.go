@@ -388,15 +388,16 @@ func TestConvIntegerExact(t *testing.T) {
 			{24, 1, 32, 40, 1, 1, 1, 1, 1, 0, 0, 0, 0, ir.Uint8, ir.Uint8},
 			{5, 6, 40, 70, 3, 3, 3, 2, 1, 2, 1, 0, 2, ir.Uint8, ir.Int8},
 			{16, 12, 20, 90, 5, 5, 1, 1, 2, 2, 2, 2, 2, ir.Int8, ir.Uint8},
+			{4100, 7, 4, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, ir.Uint8, ir.Int8}, // residual taps k past int16
 		} {
 			for wi, wk := range convWeights {
 				for _, prepared := range []bool{false, true} {
 					x, w := randQ(r, c.xdt, 1, c.c, c.h, c.w), wk.gen(r, c.wdt, c.m, c.c/c.group, c.kh, c.kw)
 					xz, wz := randQ(r, c.xdt), randQ(r, c.wdt, c.m)
 					if wi == 1 && c.wdt == ir.Int8 { // symmetric, as quantizers write them
-				clear(wz.Data)
-			}
-			if wi == 1 && c.wdt == ir.Uint8 {
+						clear(wz.Data)
+					}
+					if wi == 1 && c.wdt == ir.Uint8 {
 						for i := range wz.Data {
 							wz.Data[i] = byte(118 + r.Intn(21))
 						}
