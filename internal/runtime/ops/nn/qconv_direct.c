@@ -394,15 +394,8 @@ int gk_qconv_direct_split(const uint8_t *w, int wsigned, int M, int cg, int kv, 
                     val[h] = (int)a1 - 128;
                 }
             }
-            int u = val[0], v = val[1], ex = 0, at = k;
-            int pos = (u > 0 ? u : 0) + (v > 0 ? v : 0), neg = (u < 0 ? u : 0) + (v < 0 ? v : 0);
-            if (pos > 128) {
-                ex = pos - 128;
-                if (u >= v) u -= ex; else { v -= ex; at = k + 1; }
-            } else if (neg < -128) {
-                ex = neg + 128;
-                if (u <= v) u -= ex; else { v -= ex; at = k + 1; }
-            }
+            int u = val[0], v = val[1], second;
+            int ex = gk_qsplit_pair(&u, &v, &second), at = k + second;
             if (ex) {
                 if (n >= cap) return -1;
                 rk[n] = at; // int32: k passes 32767 at 3x3 x 3641 channels

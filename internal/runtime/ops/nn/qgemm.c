@@ -216,16 +216,8 @@ int gk_qgemm_split_a(const uint8_t *apk, int M, int K, int8_t *sa, int32_t *roff
         const uint8_t *a = apk + (int64_t)r * kp;
         int8_t *s = sa + (int64_t)r * kp;
         for (int k = 0; k < kp; k += 2) {
-            int u = k < K ? (int)a[k] - 128 : 0, v = k + 1 < K ? (int)a[k + 1] - 128 : 0;
-            int pos = (u > 0 ? u : 0) + (v > 0 ? v : 0), neg = (u < 0 ? u : 0) + (v < 0 ? v : 0);
-            int ex = 0, at = k;
-            if (pos > 128) { // off the larger positive element
-                ex = pos - 128;
-                if (u >= v) u -= ex; else { v -= ex; at = k + 1; }
-            } else if (neg < -128) { // off the more negative one
-                ex = neg + 128;
-                if (u <= v) u -= ex; else { v -= ex; at = k + 1; }
-            }
+            int u = k < K ? (int)a[k] - 128 : 0, v = k + 1 < K ? (int)a[k + 1] - 128 : 0, second;
+            int ex = gk_qsplit_pair(&u, &v, &second), at = k + second;
             if (ex) {
                 if (n >= cap) return -1;
                 rk[n] = at; // int32: k passes 32767 at 3x3 x 3641 channels

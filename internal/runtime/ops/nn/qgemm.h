@@ -41,6 +41,24 @@ void gk_qgemm(int M, int K, int N, const uint8_t *a, int asigned, int lda, const
 // tiles (see qgemm.c): sa gets M rows of (K+3)&~3 bytes, roff M+1 offsets,
 // rk/rv the residuals; -1 when there would be more than cap of them.
 int gk_qgemm_split_a(const uint8_t *apk, int M, int K, int8_t *sa, int32_t *roff, int32_t *rk, int16_t *rv, int cap);
+// gk_qsplit_pair makes the pair (*u, *v) of signed values safe for
+// vpmaddubsw against any unsigned bytes (qgemm.c): the excess of its
+// positive part over 128, or of its negative part under -128, comes off the
+// larger-magnitude element; it returns that residual (0: none) and sets
+// *second when it was taken off *v.
+static inline int gk_qsplit_pair(int *u, int *v, int *second) {
+    int pos = (*u > 0 ? *u : 0) + (*v > 0 ? *v : 0), neg = (*u < 0 ? *u : 0) + (*v < 0 ? *v : 0), ex = 0;
+    *second = 0;
+    if (pos > 128) ex = pos - 128;
+    else if (neg < -128) ex = neg + 128;
+    else return 0;
+    if (ex > 0 ? *u >= *v : *u <= *v) *u -= ex;
+    else {
+        *v -= ex;
+        *second = 1;
+    }
+    return ex;
+}
 // gk_qgemm_wants_split: whether gk_qgemm at the current level uses a split A.
 int gk_qgemm_wants_split(void);
 // gk_qgemm_pack_a packs A [M, K] (row stride lda) once: rows of K rounded
