@@ -98,13 +98,17 @@ void gk_qdw_conv_epi(const uint8_t *x, int xsigned, const uint8_t *w, int wsigne
                      const int *geo, int c0, int c1, int32_t *yacc, const gk_qepi *e, float *yf) {
     // the 2-D windows (depth 1 everywhere) directly; others by the generic
     // loop, then the epilogue
-    if (geo[0] == 1 && geo[3] == 1 && geo[15] == 1) {
+    // (qd_dw2d's float32 sums are exact up to 256 taps); e->qout: yacc is
+    // the scratch the bytes' indices count in
+    if (geo[0] == 1 && geo[3] == 1 && geo[15] == 1 && geo[4] * geo[5] <= 256) {
         qd_dw2d(x, xsigned, w, wsigned, wz, xz, geo, c0, c1, yacc, e, yf);
         return;
     }
     const long ov = (long)geo[15] * geo[16] * geo[17];
     if (!yf) {
         gk_qdw_conv(x, xsigned, w, wsigned, wz, xz, geo, c0, c1, yacc);
+        if (e && e->qout)
+            for (int c = c0; c < c1; c++) gk_qepilogue_rows(yacc + c * ov, 1, (int)ov, (int)ov, e, c, 0, NULL, (int)ov);
         return;
     }
     // y's float memory holds the int32 sums first, converted in place row
@@ -260,6 +264,32 @@ void gk_qconv_vnni_prep(const uint8_t *x, int xsigned, int cg, const int *geo, i
     }
 }
 
+// qdv_requant_tile finishes a 4x64 tile of sums as gk_qepilogue_rows's
+// requantizing form computes it (gk_requant's float32 multiply, rounding
+// half to even, zero point, clamp), the bytes stored at y (row stride ld).
+__attribute__((target("avx512f,avx512bw"))) static inline void qdv_requant_tile(
+    __m512i q[4][4], int mr, int ns, const __mmask16 *mk, __m512i zbv, const int32_t *rv, const int32_t *zar,
+    const int32_t *cs, int r0, const gk_qepi *e, uint8_t *y, int ld) {
+    const __m512 flo = _mm512_set1_ps((float)e->qlo), fhi = _mm512_set1_ps((float)e->qhi);
+    const __m512 fz = _mm512_set1_ps((float)e->qzp);
+    __m512i csv[4];
+    for (int s = 0; s < ns; s++) csv[s] = _mm512_maskz_loadu_epi32(mk[s], cs + 16 * s);
+    for (int r = 0; r < mr; r++) {
+        const int ri = r0 + r;
+        const __m512 sv = _mm512_set1_ps(e->scale[e->scale_mode == GK_QEPI_PER_ROW ? ri : 0]);
+        const __m512i off = _mm512_add_epi32(_mm512_mullo_epi32(zbv, _mm512_set1_epi32(rv[r])),
+                                             _mm512_set1_epi32((int32_t)(0u - (uint32_t)(e->qbias ? e->qbias[ri] : 0))));
+        const __m512i za = _mm512_set1_epi32(zar[r]);
+        for (int s = 0; s < ns; s++) {
+            __m512i v = _mm512_sub_epi32(_mm512_sub_epi32(q[r][s], off), _mm512_mullo_epi32(csv[s], za));
+            __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(v), sv);
+            f = _mm512_add_ps(_mm512_roundscale_ps(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), fz);
+            f = _mm512_min_ps(_mm512_max_ps(f, flo), fhi);
+            _mm512_mask_cvtepi32_storeu_epi8(y + (int64_t)r * ld + 16 * s, mk[s], _mm512_cvtps_epi32(f));
+        }
+    }
+}
+
 __attribute__((target("avx512f,avx512bw,avx512vnni"))) void gk_qconv_vnni_rows(
     const uint8_t *buf, int xsigned, int cg, const int *geo, int xz, int wsigned, const int32_t *wz, int M, int o0,
     int o1, int32_t *c, int ldc, const gk_qepi *e) {
@@ -335,6 +365,15 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void gk_qconv_vnni_rows(
                     }
                 }
                 __m512i zbv = _mm512_set1_epi32(zb);
+                if (e && e->qout && e->scale_mode != GK_QEPI_PER_COL) {
+                    // requantized in registers: storing the int32 tile with
+                    // masked stores and reading it back stalled every load
+                    // (no store forwarding from masked stores), 3x the
+                    // convolution's own time on the shallow 1x1 convs
+                    qdv_requant_tile(q, mr, ns, mk, zbv, rv, zar, cs + j0, m0, e,
+                                     e->qout + ((c + (int64_t)m0 * ldc + (int64_t)o * ow + j0) - e->cbase), ldc);
+                    continue;
+                }
 #pragma GCC unroll 4
                 for (int s = 0; s < 4; s++) {
                     if (s >= ns) break;

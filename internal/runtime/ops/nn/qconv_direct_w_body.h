@@ -11,6 +11,13 @@
 #define QD_VI QD_NAME(qd_vi)
 #define QD_VF QD_NAME(qd_vf)
 typedef int32_t QD_VI __attribute__((vector_size(QD_W * 4)));
+#if QD_W == 16
+#define QD_EVEN 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30
+#elif QD_W == 8
+#define QD_EVEN 0, 2, 4, 6, 8, 10, 12, 14
+#else
+#define QD_EVEN 0, 2, 4, 6
+#endif
 typedef float QD_VF __attribute__((vector_size(QD_W * 4)));
 
 // qd_epi_row writes y[j] = relu?((float)acc[j] * s + b) for n values (b
@@ -83,13 +90,18 @@ QD_TARGET static void QD_NAME(qd_epi_cols)(const int32_t *acc, int n, const floa
     }
 }
 
-// qd_dw2d: depthwise 2-D windows for channels [c0, c1). Each channel's
-// x - xz is laid out once as int32 in stride phase planes with the padding
-// as zeros (a padded tap adds (xz - xz) * w = 0, as the unfold's padding
-// with xz does): q[p][r][j] = x[r - pt][j*sw + p - pl] - xz. Output column
-// ox of tap column e then reads plane (e*dw) % sw at ox + (e*dw) / sw, 16
-// outputs per vector load.
-QD_TARGET static void QD_NAME(qd_dw2d)(const uint8_t *x, int xsigned, const uint8_t *w, int wsigned, const int32_t *wz, int xz,
+// qd_dw2d: depthwise 2-D windows for channels [c0, c1) of at most 256
+// taps. Each channel's x - xz is laid out once as float32 in stride phase
+// planes with the padding as zeros (a padded tap adds (xz - xz) * w = 0, as
+// the unfold's padding with xz does): q[p][r][j] = x[r - pt][j*sw + p - pl]
+// - xz. Output column ox of tap column e then reads plane (e*dw) % sw at
+// ox + (e*dw) / sw, QD_W outputs per vector load. float32 is exact here:
+// each product is at most 255 * 255 and a sum of 256 of them stays under
+// 2^24, so the sums are the integers in any order (int32 multiplies were
+// slower, and the byte-to-int32 layout ran scalar). The row then gets the
+// float epilogue (yf), the requantization (e->qout) or is stored as int32.
+// (contracted into fused multiply-adds: exact sums, so the same integers)
+QD_TARGET __attribute__((optimize("fp-contract=fast"))) static void QD_NAME(qd_dw2d)(const uint8_t *x, int xsigned, const uint8_t *w, int wsigned, const int32_t *wz, int xz,
                               const int *geo, int c0, int c1, int32_t *yacc, const gk_qepi *e, float *yf) {
     const int ih = geo[1], iw = geo[2], kh = geo[4], kw = geo[5], sh = geo[7], sw = geo[8], pt = geo[10], pl = geo[11];
     const int dh = geo[13], dw = geo[14], oh = geo[16], ow = geo[17];
@@ -97,10 +109,13 @@ QD_TARGET static void QD_NAME(qd_dw2d)(const uint8_t *x, int xsigned, const uint
     const int owp = (ow + QD_W - 1) / QD_W * QD_W;
     const int qw = owp + ((kw - 1) * dw) / sw + 1;
     const int64_t plane = (int64_t)ph * qw;
-    int32_t *q = malloc(sizeof(int32_t) * (size_t)(plane * sw + QD_W));
-    int32_t *wt = malloc(sizeof(int32_t) * (size_t)(kh * kw));
+    const int rq = e && e->qout;
+    float *q = malloc(sizeof(float) * (size_t)(plane * sw + QD_W));
+    float *wt = malloc(sizeof(float) * (size_t)(kh * kw));
     int *toff = malloc(sizeof(int) * (size_t)(kh * kw));
-    int32_t *row = malloc(sizeof(int32_t) * (size_t)owp);
+    int32_t *row = malloc(sizeof(int32_t) * (size_t)owp * (size_t)oh);
+    float *xf = malloc(sizeof(float) * (size_t)(iw + 1));
+    xf[iw] = 0; // read (and dropped) by the last stride-2 deinterleave
     for (int a = 0; a < kh; a++)
         for (int b = 0; b < kw; b++) {
             int o = b * dw;
@@ -119,70 +134,96 @@ QD_TARGET static void QD_NAME(qd_dw2d)(const uint8_t *x, int xsigned, const uint
     }
     for (int c = c0; c < c1; c++) {
         const uint8_t *xc = x + c * iv, *wc = w + (long)c * kh * kw;
-        for (int t = 0; t < kh * kw; t++) wt[t] = (wsigned ? (int32_t)(int8_t)wc[t] : (int32_t)wc[t]) - wz[c];
-        if (sw != 1) { // stride phases: zeroed planes, then the columns
-            memset(q, 0, sizeof(int32_t) * (size_t)(plane * sw));
-            for (int r = 0; r < ph; r++) {
-                int yy = r - pt;
-                if (yy < 0 || yy >= ih) continue;
-                const uint8_t *xr = xc + (long)yy * iw;
-                for (int p = 0; p < sw; p++) {
-                    int32_t *qr = q + p * plane + (int64_t)r * qw;
-                    const int lo = plo[p], hi = phi[p];
-                    if (xsigned)
-                        for (int j = lo; j < hi; j++) qr[j] = (int32_t)(int8_t)xr[j * sw + p - pl] - xz;
-                    else
-                        for (int j = lo; j < hi; j++) qr[j] = (int32_t)xr[j * sw + p - pl] - xz;
-                }
+        for (int t = 0; t < kh * kw; t++) wt[t] = (float)((wsigned ? (int32_t)(int8_t)wc[t] : (int32_t)wc[t]) - wz[c]);
+        for (int r = 0; r < ph; r++) {
+            int yy = r - pt;
+            if (yy < 0 || yy >= ih) {
+                for (int p = 0; p < sw; p++) memset(q + p * plane + (int64_t)r * qw, 0, sizeof(float) * (size_t)qw);
+                continue;
             }
-        } else {
-            // stride 1: only the padding needs zeros (with a memset of the
-            // plane first the rows were most of a depthwise conv's time)
-            for (int r = 0; r < ph; r++) {
-                int yy = r - pt;
-                int32_t *qr = q + (int64_t)r * qw;
-                const int lo = plo[0], hi = phi[0];
-                if (yy < 0 || yy >= ih) {
-                    memset(qr, 0, sizeof(int32_t) * (size_t)qw);
-                    continue;
-                }
+            // the input row as floats (a loop gcc vectorizes), then
+            // scattered to the phases: plain copies for stride 1
+            const uint8_t *xr = xc + (long)yy * iw;
+            if (xsigned)
+                for (int j = 0; j < iw; j++) xf[j] = (float)((int32_t)(int8_t)xr[j] - xz);
+            else
+                for (int j = 0; j < iw; j++) xf[j] = (float)((int32_t)xr[j] - xz);
+            for (int p = 0; p < sw; p++) {
+                float *qr = q + p * plane + (int64_t)r * qw;
+                const int lo = plo[p], hi = phi[p];
                 for (int j = 0; j < lo; j++) qr[j] = 0;
                 for (int j = hi; j < qw; j++) qr[j] = 0;
-                const uint8_t *xs = xc + (long)yy * iw - pl;
-                if (xsigned)
-                    for (int j = lo; j < hi; j++) qr[j] = (int32_t)(int8_t)xs[j] - xz;
-                else
-                    for (int j = lo; j < hi; j++) qr[j] = (int32_t)xs[j] - xz;
+                const float *xs = xf + p - pl;
+                if (sw == 1) {
+                    memcpy(qr + lo, xs + lo, sizeof(float) * (size_t)(hi - lo));
+                    continue;
+                }
+                int j = lo;
+                if (sw == 2) // the even lanes of two vectors (ends in xf: see hi)
+                    for (; j + QD_W <= hi; j += QD_W) {
+                        QD_VF u, v;
+                        memcpy(&u, xs + 2 * j, sizeof u);
+                        memcpy(&v, xs + 2 * j + QD_W, sizeof v);
+                        QD_VF ev = __builtin_shufflevector(u, v, QD_EVEN);
+                        memcpy(qr + j, &ev, sizeof ev);
+                    }
+                for (; j < hi; j++) qr[j] = xs[(int64_t)j * sw];
             }
+        }
+        const float sc = yf ? e->scale[e->scale_mode == GK_QEPI_PER_ROW ? c : 0] : 0.0f;
+        const int hasb = yf && e->bias_mode != GK_QEPI_NONE;
+        const float b = hasb ? e->bias[e->bias_mode == GK_QEPI_PER_ROW ? c : 0] : 0.0f;
+        // the plane's output vectors four at a time (any rows): four
+        // independent sums hide the add latency a tap loop per vector waited on
+        const int nvec = owp / QD_W, tv = oh * nvec;
+        for (int v0 = 0; v0 < tv; v0 += 4) {
+            int64_t vb[4];
+            for (int k = 0; k < 4; k++) {
+                const int v = v0 + k < tv ? v0 + k : v0;
+                vb[k] = (int64_t)(v / nvec) * sh * qw + (v % nvec) * QD_W;
+            }
+            QD_VF a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
+            for (int t = 0; t < kh * kw; t++) {
+                const float *qt = q + toff[t], wv = wt[t];
+                QD_VF u0, u1, u2, u3;
+                memcpy(&u0, qt + vb[0], sizeof u0);
+                memcpy(&u1, qt + vb[1], sizeof u1);
+                memcpy(&u2, qt + vb[2], sizeof u2);
+                memcpy(&u3, qt + vb[3], sizeof u3);
+                a0 += u0 * wv;
+                a1 += u1 * wv;
+                a2 += u2 * wv;
+                a3 += u3 * wv;
+            }
+            QD_VI i0 = __builtin_convertvector(a0, QD_VI), i1 = __builtin_convertvector(a1, QD_VI);
+            QD_VI i2 = __builtin_convertvector(a2, QD_VI), i3 = __builtin_convertvector(a3, QD_VI);
+            const int nv = tv - v0 < 4 ? tv - v0 : 4;
+            memcpy(row + (int64_t)v0 * QD_W, &i0, sizeof i0);
+            if (nv > 1) memcpy(row + (int64_t)(v0 + 1) * QD_W, &i1, sizeof i1);
+            if (nv > 2) memcpy(row + (int64_t)(v0 + 2) * QD_W, &i2, sizeof i2);
+            if (nv > 3) memcpy(row + (int64_t)(v0 + 3) * QD_W, &i3, sizeof i3);
         }
         for (int o = 0; o < oh; o++) {
-            const int32_t *qo = q + (int64_t)o * sh * qw;
-            for (int j = 0; j < owp; j += QD_W) {
-                QD_VI acc = {0};
-                for (int t = 0; t < kh * kw; t++) {
-                    QD_VI v;
-                    memcpy(&v, qo + toff[t] + j, sizeof v);
-                    acc += v * wt[t];
-                }
-                memcpy(row + j, &acc, sizeof acc);
-            }
-            if (yf) {
-                float s = e->scale[e->scale_mode == GK_QEPI_PER_ROW ? c : 0];
-                int hasb = e->bias_mode != GK_QEPI_NONE;
-                float b = hasb ? e->bias[e->bias_mode == GK_QEPI_PER_ROW ? c : 0] : 0.0f;
-                QD_NAME(qd_epi_row)(row, ow, s, hasb, b, e->relu, yf + c * ov + (long)o * ow);
-            } else {
-                memcpy(yacc + c * ov + (long)o * ow, row, sizeof(int32_t) * (size_t)ow);
-            }
+            const long at = c * ov + (long)o * ow;
+            if (yf)
+                QD_NAME(qd_epi_row)(row + (int64_t)o * owp, ow, sc, hasb, b, e->relu, yf + at);
+            else
+                memcpy(yacc + at, row + (int64_t)o * owp, sizeof(int32_t) * (size_t)ow);
         }
+        if (rq) // the channel's sums are still in cache: one call per plane, not per row
+            gk_requant_b(yacc + c * ov, e->qbias ? e->qbias[c] : 0, (int)ov,
+                         e->scale + (e->scale_mode == GK_QEPI_PER_ROW ? c : 0), 0, e->qzp, e->qlo, e->qhi,
+                         e->qout + ((yacc + c * ov) - e->cbase), e->qsigned);
     }
     free(q);
     free(plo);
     free(wt);
     free(toff);
     free(row);
+    free(xf);
 }
 #undef QD_VI
+#undef QD_EVEN
 #undef QD_VF
 #undef QD_NAME
 #undef QD_CAT

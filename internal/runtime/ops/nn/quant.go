@@ -31,9 +31,14 @@ static void gk_qgemm_e(int M, int K, int N, const uint8_t *a, int asigned, int l
 
 static void gk_qdw_conv_e(const uint8_t *x, int xsigned, const uint8_t *w, int wsigned, const int32_t *wz, int xz,
                           const int *geo, int c0, int c1, int32_t *yacc, int has_e, const float *es, int esm,
-                          const float *eb, int ebm, int erelu) {
-    gk_qepi e = {es, esm, eb, ebm, erelu};
-    gk_qdw_conv_epi(x, xsigned, w, wsigned, wz, xz, geo, c0, c1, has_e ? NULL : yacc, &e, has_e ? (float *)yacc : NULL);
+                          const float *eb, int ebm, int erelu, uint8_t *qo, const int32_t *qc, const int32_t *qb,
+                          int qz, int qlo, int qhi, int qs) {
+    gk_qepi e = {es, esm, eb, ebm, erelu, qo, qc, qb, qz, qlo, qhi, qs};
+    // the requantizing form writes bytes (yacc: the scratch they count in);
+    // the float one writes float32 over yacc's memory
+    const int fl = has_e && !qo;
+    gk_qdw_conv_epi(x, xsigned, w, wsigned, wz, xz, geo, c0, c1, fl ? NULL : yacc, has_e ? &e : NULL,
+                    fl ? (float *)yacc : NULL);
 }
 */
 import "C"
@@ -645,10 +650,10 @@ func qconv(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor, qlinear bool, pa
 	}
 	xsg := cbool(xSigned)
 	depthwise := cg == 1 && mg == 1
-	// a QLinearConv requantizes in its kernels' tile epilogue (the depthwise
-	// kernel has none: it keeps the separate pass)
+	// a QLinearConv requantizes in its kernels' tile (or depthwise row)
+	// epilogue
 	finish := qlinear
-	if qlinear && !depthwise && kk > 0 && ov > 0 {
+	if qlinear && kk > 0 && ov > 0 {
 		if epi, err = requantEpilogue(n, in, y, acc, m); err != nil {
 			return err
 		}
@@ -659,12 +664,13 @@ func qconv(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor, qlinear bool, pa
 		// window sums directly give the same integers
 		wsg := cbool(wSigned)
 		he, es, esm, eb, ebm, er := epi.args(0)
+		qo, qc, qb, qz, qlo, qhi, qs := epi.qargs(0)
 		for bi := 0; bi < nb; bi++ {
 			xb, yb := x.Data[bi*c*iv:], acc[bi*m*ov:]
 			opkernel.ParallelFor(ctx, m, 1, func(s, e int) {
 				C.gk_qdw_conv_e((*C.uint8_t)(unsafe.Pointer(&xb[0])), xsg, (*C.uint8_t)(unsafe.Pointer(&w.Data[0])), wsg,
 					(*C.int32_t)(unsafe.Pointer(&wzp[0])), C.int(xz), &geo[0], C.int(s), C.int(e), (*C.int32_t)(unsafe.Pointer(&yb[0])),
-					he, es, esm, eb, ebm, er)
+					he, es, esm, eb, ebm, er, qo, qc, qb, qz, qlo, qhi, qs)
 			})
 		}
 		return qconvEpilogue(ctx, n, in, y, acc, finish, nb, m, ov)
