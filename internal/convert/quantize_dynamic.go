@@ -89,8 +89,8 @@ func dynamicBlocker(n *ir.Node) string {
 	if n.Attrs.Int("transpose_a", 0) != 0 {
 		return "transpose_a (MatMulInteger takes A as it is)"
 	}
-	if a, _ := ir.FusedActivation(n); a != ir.ActNone {
-		return fmt.Sprintf("fused activation %d (the integer GEMM's epilogue is scale and bias only)", a)
+	if a, _ := ir.FusedActivation(n); a != ir.ActNone && a != ir.ActReLU && a != ir.ActReLU6 {
+		return fmt.Sprintf("fused activation %d (only RELU and RELU6 are split off a MatMul)", a)
 	}
 	x := n.Input(0)
 	if x == nil || x.DType != ir.Float32 {
@@ -149,6 +149,18 @@ func replaceDynamic(e *ir.Editor, g *ir.Graph, n *ir.Node, w *dynWeight) error {
 		if last, err = add("Add", []*ir.Value{last.Outputs[0], b}, ir.Attrs{}, "biased"); err != nil {
 			return err
 		}
+	}
+	// MatMulActivationFusion's activation (RELU, RELU6) as its own node
+	// after the float epilogue: the runtime's chain takes a ReLU into the
+	// integer GEMM's epilogue
+	switch a, _ := ir.FusedActivation(n); a {
+	case ir.ActReLU:
+		last, err = add("ReLU", []*ir.Value{last.Outputs[0]}, ir.Attrs{}, "relu")
+	case ir.ActReLU6:
+		last, err = add("ReLU6", []*ir.Value{last.Outputs[0]}, ir.Attrs{}, "relu6")
+	}
+	if err != nil {
+		return err
 	}
 	out := n.Outputs[0]
 	if !slices.Equal(last.Outputs[0].Shape, out.Shape) || last.Outputs[0].DType != out.DType {

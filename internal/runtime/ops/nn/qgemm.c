@@ -412,7 +412,7 @@ int gk_qgemm_wants_split(void) { return pick_dot() == dot_avx2; }
 
 const char *gk_qgemm_kernel_name(void) {
     dot_fn f = pick_dot();
-    return f == dot_vnni ? "avx512vnni" : f == dot_avx2 ? "avx2" : "portable";
+    return f == dot_vnni ? (gk_qgemm_amx_ok() ? "amx-int8" : "avx512vnni") : f == dot_avx2 ? "avx2" : "portable";
 }
 
 void gk_qgemm_pack_a(const uint8_t *a, int asigned, int M, int K, int lda, uint8_t *out, int32_t *rowsum) {
@@ -446,6 +446,11 @@ void gk_qgemm(int M, int K, int N, const uint8_t *a, int asigned, int lda, const
             rowsum = rowbuf;
         }
         for (int r = 0; r < rows; r++) zar[r] = za[i0 + r] + (asigned ? 128 : 0);
+        if (dot == dot_vnni && gk_qgemm_amx_ok()) {
+            gk_qgemm_amx(ap, rows, apk ? M - i0 : rb, kp, K, N, bp, s0, s1, rowsum, zar, colsum, zb,
+                         c + (int64_t)i0 * ldc, ldc, e, i0);
+            continue;
+        }
         if (dot == dot_vnni) { // 4x64 tiles with the epilogue in registers
             for (int s = s0; s < s1; s += 4) {
                 int nst = s1 - s < 4 ? s1 - s : 4, j0 = s * QG_NR;

@@ -147,6 +147,16 @@ struct gk_qepi {
     int qzp, qlo, qhi, qsigned;
 };
 
+// gk_qgemm_amx_ok says whether gk_qgemm runs on AMX tiles (qgemm_amx.c:
+// the CPU has AMX-INT8, the level is AVX-512, Linux granted the tile state,
+// GKCONV_INT8_AMX is not 0); gk_qgemm_amx is its kernel for one block of
+// packed A rows.
+int gk_qgemm_amx_ok(void);
+void gk_qgemm_amx_allow(int allow); // 0: off; 1: probed again (tests)
+void gk_qgemm_amx(const uint8_t *ap, int rows, int arows, int kp, int K, int N, const int8_t *bp, int s0, int s1,
+                  const int32_t *rowsum, const int32_t *zar, const int32_t *colsum, const int32_t *zb, int32_t *c,
+                  int ldc, const gk_qepi *e, int i0);
+
 // gk_qepilogue_rows applies e to rows [0, rows) of acc (row stride ld), the
 // first being row r0 and column col0 of the whole result, writing y (row
 // stride ldy); y may be acc itself (in place).

@@ -39,12 +39,18 @@ func TestQLinearConvEpilogueExact(t *testing.T) {
 		{3, 22, 45, 47, 7, 7, 2, 1, 1, 3, ir.Uint8, ir.Uint8, true, true},   // a stem
 		{64, 70, 14, 14, 3, 3, 1, 1, 1, 1, ir.Int8, ir.Int8, true, true},    // deep, small plane
 		{9, 40, 20, 64, 3, 3, 1, 1, 1, 1, ir.Uint8, ir.Uint8, false, false}, // wide rows
+		{32, 20, 10, 40, 3, 3, 1, 1, 1, 1, ir.Uint8, ir.Int8, true, true},   // deep, wide rows (AMX GEMM)
+		{6, 6, 40, 70, 3, 3, 1, 1, 6, 1, ir.Int8, ir.Uint8, false, true},    // depthwise, wide stride 1
+		{4, 4, 20, 21, 17, 17, 1, 1, 4, 8, ir.Uint8, ir.Uint8, true, true},  // depthwise of 289 taps
 	}
-	for _, lv := range []cpuisa.Level{cpuisa.AVX512, cpuisa.AVX2, cpuisa.Portable} {
+	defer allowInt8AMX(true)
+	// AVX-512 twice: AMX tiles where the CPU has them, then the VNNI kernels
+	for li, lv := range []cpuisa.Level{cpuisa.AVX512, cpuisa.AVX512, cpuisa.AVX2, cpuisa.Portable} {
 		if err := cpuisa.Force(lv); err != nil {
 			t.Logf("skip %s: %v", lv, err)
 			continue
 		}
+		allowInt8AMX(li == 0)
 		for _, c := range cases {
 			for _, wk := range convWeights {
 				for _, threads := range []int{1, 2} {

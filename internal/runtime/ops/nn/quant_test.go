@@ -72,12 +72,16 @@ func scalarQ(dt ir.DType, v int64) *ir.Tensor {
 // block).
 func TestQGEMMExact(t *testing.T) {
 	defer cpuisa.Reset()
+	defer allowInt8AMX(true)
 	r := rand.New(rand.NewSource(1))
-	for _, lv := range []cpuisa.Level{cpuisa.AVX512, cpuisa.AVX2, cpuisa.Portable} {
+	// AVX-512 twice: with AMX tiles where the CPU has them, then without
+	// (the VNNI kernel)
+	for li, lv := range []cpuisa.Level{cpuisa.AVX512, cpuisa.AVX512, cpuisa.AVX2, cpuisa.Portable} {
 		if err := cpuisa.Force(lv); err != nil {
 			t.Logf("skip %s: %v", lv, err)
 			continue
 		}
+		allowInt8AMX(li == 0)
 		t.Logf("level %s: integer GEMM %s", lv, QGEMMKernel())
 		for _, sz := range [][3]int{{1, 1, 1}, {3, 5, 17}, {4, 4, 16}, {70, 33, 40}, {129, 260, 35}, {2, 0, 3}, {6, 70, 100}, {5, 9, 130}, {67, 129, 200}} {
 			m, k, n := sz[0], sz[1], sz[2]
@@ -277,6 +281,8 @@ func checkDepthwiseConvInteger(t *testing.T, r *rand.Rand) {
 		{6, 8, 5, 1, 1, 2, 2, 2, 2, ir.Uint8, ir.Uint8, false, false},
 		{9, 19, 7, 2, 1, 0, 0, 0, 0, ir.Uint8, ir.Uint8, false, false},
 		{1, 70, 5, 2, 3, 0, 4, 0, 5, ir.Uint8, ir.Int8, true, true},
+		{20, 21, 17, 1, 1, 8, 8, 8, 8, ir.Uint8, ir.Int8, true, false}, // 289 taps: the int32 loop
+		{10, 75, 3, 2, 1, 1, 1, 1, 1, ir.Int8, ir.Uint8, false, false}, // stride-2 rows of several vectors
 	} {
 		const ch = 5
 		var x, w *ir.Tensor
