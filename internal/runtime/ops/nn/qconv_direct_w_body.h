@@ -100,6 +100,59 @@ QD_TARGET static void QD_NAME(qd_epi_cols)(const int32_t *acc, int n, const floa
 // 2^24, so the sums are the integers in any order (int32 multiplies were
 // slower, and the byte-to-int32 layout ran scalar). The row then gets the
 // float epilogue (yf), the requantization (e->qout) or is stored as int32.
+// qd_dw3x3_rows: qd_dw2d's sums for a 3x3 window of stride sh (1 or 2, the
+// same both ways) and dilation 1, four output rows per step with the nine
+// weights in registers: each input vector loaded once serves every output
+// row whose window covers it (18 or 27 loads for 36 multiply-adds, not 45).
+// Rows past oh are computed from the plane's slack and dropped.
+QD_TARGET __attribute__((optimize("fp-contract=fast"), always_inline)) static inline void QD_NAME(qd_dw3x3_rows_sh)(
+    const float *q, int64_t plane, int qw, int oh, int owp, const int sh, const float *wt, int32_t *row) {
+    QD_VF w[9];
+    for (int t = 0; t < 9; t++) w[t] = (QD_VF){0} + wt[t];
+    // column tap b reads phase plane b % sh at column offset b / sh
+    int64_t cb[3];
+    for (int b = 0; b < 3; b++) cb[b] = (b % sh) * plane + b / sh;
+    for (int o0 = 0; o0 < oh; o0 += 4) {
+        const int nr = oh - o0 < 4 ? oh - o0 : 4;
+        for (int j = 0; j < owp; j += QD_W) {
+            QD_VF a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
+#define QD_ROW(i)                                                                                                     \
+    do {                                                                                                              \
+        const float *qi = q + (int64_t)(o0 * sh + (i)) * qw + j;                                                      \
+        for (int b = 0; b < 3; b++) {                                                                                 \
+            QD_VF v;                                                                                                  \
+            memcpy(&v, qi + cb[b], sizeof v);                                                                         \
+            if ((i) < 3) a0 += v * w[(i) * 3 + b];                                                                    \
+            if ((i) - sh >= 0 && (i) - sh < 3) a1 += v * w[((i) - sh) * 3 + b];                                       \
+            if ((i) - 2 * sh >= 0 && (i) - 2 * sh < 3) a2 += v * w[((i) - 2 * sh) * 3 + b];                           \
+            if ((i) - 3 * sh >= 0 && (i) - 3 * sh < 3) a3 += v * w[((i) - 3 * sh) * 3 + b];                           \
+        }                                                                                                             \
+    } while (0)
+            if (sh == 1) {
+                QD_ROW(0); QD_ROW(1); QD_ROW(2); QD_ROW(3); QD_ROW(4); QD_ROW(5);
+            } else {
+                QD_ROW(0); QD_ROW(1); QD_ROW(2); QD_ROW(3); QD_ROW(4); QD_ROW(5); QD_ROW(6); QD_ROW(7); QD_ROW(8);
+            }
+#undef QD_ROW
+            QD_VI i0 = __builtin_convertvector(a0, QD_VI), i1 = __builtin_convertvector(a1, QD_VI);
+            QD_VI i2 = __builtin_convertvector(a2, QD_VI), i3 = __builtin_convertvector(a3, QD_VI);
+            memcpy(row + (int64_t)o0 * owp + j, &i0, sizeof i0);
+            if (nr > 1) memcpy(row + (int64_t)(o0 + 1) * owp + j, &i1, sizeof i1);
+            if (nr > 2) memcpy(row + (int64_t)(o0 + 2) * owp + j, &i2, sizeof i2);
+            if (nr > 3) memcpy(row + (int64_t)(o0 + 3) * owp + j, &i3, sizeof i3);
+        }
+    }
+}
+
+// (the stride a constant in each copy: the row tests fold away)
+QD_TARGET __attribute__((optimize("fp-contract=fast"))) static void QD_NAME(qd_dw3x3_rows)(
+    const float *q, int64_t plane, int qw, int oh, int owp, int sh, const float *wt, int32_t *row) {
+    if (sh == 1)
+        QD_NAME(qd_dw3x3_rows_sh)(q, plane, qw, oh, owp, 1, wt, row);
+    else
+        QD_NAME(qd_dw3x3_rows_sh)(q, plane, qw, oh, owp, 2, wt, row);
+}
+
 // (contracted into fused multiply-adds: exact sums, so the same integers)
 QD_TARGET __attribute__((optimize("fp-contract=fast"))) static void QD_NAME(qd_dw2d)(const uint8_t *x, int xsigned, const uint8_t *w, int wsigned, const int32_t *wz, int xz,
                               const int *geo, int c0, int c1, int32_t *yacc, const gk_qepi *e, float *yf) {
@@ -110,7 +163,9 @@ QD_TARGET __attribute__((optimize("fp-contract=fast"))) static void QD_NAME(qd_d
     const int qw = owp + ((kw - 1) * dw) / sw + 1;
     const int64_t plane = (int64_t)ph * qw;
     const int rq = e && e->qout;
-    float *q = malloc(sizeof(float) * (size_t)(plane * sw + QD_W));
+    // (slack: the 3x3 kernel's last block of rows reads up to 3*sh rows
+    // past the last plane, for outputs it drops)
+    float *q = malloc(sizeof(float) * (size_t)(plane * sw + (int64_t)(3 * sh + 1) * qw + QD_W));
     float *wt = malloc(sizeof(float) * (size_t)(kh * kw));
     int *toff = malloc(sizeof(int) * (size_t)(kh * kw));
     int32_t *row = malloc(sizeof(int32_t) * (size_t)owp * (size_t)oh);
@@ -173,6 +228,10 @@ QD_TARGET __attribute__((optimize("fp-contract=fast"))) static void QD_NAME(qd_d
         const float sc = yf ? e->scale[e->scale_mode == GK_QEPI_PER_ROW ? c : 0] : 0.0f;
         const int hasb = yf && e->bias_mode != GK_QEPI_NONE;
         const float b = hasb ? e->bias[e->bias_mode == GK_QEPI_PER_ROW ? c : 0] : 0.0f;
+        if (kh == 3 && kw == 3 && dh == 1 && dw == 1 && (sh == 1 || sh == 2) && sw == sh) {
+            QD_NAME(qd_dw3x3_rows)(q, plane, qw, oh, owp, sh, wt, row);
+            goto finish;
+        }
         // the plane's output vectors four at a time (any rows): four
         // independent sums hide the add latency a tap loop per vector waited on
         const int nvec = owp / QD_W, tv = oh * nvec;
@@ -203,6 +262,7 @@ QD_TARGET __attribute__((optimize("fp-contract=fast"))) static void QD_NAME(qd_d
             if (nv > 2) memcpy(row + (int64_t)(v0 + 2) * QD_W, &i2, sizeof i2);
             if (nv > 3) memcpy(row + (int64_t)(v0 + 3) * QD_W, &i3, sizeof i3);
         }
+    finish:
         for (int o = 0; o < oh; o++) {
             const long at = c * ov + (long)o * ow;
             if (yf)

@@ -697,7 +697,36 @@ static void qconv_pack(const uint8_t *x, int xsigned, int cg, const int *geo, ui
     int ns = (n + QG_NR - 1) / QG_NR, np = ns * QG_NR;
     uint8_t *rows = malloc((size_t)4 * np);
     int32_t *cs = calloc((size_t)np, sizeof(int32_t));
+    // a 1x1 window of stride 1 without padding reads x's rows as they are:
+    // no unfold copy (it was a tenth of mobilenet_v2's int8 time), only
+    // the last partial strip through a padded copy
+    const int pointwise = kvol == 1 && geo[6] == 1 && geo[7] == 1 && geo[8] == 1 && geo[9] == 0 && geo[10] == 0 &&
+                          geo[11] == 0 && geo[15] == geo[0] && geo[16] == geo[1] && geo[17] == geo[2];
     for (int k0 = 0; k0 < kp; k0 += 4) {
+        if (pointwise) {
+            const uint8_t *src[4];
+            for (int t = 0; t < 4; t++) src[t] = k0 + t < K ? x + (int64_t)(k0 + t) * invol + p0 : NULL;
+            const __m128i vflip = _mm_set1_epi8((char)flip);
+            for (int sp = 0; sp < ns; sp++) {
+                __m128i *dst = (__m128i *)(out + ((int64_t)((local ? 0 : p0 / QG_NR) + sp) * kp + k0) * QG_NR);
+                const int j0 = sp * QG_NR, nc = n - j0 < QG_NR ? n - j0 : QG_NR;
+                __m128i v[4];
+                for (int t = 0; t < 4; t++) {
+                    if (!src[t]) {
+                        v[t] = _mm_setzero_si128(); // zero after the flip
+                    } else if (nc == QG_NR) {
+                        v[t] = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(src[t] + j0)), vflip);
+                    } else {
+                        uint8_t tmp[QG_NR];
+                        memset(tmp, flip, sizeof tmp);
+                        memcpy(tmp, src[t] + j0, (size_t)nc);
+                        v[t] = _mm_xor_si128(_mm_loadu_si128((const __m128i *)tmp), vflip);
+                    }
+                }
+                gk_interleave4x16(v[0], v[1], v[2], v[3], dst, cs + j0);
+            }
+            continue;
+        }
         for (int t = 0; t < 4; t++) {
             uint8_t *row = rows + (size_t)t * np;
             if (k0 + t < K) {
