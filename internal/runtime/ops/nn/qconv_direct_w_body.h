@@ -154,14 +154,16 @@ QD_TARGET __attribute__((optimize("fp-contract=fast"))) static void QD_NAME(qd_d
 }
 
 // (contracted into fused multiply-adds: exact sums, so the same integers)
-QD_TARGET __attribute__((optimize("fp-contract=fast"))) static void QD_NAME(qd_dw2d)(const uint8_t *x, int xsigned, const uint8_t *w, int wsigned, const int32_t *wz, int xz,
+QD_TARGET __attribute__((optimize("fp-contract=fast", "no-tree-loop-distribute-patterns"))) static void QD_NAME(qd_dw2d)(const uint8_t *x, int xsigned, const uint8_t *w, int wsigned, const int32_t *wz, int xz,
                               const int *geo, int c0, int c1, int32_t *yacc, const gk_qepi *e, float *yf) {
     const int ih = geo[1], iw = geo[2], kh = geo[4], kw = geo[5], sh = geo[7], sw = geo[8], pt = geo[10], pl = geo[11];
     const int dh = geo[13], dw = geo[14], oh = geo[16], ow = geo[17];
     const int ph = (oh - 1) * sh + (kh - 1) * dh + 1;
     const int owp = (ow + QD_W - 1) / QD_W * QD_W;
     const int qw = owp + ((kw - 1) * dw) / sw + 1;
-    const int64_t plane = (int64_t)ph * qw;
+    // (QD_W slack per plane: the stride-2 layout's last vector of a row
+    // spills past it, into the next row or this slack, never the next plane)
+    const int64_t plane = (int64_t)ph * qw + QD_W;
     const int rq = e && e->qout;
     // (slack: the 3x3 kernel's last block of rows reads up to 3*sh rows
     // past the last plane, for outputs it drops)
@@ -169,8 +171,9 @@ QD_TARGET __attribute__((optimize("fp-contract=fast"))) static void QD_NAME(qd_d
     float *wt = malloc(sizeof(float) * (size_t)(kh * kw));
     int *toff = malloc(sizeof(int) * (size_t)(kh * kw));
     int32_t *row = malloc(sizeof(int32_t) * (size_t)owp * (size_t)oh);
-    float *xf = malloc(sizeof(float) * (size_t)(iw + 1));
-    xf[iw] = 0; // read (and dropped) by the last stride-2 deinterleave
+    // (slack: the stride-2 deinterleave's last vectors read past the row,
+    // for lanes the zero fill after it overwrites)
+    float *xf = calloc((size_t)(iw + 2 * QD_W + 2), sizeof(float));
     for (int a = 0; a < kh; a++)
         for (int b = 0; b < kw; b++) {
             int o = b * dw;
@@ -196,9 +199,22 @@ QD_TARGET __attribute__((optimize("fp-contract=fast"))) static void QD_NAME(qd_d
                 for (int p = 0; p < sw; p++) memset(q + p * plane + (int64_t)r * qw, 0, sizeof(float) * (size_t)qw);
                 continue;
             }
-            // the input row as floats (a loop gcc vectorizes), then
-            // scattered to the phases: plain copies for stride 1
+            // inline loops, not libc calls: rows are tens of values, and
+            // the calls per row were most of a small plane's time
             const uint8_t *xr = xc + (long)yy * iw;
+            if (sw == 1) { // straight into the plane
+                float *qr = q + (int64_t)r * qw;
+                const int lo = plo[0], hi = phi[0];
+                const uint8_t *xs = xr - pl;
+                for (int j = 0; j < lo; j++) qr[j] = 0;
+                if (xsigned)
+                    for (int j = lo; j < hi; j++) qr[j] = (float)((int32_t)(int8_t)xs[j] - xz);
+                else
+                    for (int j = lo; j < hi; j++) qr[j] = (float)((int32_t)xs[j] - xz);
+                for (int j = hi; j < qw; j++) qr[j] = 0;
+                continue;
+            }
+            // strided: the row as floats, then scattered to the phases
             if (xsigned)
                 for (int j = 0; j < iw; j++) xf[j] = (float)((int32_t)(int8_t)xr[j] - xz);
             else
@@ -206,23 +222,21 @@ QD_TARGET __attribute__((optimize("fp-contract=fast"))) static void QD_NAME(qd_d
             for (int p = 0; p < sw; p++) {
                 float *qr = q + p * plane + (int64_t)r * qw;
                 const int lo = plo[p], hi = phi[p];
-                for (int j = 0; j < lo; j++) qr[j] = 0;
-                for (int j = hi; j < qw; j++) qr[j] = 0;
                 const float *xs = xf + p - pl;
-                if (sw == 1) {
-                    memcpy(qr + lo, xs + lo, sizeof(float) * (size_t)(hi - lo));
-                    continue;
-                }
+                for (int j = 0; j < lo; j++) qr[j] = 0;
                 int j = lo;
-                if (sw == 2) // the even lanes of two vectors (ends in xf: see hi)
-                    for (; j + QD_W <= hi; j += QD_W) {
+                if (sw == 2) // the even lanes of two vectors, the last one past hi
+                    for (; j < hi; j += QD_W) {
                         QD_VF u, v;
                         memcpy(&u, xs + 2 * j, sizeof u);
                         memcpy(&v, xs + 2 * j + QD_W, sizeof v);
                         QD_VF ev = __builtin_shufflevector(u, v, QD_EVEN);
                         memcpy(qr + j, &ev, sizeof ev);
                     }
-                for (; j < hi; j++) qr[j] = xs[(int64_t)j * sw];
+                else
+                    for (; j < hi; j++) qr[j] = xs[(int64_t)j * sw];
+                // (after the vectors: the lanes they wrote past hi are padding)
+                for (j = hi; j < qw; j++) qr[j] = 0;
             }
         }
         const float sc = yf ? e->scale[e->scale_mode == GK_QEPI_PER_ROW ? c : 0] : 0.0f;
