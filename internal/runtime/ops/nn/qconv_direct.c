@@ -29,6 +29,28 @@
 #undef QD_W
 #undef QD_TARGET
 
+// gk_u8_to_f32: out[i] = v[i] - z as float32, for n bytes in rows of len
+// (rows cycling through nz zero points: one per channel; len 0: one row).
+GK_ISA_BODY void gk_u8_to_f32_body(const uint8_t *v, int vsigned, const int32_t *z, int len, int nz, float *out, long n) {
+    const long row = len > 0 ? len : n;
+    for (long r0 = 0, zi = 0; r0 < n; r0 += row, zi = (zi + 1) % nz) {
+        const int32_t zp = z[zi];
+        const long e = r0 + row < n ? r0 + row : n;
+        if (vsigned)
+            for (long i = r0; i < e; i++) out[i] = (float)((int32_t)(int8_t)v[i] - zp);
+        else
+            for (long i = r0; i < e; i++) out[i] = (float)((int32_t)v[i] - zp);
+    }
+}
+GK_ISA_VARIANTS(gk_nn_isa(), gk_u8_to_f32, (const uint8_t *v, int vsigned, const int32_t *z, int len, int nz, float *out, long n),
+                (v, vsigned, z, len, nz, out, n))
+
+// gk_f32_to_i32 converts float32 integers to int32.
+GK_ISA_BODY void gk_f32_to_i32_body(const float *y, int32_t *a, long n) {
+    for (long i = 0; i < n; i++) a[i] = (int32_t)y[i];
+}
+GK_ISA_VARIANTS(gk_nn_isa(), gk_f32_to_i32, (const float *y, int32_t *a, long n), (y, a, n))
+
 static void qd_epi_row(const int32_t *acc, int n, float s, int hasb, float b, int relu, float *y) {
     switch (gk_nn_isa()) {
     case GK_ISA_AVX512: qd_epi_row16(acc, n, s, hasb, b, relu, y); break;

@@ -147,6 +147,12 @@ struct gk_qepi {
     int qzp, qlo, qhi, qsigned;
 };
 
+// gk_u8_to_f32 writes v[i] - z as float32 (n bytes in rows of len, the
+// rows taking z[0], z[1], ... z[nz-1] in turn; len 0: one row, z[0]);
+// gk_f32_to_i32 converts float32 integers to int32 (qconv_direct.c).
+void gk_u8_to_f32(const uint8_t *v, int vsigned, const int32_t *z, int len, int nz, float *out, long n);
+void gk_f32_to_i32(const float *y, int32_t *a, long n);
+
 // gk_qgemm_amx_ok says whether gk_qgemm runs on AMX tiles (qgemm_amx.c:
 // the CPU has AMX-INT8, the level is AVX-512, Linux granted the tile state,
 // GKCONV_INT8_AMX is not 0); gk_qgemm_amx is its kernel for one block of

@@ -14,6 +14,7 @@ package nn
 #cgo CFLAGS: -O3 -std=gnu11 -I${SRCDIR}/../../cpuisa
 #cgo LDFLAGS: -lm
 #include "qgemm.h"
+#include <stdlib.h>
 
 // gk_qgemm_e is gk_qgemm with the epilogue's fields as arguments (Go memory
 // may not hold the Go pointers a gk_qepi would).
@@ -27,6 +28,27 @@ static void gk_qgemm_e(int M, int K, int N, const uint8_t *a, int asigned, int l
     gk_qsplit sp = {ssa, sroff, srk, srv};
     gk_qgemm(M, K, N, a, asigned, lda, za, bp, colsum, zb, s0, s1, c, ldc, apk, arow, has_e ? &e : NULL,
              ssa ? &sp : NULL);
+}
+
+// gk_requant_planes requantizes planes [t0, t1) of ov sums each (plane t
+// is output channel t % m: its bias and, per channel, its multiplier) in
+// one call: a call per plane cost more than the arithmetic on 7x7 planes.
+// With fsum the sums are float32 (exact integers: qdwFloat's), turned into
+// int32 a plane at a time in L1 first.
+static void gk_requant_planes(const int32_t *acc, int fsum, int t0, int t1, int m, long ov, const int32_t *bias,
+                              const float *mult, int perch, int zp, int ysigned, uint8_t *y) {
+    const int lo = ysigned ? -128 : 0, hi = ysigned ? 127 : 255;
+    int32_t *tmp = fsum ? malloc(sizeof(int32_t) * (size_t)ov) : NULL;
+    for (int t = t0; t < t1; t++) {
+        const int oc = t % m;
+        const int32_t *a = acc + (long)t * ov;
+        if (fsum) {
+            gk_f32_to_i32((const float *)a, tmp, ov);
+            a = tmp;
+        }
+        gk_requant_b(a, bias ? bias[oc] : 0, (int)ov, mult + (perch ? oc : 0), 0, zp, lo, hi, y + (long)t * ov, ysigned);
+    }
+    free(tmp);
 }
 
 static void gk_qdw_conv_e(const uint8_t *x, int xsigned, const uint8_t *w, int wsigned, const int32_t *wz, int xz,
@@ -664,6 +686,9 @@ func qconv(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor, qlinear bool, pa
 		}
 		finish = false
 	}
+	if depthwise && kk > 0 && ov > 0 && kk <= 256 && g.rank == 2 && ov <= dwFloatMaxPlane && (qlinear || epi == nil) {
+		return qdwFloat(ctx, n, in, y, qlinear, x, xSigned, xz, w, wSigned, wzp, g, nb, c, m, group, iv, ov, acc)
+	}
 	if depthwise && kk > 0 && ov > 0 {
 		// depthwise: a GEMM of one row per channel is mostly packing; the
 		// window sums directly give the same integers
@@ -839,6 +864,12 @@ func qconvEpilogue(ctx *opkernel.Ctx, n *ir.Node, in []*ir.Tensor, y *ir.Tensor,
 	if !qlinear {
 		return nil
 	}
+	return requantPlanes(ctx, n, in, y, acc, false, nb, m, ov)
+}
+
+// requantPlanes requantizes a QLinearConv's sums (acc: int32, or float32
+// exact integers with fsum) into y.
+func requantPlanes(ctx *opkernel.Ctx, n *ir.Node, in []*ir.Tensor, y *ir.Tensor, acc []int32, fsum bool, nb, m, ov int) error {
 	var bias []int32
 	if bt := input(in, 8); bt != nil && bt.NumElements() > 0 {
 		if bt.DType != ir.Int32 || bt.NumElements() != int64(m) {
@@ -854,20 +885,16 @@ func qconvEpilogue(ctx *opkernel.Ctx, n *ir.Node, in []*ir.Tensor, y *ir.Tensor,
 	if err != nil {
 		return err
 	}
+	if ov == 0 || nb*m == 0 {
+		return nil
+	}
+	var bp *C.int32_t
+	if bias != nil {
+		bp = (*C.int32_t)(unsafe.Pointer(&bias[0]))
+	}
 	opkernel.ParallelFor(ctx, nb*m, max(1, 4096/max(ov, 1)), func(s, e int) {
-		for t := s; t < e; t++ {
-			oc := t % m
-			row := acc[t*ov : (t+1)*ov]
-			b := int32(0)
-			if bias != nil {
-				b = bias[oc]
-			}
-			mu := mult
-			if perCh {
-				mu = mult[oc : oc+1]
-			}
-			requantBias(row, b, mu, yzp, ySigned, y.Data[t*ov:])
-		}
+		C.gk_requant_planes((*C.int32_t)(unsafe.Pointer(&acc[0])), cbool(fsum), C.int(s), C.int(e), C.int(m), C.long(ov), bp,
+			(*C.float)(unsafe.Pointer(&mult[0])), cbool(perCh), C.int(yzp), cbool(ySigned), (*C.uint8_t)(unsafe.Pointer(&y.Data[0])))
 	})
 	return nil
 }
