@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Post-training quantization against onnxruntime's quantizers (issue 35's anchor).
 
-Usage: build/realmodels-venv/bin/python scripts/quant_anchor.py ./converter OUT_DIR [--rounds 5] [--models resnet18_bn,mobilenet_v2_bn]
+Usage: build/realmodels-venv/bin/python scripts/quant_anchor.py ./converter OUT_DIR [--rounds 5] [--models resnet18_bn,mobilenet_v2_bn] [--threads 1]
 (`make quantbench` runs it; ../shared/corpus/models must be beside the repo.)
 
 For each corpus model (model.onnx + test_data_set_0):
@@ -15,7 +15,7 @@ For each corpus model (model.onnx + test_data_set_0):
      model with BatchNormalization folded by onnxruntime's pre-processing;
   4. accuracy: the cosine similarity of each quantized model's output to the
      float model's (onnxruntime float) on the held-out inputs, minimum over them;
-  5. speed, 1 thread, ROUNDS alternating rounds: our float model, our
+  5. speed, 1 thread (or --threads N, ours and onnxruntime's alike), ROUNDS alternating rounds: our float model, our
      FULL_QUANT model (`converter benchmark` median) and onnxruntime's
      quantized model (session.run median); medians of per-round ratios with
      their range.
@@ -29,6 +29,9 @@ import subprocess
 import sys
 import time
 
+# the thread count of every timed run, ours and onnxruntime's (--threads)
+THREADS = int(sys.argv[sys.argv.index("--threads") + 1]) if "--threads" in sys.argv else 1
+
 import numpy as np
 import onnx
 import onnxruntime as ort
@@ -41,10 +44,9 @@ SHARED = os.environ.get("SHARED", os.path.join(HERE, "..", "..", "shared"))
 
 def isa():
     flags = open("/proc/cpuinfo").read().split()
-    for f in ("avx512_vnni", "avx_vnni", "avx512f", "avx2"):
-        if f in flags:
-            return f
-    return "generic"
+    best = next((f for f in ("avx512_vnni", "avx_vnni", "avx512f", "avx2") if f in flags), "generic")
+    # AMX-INT8: both converters' int8 GEMMs use it (ours unless GKCONV_INT8_AMX=0)
+    return best + (" + amx_int8" if "amx_int8" in flags else "")
 
 
 def load_pb(p):
@@ -73,7 +75,7 @@ def cos(a, b):
 
 
 def ours_time(conv, mindir, inp, loops=10):
-    r = subprocess.run([conv, "benchmark", "--modelFile=" + mindir, "--inDataFile=" + inp, "--numThreads=1",
+    r = subprocess.run([conv, "benchmark", "--modelFile=" + mindir, "--inDataFile=" + inp, "--numThreads=%d" % THREADS,
                         "--loopCount=%d" % loops, "--warmUpLoopCount=3"], capture_output=True, text=True)
     for line in r.stdout.splitlines():
         if "MedianRunTime = " in line:
@@ -104,7 +106,7 @@ def ort_time(sess, name, x, loops=10):
 
 def session(path):
     so = ort.SessionOptions()
-    so.intra_op_num_threads = 1
+    so.intra_op_num_threads = THREADS
     so.inter_op_num_threads = 1
     return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
 
@@ -253,7 +255,7 @@ def main():
     rounds = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 5
     models = sys.argv[sys.argv.index("--models") + 1].split(",") if "--models" in sys.argv else ["resnet18_bn", "mobilenet_v2_bn"]
     os.makedirs(work, exist_ok=True)
-    print("ISA: %s; 1 thread; %d alternating rounds; onnxruntime %s" % (isa(), rounds, ort.__version__))
+    print("ISA: %s; %d thread(s); %d alternating rounds; onnxruntime %s" % (isa(), THREADS, rounds, ort.__version__))
     print("| model | quantization | cosine ours (min over 3 held-out) | cosine onnxruntime | speed-up over our float | ours / onnxruntime quantized |")
     print("|---|---|---|---|---|---|")
     for name in models:
