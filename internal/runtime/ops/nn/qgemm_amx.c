@@ -5,6 +5,9 @@
 // per instruction). Packed B's strips (qgemm.h: groups of 4 k, 16 columns,
 // 64 bytes per group) are already AMX's B layout, and packed A's rows (kp
 // bytes) its A layout with stride kp.
+// (no contraction: the float epilogue is a multiply, then an add, as the
+// separate Cast, Mul and Add compute it)
+#pragma GCC optimize("fp-contract=off")
 #include "qgemm.h"
 #include "isa.h"
 #include <cpuid.h>
@@ -64,6 +67,52 @@ __attribute__((target("avx512f"))) static void finish(const int32_t *acc, int ro
                 _mm512_storeu_si512(c + (int64_t)r * ldc + j, v);
             else
                 _mm512_mask_storeu_epi32(c + (int64_t)r * ldc + j, m, v);
+        }
+    }
+}
+
+// finish_float is finish followed by the float form of e (gk_qepilogue_rows
+// on the stored sums, qconv_direct.c) in registers: (float)v * scale, then
+// + bias (not fused into one rounding), then the ReLU form; the float32
+// written over c. r0 and col0 number the tile's first row and column for
+// e's per-row and per-column values. Storing int32 and reading it back
+// for a second pass was as long as the 768-deep tile products themselves.
+__attribute__((target("avx512f"))) static void finish_float(const int32_t *acc, int rows, int ncols, int K,
+                                                            const int32_t *rowsum, const int32_t *za,
+                                                            const int32_t *colsum, const int32_t *zb,
+                                                            const gk_qepi *e, int r0, int col0, float *y, int ldy) {
+    const int hasb = e->bias_mode != GK_QEPI_NONE;
+    for (int j = 0; j < ncols; j += 16) {
+        const int nc = ncols - j;
+        const __mmask16 m = nc >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << nc) - 1);
+        const __m512i zbv = _mm512_maskz_loadu_epi32(m, zb + j), csv = _mm512_maskz_loadu_epi32(m, colsum + j);
+        const __m512i kzb = _mm512_mullo_epi32(_mm512_set1_epi32(K), zbv);
+        const __m512 scol = e->scale_mode == GK_QEPI_PER_COL ? _mm512_maskz_loadu_ps(m, e->scale + col0 + j)
+                                                             : _mm512_setzero_ps();
+        const __m512 bcol = e->bias_mode == GK_QEPI_PER_COL ? _mm512_maskz_loadu_ps(m, e->bias + col0 + j)
+                                                            : _mm512_setzero_ps();
+        for (int r = 0; r < rows; r++) {
+            const int ri = r0 + r;
+            __m512i v = _mm512_loadu_si512(acc + r * 64 + j);
+            const __m512i zar = _mm512_set1_epi32(za[r]);
+            v = _mm512_sub_epi32(v, _mm512_mullo_epi32(zbv, _mm512_set1_epi32(rowsum[r])));
+            v = _mm512_sub_epi32(v, _mm512_mullo_epi32(zar, csv));
+            v = _mm512_add_epi32(v, _mm512_mullo_epi32(zar, kzb));
+            const __m512 sv = e->scale_mode == GK_QEPI_PER_COL   ? scol
+                              : e->scale_mode == GK_QEPI_PER_ROW ? _mm512_set1_ps(e->scale[ri])
+                                                                 : _mm512_set1_ps(e->scale[0]);
+            __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(v), sv);
+            if (hasb) {
+                const __m512 bv = e->bias_mode == GK_QEPI_PER_COL   ? bcol
+                                  : e->bias_mode == GK_QEPI_PER_ROW ? _mm512_set1_ps(e->bias[ri])
+                                                                    : _mm512_set1_ps(e->bias[0]);
+                f = _mm512_add_ps(f, bv);
+            }
+            if (e->relu == 1) // ReLU's: f > 0 or NaN stays, else +0
+                f = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(f, _mm512_setzero_ps(), _CMP_NLE_UQ), f);
+            else if (e->relu == 2) // Maximum(x, +0)'s: only f < 0 becomes +0
+                f = _mm512_mask_mov_ps(f, _mm512_cmp_ps_mask(f, _mm512_setzero_ps(), _CMP_LT_OQ), _mm512_setzero_ps());
+            _mm512_mask_storeu_ps(y + (int64_t)r * ldy + j, m, f);
         }
     }
 }
@@ -136,6 +185,10 @@ __attribute__((target("amx-tile,amx-int8,avx512f"))) void gk_qgemm_amx(
             if (nst > 2) _tile_stored(2, acc + 32, 256);
             if (nst > 3) _tile_stored(3, acc + 48, 256);
             int32_t *cc = c + (int64_t)r0 * ldc + j0;
+            if (e && !e->qout) {
+                finish_float(acc, mr, ncols, K, rowsum + r0, zar + r0, colsum + j0, zb + j0, e, i0 + r0, j0, (float *)cc, ldc);
+                continue;
+            }
             finish(acc, mr, ncols, K, rowsum + r0, zar + r0, colsum + j0, zb + j0, cc, ldc);
             if (e) gk_qepilogue_rows(cc, mr, ncols, ldc, e, i0 + r0, j0, (float *)cc, ldc);
         }
