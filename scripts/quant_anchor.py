@@ -19,8 +19,9 @@ For each corpus model (model.onnx + test_data_set_0):
      FULL_QUANT model (`converter benchmark` median) and onnxruntime's
      quantized model (session.run median); medians of per-round ratios with
      their range.
-A BERT-base-sized MatMul stack (scripts/quant_mlp.py) does the same for
-DYNAMIC_QUANT against onnxruntime's quantize_dynamic.
+A BERT-base-sized MatMul stack and four whole BERT-base encoder layers
+(scripts/quant_mlp.py, --encoder) do the same for DYNAMIC_QUANT against
+onnxruntime's quantize_dynamic.
 Prints one Markdown table; the CPU's ISA is in the first line.
 """
 import os
@@ -230,9 +231,10 @@ def real_model(conv, d, work):
     return rows
 
 
-def mlp(conv, work, rounds):
-    w = os.path.join(work, "mlp")
-    subprocess.run([sys.executable, os.path.join(HERE, "quant_mlp.py"), w], check=True, capture_output=True)
+def mlp(conv, work, rounds, encoder=False):
+    w = os.path.join(work, "encoder" if encoder else "mlp")
+    subprocess.run([sys.executable, os.path.join(HERE, "quant_mlp.py"), w] + (["--encoder"] if encoder else []),
+                   check=True, capture_output=True)
     model, inp = os.path.join(w, "model.onnx"), os.path.join(w, "test_data_set_0", "input_0.pb")
     x = load_pb(inp)
     ref = session(model).run(None, {"input": x})[0]
@@ -246,14 +248,15 @@ def mlp(conv, work, rounds):
         t_fl.append(ours_time(conv, fl, inp))
         t_dq.append(ours_time(conv, dq, inp))
         t_ort.append(ort_time(ort_q, "input", x))
-    return "| BERT-base FFN x4 (quant_mlp.py) | DYNAMIC_QUANT | %.5f | %.5f | %s | %s |" % (
-        ours_cos, ort_cos, ratio_range(t_fl, t_dq, rounds), ratio_range(t_dq, t_ort, rounds))
+    what = "BERT-base encoder x4 (quant_mlp.py --encoder)" if encoder else "BERT-base FFN x4 (quant_mlp.py)"
+    return "| %s | DYNAMIC_QUANT | %.5f | %.5f | %s | %s |" % (
+        what, ours_cos, ort_cos, ratio_range(t_fl, t_dq, rounds), ratio_range(t_dq, t_ort, rounds))
 
 
 def main():
     conv, work = sys.argv[1], sys.argv[2]
     rounds = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 5
-    models = sys.argv[sys.argv.index("--models") + 1].split(",") if "--models" in sys.argv else ["resnet18_bn", "mobilenet_v2_bn"]
+    models = [m for m in sys.argv[sys.argv.index("--models") + 1].split(",") if m] if "--models" in sys.argv else ["resnet18_bn", "mobilenet_v2_bn"]
     os.makedirs(work, exist_ok=True)
     print("ISA: %s; %d thread(s); %d alternating rounds; onnxruntime %s" % (isa(), THREADS, rounds, ort.__version__))
     print("| model | quantization | cosine ours (min over 3 held-out) | cosine onnxruntime | speed-up over our float | ours / onnxruntime quantized |")
@@ -262,6 +265,7 @@ def main():
         for row in image_model(conv, name, work, rounds):
             print(row, flush=True)
     print(mlp(conv, work, rounds), flush=True)
+    print(mlp(conv, work, rounds, encoder=True), flush=True)
     real = sys.argv[sys.argv.index("--realmodels") + 1] if "--realmodels" in sys.argv else os.path.join(HERE, "..", "build", "realmodels")
     for name in ("ocr_det_tiny", "mtcnn_onet", "mtcnn_pnet", "basic_pitch"):
         d = os.path.join(real, name)
