@@ -100,13 +100,49 @@ QD_TARGET static void QD_NAME(qd_epi_cols)(const int32_t *acc, int n, const floa
 // 2^24, so the sums are the integers in any order (int32 multiplies were
 // slower, and the byte-to-int32 layout ran scalar). The row then gets the
 // float epilogue (yf), the requantization (e->qout) or is stored as int32.
+// qd_rq: a QLinearConv depthwise channel's requantization, for
+// qd_dw3x3_rows to apply to its sums in registers (gk_requant_b's
+// arithmetic; y: the channel's output bytes, rows of ow).
+typedef struct {
+    uint32_t bias;
+    float scale, zp, lo, hi;
+    uint8_t *y;
+} QD_NAME(qd_rq);
+typedef uint32_t QD_NAME(qd_vu) __attribute__((vector_size(QD_W * 4)));
+typedef uint8_t QD_NAME(qd_vb) __attribute__((vector_size(QD_W)));
+
+// qd_rq_store requantizes nr rows of QD_W float32 sums (exact integers)
+// at column j and stores the first n bytes of each: + bias wrapping in
+// int32, * scale, rounded half to even (the 1.5 * 2^23 shift: exact below
+// 2^22, and beyond it the clamp decides, as after vroundps), + zero point,
+// clamped as maxps/minps clamp (NaN: lo), as bytes. Not inlined: its
+// multiply and add must not be contracted (the sums' functions contract).
+QD_TARGET __attribute__((noinline, optimize("fp-contract=off"))) static void QD_NAME(qd_rq_store)(
+    const QD_VF *acc, int nr, int n, const QD_NAME(qd_rq) *rq, uint8_t *y, int ld) {
+    const float shift = 12582912.0f;
+    for (int r = 0; r < nr; r++) {
+        QD_NAME(qd_vu) u = (QD_NAME(qd_vu))__builtin_convertvector(acc[r], QD_VI) + rq->bias;
+        QD_VF f = __builtin_convertvector((QD_VI)u, QD_VF) * rq->scale;
+        f = (f + shift) - shift;
+        f = f + rq->zp;
+        const QD_VF lo = (QD_VF){0} + rq->lo, hi = (QD_VF){0} + rq->hi;
+        QD_VI k = f > lo; // maxps(f, lo): f where f > lo, else lo (NaN too)
+        f = (QD_VF)(((QD_VI)f & k) | ((QD_VI)lo & ~k));
+        k = f < hi; // minps(f, hi)
+        f = (QD_VF)(((QD_VI)f & k) | ((QD_VI)hi & ~k));
+        QD_NAME(qd_vb) b = __builtin_convertvector(__builtin_convertvector(f, QD_VI), QD_NAME(qd_vb));
+        memcpy(y + (int64_t)r * ld, &b, (size_t)n);
+    }
+}
+
 // qd_dw3x3_rows: qd_dw2d's sums for a 3x3 window of stride sh (1 or 2, the
 // same both ways) and dilation 1, four output rows per step with the nine
 // weights in registers: each input vector loaded once serves every output
 // row whose window covers it (18 or 27 loads for 36 multiply-adds, not 45).
 // Rows past oh are computed from the plane's slack and dropped.
 QD_TARGET __attribute__((optimize("fp-contract=fast"), always_inline)) static inline void QD_NAME(qd_dw3x3_rows_sh)(
-    const float *q, int64_t plane, int qw, int oh, int owp, const int sh, const float *wt, int32_t *row) {
+    const float *q, int64_t plane, int qw, int oh, int owp, const int sh, const float *wt, int32_t *row,
+    const QD_NAME(qd_rq) *rq, int ow) {
     QD_VF w[9];
     for (int t = 0; t < 9; t++) w[t] = (QD_VF){0} + wt[t];
     // column tap b reads phase plane b % sh at column offset b / sh
@@ -134,6 +170,11 @@ QD_TARGET __attribute__((optimize("fp-contract=fast"), always_inline)) static in
                 QD_ROW(0); QD_ROW(1); QD_ROW(2); QD_ROW(3); QD_ROW(4); QD_ROW(5); QD_ROW(6); QD_ROW(7); QD_ROW(8);
             }
 #undef QD_ROW
+            if (rq) { // requantized here: no int32 rows, no second pass
+                const QD_VF a[4] = {a0, a1, a2, a3};
+                QD_NAME(qd_rq_store)(a, nr, ow - j < QD_W ? ow - j : QD_W, rq, rq->y + (int64_t)o0 * ow + j, ow);
+                continue;
+            }
             QD_VI i0 = __builtin_convertvector(a0, QD_VI), i1 = __builtin_convertvector(a1, QD_VI);
             QD_VI i2 = __builtin_convertvector(a2, QD_VI), i3 = __builtin_convertvector(a3, QD_VI);
             memcpy(row + (int64_t)o0 * owp + j, &i0, sizeof i0);
@@ -146,11 +187,12 @@ QD_TARGET __attribute__((optimize("fp-contract=fast"), always_inline)) static in
 
 // (the stride a constant in each copy: the row tests fold away)
 QD_TARGET __attribute__((optimize("fp-contract=fast"))) static void QD_NAME(qd_dw3x3_rows)(
-    const float *q, int64_t plane, int qw, int oh, int owp, int sh, const float *wt, int32_t *row) {
+    const float *q, int64_t plane, int qw, int oh, int owp, int sh, const float *wt, int32_t *row,
+    const QD_NAME(qd_rq) *rq, int ow) {
     if (sh == 1)
-        QD_NAME(qd_dw3x3_rows_sh)(q, plane, qw, oh, owp, 1, wt, row);
+        QD_NAME(qd_dw3x3_rows_sh)(q, plane, qw, oh, owp, 1, wt, row, rq, ow);
     else
-        QD_NAME(qd_dw3x3_rows_sh)(q, plane, qw, oh, owp, 2, wt, row);
+        QD_NAME(qd_dw3x3_rows_sh)(q, plane, qw, oh, owp, 2, wt, row, rq, ow);
 }
 
 // (contracted into fused multiply-adds: exact sums, so the same integers)
@@ -243,7 +285,14 @@ QD_TARGET __attribute__((optimize("fp-contract=fast", "no-tree-loop-distribute-p
         const int hasb = yf && e->bias_mode != GK_QEPI_NONE;
         const float b = hasb ? e->bias[e->bias_mode == GK_QEPI_PER_ROW ? c : 0] : 0.0f;
         if (kh == 3 && kw == 3 && dh == 1 && dw == 1 && (sh == 1 || sh == 2) && sw == sh) {
-            QD_NAME(qd_dw3x3_rows)(q, plane, qw, oh, owp, sh, wt, row);
+            if (rq) {
+                QD_NAME(qd_rq) r = {(uint32_t)(e->qbias ? e->qbias[c] : 0),
+                                    e->scale[e->scale_mode == GK_QEPI_PER_ROW ? c : 0], (float)e->qzp, (float)e->qlo,
+                                    (float)e->qhi, e->qout + ((yacc + c * ov) - e->cbase)};
+                QD_NAME(qd_dw3x3_rows)(q, plane, qw, oh, owp, sh, wt, row, &r, ow);
+                continue;
+            }
+            QD_NAME(qd_dw3x3_rows)(q, plane, qw, oh, owp, sh, wt, row, NULL, ow);
             goto finish;
         }
         // the plane's output vectors four at a time (any rows): four

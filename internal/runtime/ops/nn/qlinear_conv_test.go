@@ -41,6 +41,7 @@ func TestQLinearConvEpilogueExact(t *testing.T) {
 		{9, 40, 20, 64, 3, 3, 1, 1, 1, 1, ir.Uint8, ir.Uint8, false, false}, // wide rows
 		{32, 20, 10, 40, 3, 3, 1, 1, 1, 1, ir.Uint8, ir.Int8, true, true},   // deep, wide rows (AMX GEMM)
 		{6, 6, 40, 70, 3, 3, 1, 1, 6, 1, ir.Int8, ir.Uint8, false, true},    // depthwise, wide stride 1
+		{8, 8, 70, 66, 3, 3, 2, 1, 8, 1, ir.Uint8, ir.Int8, true, true},     // depthwise, stride 2 past the float path's planes
 		{4, 4, 20, 21, 17, 17, 1, 1, 4, 8, ir.Uint8, ir.Uint8, true, true},  // depthwise of 289 taps
 		{130, 20, 9, 21, 1, 1, 1, 1, 1, 0, ir.Int8, ir.Uint8, true, true},   // deep 1x1: x's rows packed as they are
 		{6, 9, 9, 21, 1, 1, 1, 1, 1, 0, ir.Uint8, ir.Uint8, false, false},   // shallow 1x1, small plane
