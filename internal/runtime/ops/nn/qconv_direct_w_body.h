@@ -131,7 +131,10 @@ QD_TARGET __attribute__((noinline, optimize("fp-contract=off"))) static void QD_
         k = f < hi; // minps(f, hi)
         f = (QD_VF)(((QD_VI)f & k) | ((QD_VI)hi & ~k));
         QD_NAME(qd_vb) b = __builtin_convertvector(__builtin_convertvector(f, QD_VI), QD_NAME(qd_vb));
-        memcpy(y + (int64_t)r * ld, &b, (size_t)n);
+        if (n == QD_W) // a whole vector: a plain store, not a libc call
+            memcpy(y + (int64_t)r * ld, &b, sizeof b);
+        else
+            memcpy(y + (int64_t)r * ld, &b, (size_t)n);
     }
 }
 
