@@ -13,13 +13,8 @@ import (
 // ISA level and thread count, the bits of x*a rounded then + b rounded (the
 // Go loop it replaced), planes off the vector widths included.
 func TestScaleShiftF32Exact(t *testing.T) {
-	defer cpuisa.Reset()
 	r := rand.New(rand.NewSource(5))
-	for _, lv := range []cpuisa.Level{cpuisa.AVX512, cpuisa.AVX2, cpuisa.Portable} {
-		if err := cpuisa.Force(lv); err != nil {
-			t.Logf("skip %s: %v", lv, err)
-			continue
-		}
+	everyLevel(t, func(t *testing.T, lv cpuisa.Level) {
 		for _, sz := range [][3]int{{1, 3, 1}, {2, 5, 37}, {1, 16, 784}, {3, 7, 1000}} {
 			nb, c, inner := sz[0], sz[1], sz[2]
 			x := make([]float32, nb*c*inner)
@@ -42,5 +37,5 @@ func TestScaleShiftF32Exact(t *testing.T) {
 				}
 			}
 		}
-	}
+	})
 }

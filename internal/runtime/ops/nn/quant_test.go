@@ -251,14 +251,7 @@ func BenchmarkQLinearConv(b *testing.B) {
 // 1-D and 2-D windows.
 func TestDepthwiseConvIntegerExact(t *testing.T) {
 	r := rand.New(rand.NewSource(9))
-	defer cpuisa.Reset()
-	for _, lv := range []cpuisa.Level{cpuisa.AVX512, cpuisa.AVX2, cpuisa.Portable} {
-		if err := cpuisa.Force(lv); err != nil {
-			t.Logf("skip %s: %v", lv, err)
-			continue
-		}
-		checkDepthwiseConvInteger(t, r)
-	}
+	everyLevel(t, func(t *testing.T, _ cpuisa.Level) { checkDepthwiseConvInteger(t, r) })
 }
 
 func checkDepthwiseConvInteger(t *testing.T, r *rand.Rand) {
