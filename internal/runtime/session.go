@@ -427,8 +427,10 @@ func (s *Session) run(inputs []*ir.Tensor, check bool) ([]*ir.Tensor, error) {
 	return res, nil
 }
 
-// outputTensor is a zeroed tensor for a graph output: in a buffer given back
-// by Recycle when one is large enough, else newly allocated.
+// outputTensor is a tensor for a graph output: in a buffer given back by
+// Recycle when one is large enough (not cleared: as for the pool's buffers,
+// the op writes every element, see opkernel.Func; clearing it cost a fifth
+// of a memory-bound op's run), else newly allocated.
 func (s *Session) outputTensor(dt ir.DType, shape []int64) *ir.Tensor {
 	size := int(ir.NumElements(shape)) * dt.Size()
 	s.outMu.Lock()
@@ -440,7 +442,6 @@ func (s *Session) outputTensor(dt ir.DType, shape []int64) *ir.Tensor {
 	for i, b := range s.spare {
 		if cap(b) >= size {
 			data = b[:size]
-			clear(data)
 			s.spare = append(s.spare[:i], s.spare[i+1:]...)
 			break
 		}

@@ -111,6 +111,11 @@ type gen struct {
 	tasks     []string
 	allocated []capture
 
+	// hoistFrom is the inner-loop scope of the store nest being written and
+	// hoistTo the scope before its innermost loop (runNestHoisted); nil
+	// outside one.
+	hoistFrom, hoistTo *kernels.Scope
+
 	// rowMerge merges the row's inner dims into one loop (newLoopCtx's
 	// merge list) where the collection run found every access contiguous
 	// over them; nil in the collection run.

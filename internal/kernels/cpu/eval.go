@@ -121,10 +121,14 @@ func (g *gen) usesInner(m []int) bool {
 }
 
 // enter computes a per-row value (row mode: m uses no inner dim) in the
-// row's scope, once per row.
+// row's scope, once per row, and in a store nest a value that does not vary
+// along the innermost loop before that loop.
 func (g *gen) enter(sc *kernels.Scope, m []int) *kernels.Scope {
 	if g.rowMode && sc.Parent() != nil && !g.usesInner(m) {
 		return sc.Parent()
+	}
+	if !g.rowMode && g.hoistTo != nil && sc == g.hoistFrom && !g.usesInnermostLoop(m) {
+		return g.hoistTo // a store nest's per-outer-iteration value (runNestHoisted)
 	}
 	return sc
 }

@@ -106,12 +106,14 @@ func (lc *loopCtx) accessStrides(shape []int64, m []int) []int64 {
 // writeLoops wraps body in the loops of lc: the outer loops parallel (when
 // par: a task over the outer iterations, see parallelFor), the innermost
 // one SIMD; a single loop is split into blocks so it can be both.
-// simdClause is appended to the innermost simd pragma.
-func (g *gen) writeLoops(w *strings.Builder, lc *loopCtx, body string, par bool, simdClause string) {
+// simdClause is appended to the innermost simd pragma; pre (statements that
+// use no variable of the innermost loop) is written just before it.
+func (g *gen) writeLoops(w *strings.Builder, lc *loopCtx, pre, body string, par bool, simdClause string) {
 	G := len(lc.gsize)
 	ind := func(k int) string { return strings.Repeat("  ", k+2) }
 	switch {
 	case G == 0:
+		w.WriteString(pre)
 		w.WriteString(body)
 	case G == 1:
 		n := lc.gsize[0]
@@ -119,6 +121,7 @@ func (g *gen) writeLoops(w *strings.Builder, lc *loopCtx, body string, par bool,
 			nb := (n + blockElems - 1) / blockElems
 			var tb strings.Builder
 			fmt.Fprintf(&tb, "%s  const int64_t e = b * %d + %d < %d ? b * %d + %d : %d;\n", ind(0), blockElems, blockElems, n, blockElems, blockElems, n)
+			tb.WriteString(pre)
 			fmt.Fprintf(&tb, "%s  #pragma omp simd%s\n", ind(0), simdClause)
 			fmt.Fprintf(&tb, "%s  for (int64_t %s = b * %d; %s < e; %s++) {\n", ind(0), lc.vars[0], blockElems, lc.vars[0], lc.vars[0])
 			tb.WriteString(body)
@@ -126,6 +129,7 @@ func (g *gen) writeLoops(w *strings.Builder, lc *loopCtx, body string, par bool,
 			g.parallelFor(w, ind(0), nb, "b", "", tb.String(), "")
 			return
 		}
+		w.WriteString(pre)
 		fmt.Fprintf(w, "%s#pragma omp simd%s\n", ind(0), simdClause)
 		fmt.Fprintf(w, "%sfor (int64_t %s = 0; %s < %d; %s++) {\n", ind(0), lc.vars[0], lc.vars[0], n, lc.vars[0])
 		w.WriteString(body)
@@ -141,6 +145,7 @@ func (g *gen) writeLoops(w *strings.Builder, lc *loopCtx, body string, par bool,
 		for k := 0; k < G-1; k++ {
 			fmt.Fprintf(&tb, "%s  const int64_t %s = t / %d %% %d;\n", ind(0), lc.vars[k], div[k], lc.gsize[k])
 		}
+		tb.WriteString(pre)
 		fmt.Fprintf(&tb, "%s  #pragma omp simd%s\n", ind(0), simdClause)
 		fmt.Fprintf(&tb, "%s  for (int64_t %s = 0; %s < %d; %s++) {\n", ind(0), lc.vars[G-1], lc.vars[G-1], lc.gsize[G-1], lc.vars[G-1])
 		tb.WriteString(body)
@@ -149,6 +154,7 @@ func (g *gen) writeLoops(w *strings.Builder, lc *loopCtx, body string, par bool,
 	default:
 		for k := 0; k < G; k++ {
 			if k == G-1 {
+				w.WriteString(pre)
 				fmt.Fprintf(w, "%s#pragma omp simd%s\n", ind(k), simdClause)
 			}
 			fmt.Fprintf(w, "%sfor (int64_t %s = 0; %s < %d; %s++) {\n", ind(k), lc.vars[k], lc.vars[k], lc.gsize[k], lc.vars[k])
