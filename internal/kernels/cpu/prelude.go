@@ -88,21 +88,27 @@ static inline float gk_round_h(float x) {
 }
 static inline float gk_round_bf(float x) { return gk_bf2f(gk_f2bf(x)); }
 /* expf inline and branch-free so SIMD loops vectorise it without a call:
-   Cody-Waite reduction by ln2, a degree-5 minimax polynomial (the
-   coefficients of Arm optimized-routines' vector expf; max error under
-   2 ulp), the 2^k scale applied in two halves so that overflow and gradual
-   underflow come out right; NaN propagates through the arithmetic. */
+   the runtime's own exp (gk_exp, internal/runtime/ops/elementwise), so a
+   fused Exp gives the unfused op's bits: x = n ln2 + r with n = round(x
+   log2e) by the 1.5*2^23 shifter, r from ln2 in two parts, e^r = 1 + r +
+   r^2 P(r) with Cephes' degree-5 P, every step an fmaf (one vfmadd where
+   the CPU has FMA, libm's correctly rounded fmaf elsewhere: the same bits),
+   2^n applied in two halves so that n = 128 and gradual underflow come out
+   right; x clamped to [-104, 89]; NaN propagates. Within 1.5 ulps of the
+   float64 exp (TestExpAccuracy). */
 static inline float gk_expf(float x) {
-  x = x < -104.0f ? -104.0f : x;
-  x = x > 89.0f ? 89.0f : x;
-  /* round to nearest by the 1.5*2^23 trick: no libm call, vectorises */
-  const float k = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-  float r = x - k * 0.693359375f;
-  r = r - k * -2.12194440e-4f;
-  const float r2 = r * r;
-  const float p = 0x1.0e4020p-7f * r + 0x1.573e2ep-5f;
-  const float q = (0x1.555e66p-3f * r + 0x1.fffdb6p-2f) + p * r2;
-  const float y = (q * r2 + 0x1.ffffecp-1f * r) + 1.0f;
+  float c = x < -104.0f ? -104.0f : x;
+  c = c > 89.0f ? 89.0f : c;
+  const float shifter = 12582912.0f;
+  const float k = fmaf(c, 1.44269504088896341f, shifter) - shifter;
+  float r = fmaf(k, -0.693147182464599609375f, c);
+  r = fmaf(k, 1.9046542999577e-9f, r);
+  float p = fmaf(1.9875691500E-4f, r, 1.3981999507E-3f);
+  p = fmaf(p, r, 8.3334519073E-3f);
+  p = fmaf(p, r, 4.1665795894E-2f);
+  p = fmaf(p, r, 1.6666665459E-1f);
+  p = fmaf(p, r, 5.0000001201E-1f);
+  const float y = fmaf(p, r * r, r) + 1.0f;
   const int32_t ki = (int32_t)k, k1 = ki >> 1, k2 = ki - k1;
   const uint32_t b1 = (uint32_t)(k1 + 127) << 23, b2 = (uint32_t)(k2 + 127) << 23;
   float s1, s2; memcpy(&s1, &b1, 4); memcpy(&s2, &b2, 4);

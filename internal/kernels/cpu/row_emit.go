@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -258,7 +259,7 @@ func (r *rowLoop) ortSum(rs *kernels.Reduction) (ortRow, bool) {
 	g, n := r.g, rs.Node
 	x := n.Inputs[0]
 	if (n.Op != "ReduceSum" && n.Op != "ReduceMean") || x.DType != ir.Float32 || r.inner < 1 || r.inner > ortSumMaxRow ||
-		ir.NumElements(x.Shape) != r.rows*r.inner {
+		ir.NumElements(x.Shape) != r.rows*r.inner || softmaxDenominator(n) {
 		return ortRow{}, false
 	}
 	for d, size := range r.F {
@@ -277,6 +278,31 @@ func (r *rowLoop) ortSum(rs *kernels.Reduction) (ortRow, bool) {
 	name := g.newTmp("sb")
 	r.sumBufs = append(r.sumBufs, name)
 	return ortRow{ptr: name}, true
+}
+
+// softmaxDenominator reports a sum of exp(x - max(x)) over the same axes:
+// Softmax's (and LogSoftmax's) expansion. onnxruntime computes Softmax with
+// MLAS, which accumulates the exponentials in vector lanes, not in its
+// ReduceSum's order, and so does the runtime's Softmax (16 float lanes): no
+// order to keep, and the lanes accumulate during the exponentials' pass
+// instead of a row buffer summed in one dependent chain afterwards (a third
+// of a 768-wide Softmax's time).
+func softmaxDenominator(sum *ir.Node) bool {
+	e := sum.Inputs[0].Producer
+	if e == nil || e.Op != "Exp" {
+		return false
+	}
+	d := e.Inputs[0].Producer
+	if d == nil || d.Op != "Sub" {
+		return false
+	}
+	m := d.Inputs[1].Producer
+	if m == nil || m.Op != "ReduceMax" || m.Inputs[0] != d.Inputs[0] {
+		return false
+	}
+	a, errA := kernels.NewReduction(sum, false)
+	b, errB := kernels.NewReduction(m, false)
+	return errA == nil && errB == nil && slices.Equal(a.Reduced, b.Reduced)
 }
 
 // declareAccumulators emits the per-row accumulators of a pass (none for

@@ -543,6 +543,16 @@ func broadcastInto(ctx *opkernel.Ctx, dst, src *ir.Tensor) error {
 }
 
 func copyBroadcast[T any](ctx *opkernel.Ctx, shape []int64, d, s []T, sShape []int64) error {
+	if len(s) > 0 && len(d)%len(s) == 0 && repeatsWhole(shape, sShape) {
+		// The output is the source repeated (Expand of a row to a matrix):
+		// one copy of it, then copies doubling the filled part, a few
+		// large memmoves instead of one per row.
+		filled := copy(d, s)
+		for filled < len(d) {
+			filled += copy(d[filled:], d[:filled])
+		}
+		return nil
+	}
 	p, err := newPlan(shape, sShape)
 	if err != nil {
 		return err
@@ -560,6 +570,31 @@ func copyBroadcast[T any](ctx *opkernel.Ctx, shape []int64, d, s []T, sShape []i
 		}
 	})
 	return nil
+}
+
+// repeatsWhole reports whether broadcasting src to dst only repeats src
+// whole: src's shape, right-aligned, is 1 (or absent) on a run of leading
+// dims and equal to dst's on the rest.
+func repeatsWhole(dst, src []int64) bool {
+	off := len(dst) - len(src)
+	if off < 0 {
+		return false
+	}
+	leading := true
+	for i, d := range dst {
+		sd := int64(1)
+		if i >= off {
+			sd = src[i-off]
+		}
+		switch {
+		case leading && sd == 1:
+		case sd == d:
+			leading = false
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // selectT is Where: d = c ? x : y with three-way broadcasting.
