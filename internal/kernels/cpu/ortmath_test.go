@@ -27,3 +27,23 @@ func TestPreludeCarriesORTMath(t *testing.T) {
 		t.Fatal("the prelude does not carry ortMath")
 	}
 }
+
+// TestPreludeExpIsTheRuntimes: the kernels' gk_expf is the runtime's gk_exp
+// statement for statement, so a fused Exp rounds as the unfused op does.
+func TestPreludeExpIsTheRuntimes(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "runtime", "ops", "elementwise", "fast_cgo.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := func(src, sig string) string {
+		i := strings.Index(src, sig)
+		if i < 0 {
+			t.Fatalf("%q not found", sig)
+		}
+		j := strings.Index(src[i:], "\n}\n")
+		return src[i+len(sig) : i+j]
+	}
+	if body(string(b), "static inline float gk_exp(float x) {") != body(prelude, "static inline float gk_expf(float x) {") {
+		t.Fatal("the prelude's gk_expf differs from the runtime's gk_exp (internal/runtime/ops/elementwise/fast_cgo.go): copy its body")
+	}
+}

@@ -97,22 +97,24 @@ static inline float gk_round_bf(float x) { return gk_bf2f(gk_f2bf(x)); }
    right; x clamped to [-104, 89]; NaN propagates. Within 1.5 ulps of the
    float64 exp (TestExpAccuracy). */
 static inline float gk_expf(float x) {
-  float c = x < -104.0f ? -104.0f : x;
-  c = c > 89.0f ? 89.0f : c;
-  const float shifter = 12582912.0f;
-  const float k = fmaf(c, 1.44269504088896341f, shifter) - shifter;
-  float r = fmaf(k, -0.693147182464599609375f, c);
-  r = fmaf(k, 1.9046542999577e-9f, r);
-  float p = fmaf(1.9875691500E-4f, r, 1.3981999507E-3f);
-  p = fmaf(p, r, 8.3334519073E-3f);
-  p = fmaf(p, r, 4.1665795894E-2f);
-  p = fmaf(p, r, 1.6666665459E-1f);
-  p = fmaf(p, r, 5.0000001201E-1f);
-  const float y = fmaf(p, r * r, r) + 1.0f;
-  const int32_t ki = (int32_t)k, k1 = ki >> 1, k2 = ki - k1;
-  const uint32_t b1 = (uint32_t)(k1 + 127) << 23, b2 = (uint32_t)(k2 + 127) << 23;
-  float s1, s2; memcpy(&s1, &b1, 4); memcpy(&s2, &b2, 4);
-  return y * s1 * s2;
+	float c = x < -104.0f ? -104.0f : x;
+	c = c > 89.0f ? 89.0f : c;
+	const float shifter = 12582912.0f;
+	const float n = fmaf(c, 1.44269504088896341f, shifter) - shifter;
+	// ln2 = 0.693147182464599609375 (its float) - 1.9046542999577e-9
+	float r = fmaf(n, -0.693147182464599609375f, c);
+	r = fmaf(n, 1.9046542999577e-9f, r);
+	float p = fmaf(1.9875691500E-4f, r, 1.3981999507E-3f);
+	p = fmaf(p, r, 8.3334519073E-3f);
+	p = fmaf(p, r, 4.1665795894E-2f);
+	p = fmaf(p, r, 1.6666665459E-1f);
+	p = fmaf(p, r, 5.0000001201E-1f);
+	const float y = fmaf(p, r * r, r) + 1.0f;
+	const int32_t k = (int32_t)n, k1 = k >> 1, k2 = k - k1;
+	union { uint32_t u; float f; } s1, s2;
+	s1.u = (uint32_t)(k1 + 127) << 23;
+	s2.u = (uint32_t)(k2 + 127) << 23;
+	return y * s1.f * s2.f;
 }
 /* gk_expf even where libmvec links: inlined, it keeps the lane accumulators
    of row loops in registers, where a vector call spills them. */
