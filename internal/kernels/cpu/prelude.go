@@ -86,6 +86,9 @@ static inline float gk_round_h(float x) {
   u |= s;
   float f; memcpy(&f, &u, 4); return f;
 }
+/* eight floats as one vector (GCC and clang vector extensions): the
+   row kernels' onnxruntime-order sums accumulate in one */
+typedef float gk_v8f __attribute__((vector_size(32)));
 static inline float gk_round_bf(float x) { return gk_bf2f(gk_f2bf(x)); }
 /* expf inline and branch-free so SIMD loops vectorise it without a call:
    the runtime's own exp (gk_exp, internal/runtime/ops/elementwise), so a

@@ -208,6 +208,7 @@ func (r *rowLoop) emitPass(k int, pass []*kernels.Reduction) error {
 	}
 	accs, lanes, laneList, byOp := r.declareAccumulators(pass, ort)
 	fullMap := identityMap(r.F)
+	var streams []ortRow
 	for i, rs := range pass {
 		if ort[i].direct {
 			continue // summed where it lies
@@ -216,7 +217,10 @@ func (r *rowLoop) emitPass(k int, pass []*kernels.Reduction) error {
 		if err != nil {
 			return err
 		}
-		if o := ort[i]; o.ptr != "" {
+		if o := ort[i]; o.stream {
+			sc.Line("%s[jl] = %s;", o.blk, e)
+			streams = append(streams, o)
+		} else if o.ptr != "" {
 			sc.Line("%s[%s] = %s;", o.ptr, g.innerOffset(r.lc), e)
 		} else if la := lanes[i]; la != nil {
 			sc.Line("%s[jl] = %s;", la.lanes, la.combine(e))
@@ -231,7 +235,7 @@ func (r *rowLoop) emitPass(k int, pass []*kernels.Reduction) error {
 		}
 	}
 	if r.blocked {
-		r.blockLoops(ib.String(), clause.String(), laneList, r.prefetchFor(k))
+		r.blockLoops(ib.String(), clause.String(), laneList, streams, r.prefetchFor(k))
 	} else {
 		r.innerLoops(ib.String(), clause.String())
 	}
@@ -244,6 +248,11 @@ func (r *rowLoop) emitPass(k int, pass []*kernels.Reduction) error {
 type ortRow struct {
 	ptr    string
 	direct bool
+	// stream: the sum is accumulated during the pass itself, in the same
+	// order (ortStreams): acc the 8 float lanes of Eigen's two 4-float
+	// packet accumulators (a gk_v8f), blk the block's values.
+	stream   bool
+	acc, blk string
 }
 
 // ortSum reports a reduction summed in onnxruntime's order, as the
@@ -270,6 +279,10 @@ func (r *rowLoop) ortSum(rs *kernels.Reduction) (ortRow, bool) {
 	if _, ok := onesMap(x.Shape, r.F, identityMap(r.F)); !ok {
 		return ortRow{}, false
 	}
+	if r.ortStreams() {
+		a := g.newTmp("os")
+		return ortRow{stream: true, acc: a, blk: a + "b"}, true
+	}
 	for i, in := range g.body.Inputs {
 		if in == x {
 			return ortRow{ptr: fmt.Sprintf("(in%d + row * %d)", i, r.inner), direct: true}, true
@@ -278,6 +291,20 @@ func (r *rowLoop) ortSum(rs *kernels.Reduction) (ortRow, bool) {
 	name := g.newTmp("sb")
 	r.sumBufs = append(r.sumBufs, name)
 	return ortRow{ptr: name}, true
+}
+
+// ortStreams reports whether this row layout accumulates its
+// onnxruntime-order sums during their pass: gk_ort_sum_row_f32's order is
+// then 8 float lanes, lane l taking elements l, l+8, l+16, ... in turn,
+// added as (l0+l4 + l2+l6) + (l1+l5 + l3+l7), when every row starts on a
+// 16-byte boundary of the tensor (no held-back head: rows of a multiple of
+// 4 elements, or one row) and splits into whole blocks of a multiple of 8
+// elements (no extra packet, no tail). Summed after the pass, a row of n
+// elements is n/8 dependent adds with nothing beside them (InstanceNorm's
+// rows of 12544: most of its time); during it, they overlap the pass's
+// loads and arithmetic.
+func (r *rowLoop) ortStreams() bool {
+	return r.blocked && r.lanes%8 == 0 && r.N%r.lanes == 0 && (r.inner%4 == 0 || r.rows == 1)
 }
 
 // softmaxDenominator reports a sum of exp(x - max(x)) over the same axes:
@@ -315,6 +342,12 @@ func (r *rowLoop) declareAccumulators(pass []*kernels.Reduction, ort []ortRow) (
 	lanes = make([]*laneAcc, len(pass))
 	byOp = map[string][]string{}
 	for i, rs := range pass {
+		if o := ort[i]; o.stream {
+			// -0 + x is x for every x (+0 and -0 included), so starting
+			// from -0 equals starting from the first two packets
+			r.row.Line("gk_v8f %s = {-0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f};", o.acc)
+			continue
+		}
 		if ort[i].ptr != "" {
 			continue // summed after the pass
 		}
@@ -353,8 +386,13 @@ func (r *rowLoop) declareAccumulators(pass []*kernels.Reduction, ort []ortRow) (
 func (r *rowLoop) finishPass(pass []*kernels.Reduction, accs []string, lanes []*laneAcc, ort []ortRow) {
 	g := r.g
 	for i, rs := range pass {
-		if o := ort[i]; o.ptr != "" {
-			accs[i] = fmt.Sprintf("gk_ort_sum_row_f32(%s, %d, row * %d)", o.ptr, r.inner, r.inner)
+		if o := ort[i]; o.ptr != "" || o.stream {
+			if o.stream {
+				accs[i] = fmt.Sprintf("(((%s[0] + %s[4]) + (%s[2] + %s[6])) + ((%s[1] + %s[5]) + (%s[3] + %s[7])))",
+					o.acc, o.acc, o.acc, o.acc, o.acc, o.acc, o.acc, o.acc)
+			} else {
+				accs[i] = fmt.Sprintf("gk_ort_sum_row_f32(%s, %d, row * %d)", o.ptr, r.inner, r.inner)
+			}
 			if rs.Node.Op == "ReduceMean" { // divided, as onnxruntime's mean
 				accs[i] = fmt.Sprintf("(%s / %d.0f)", accs[i], r.inner)
 			}
@@ -411,7 +449,7 @@ func (r *rowLoop) emitEpilogue() error {
 	}
 	if len(stores) > 0 {
 		if r.blocked {
-			r.blockLoops(epi.SB.String(), "", nil, r.prefetchFor(len(r.passes)))
+			r.blockLoops(epi.SB.String(), "", nil, nil, r.prefetchFor(len(r.passes)))
 		} else {
 			r.innerLoops(epi.SB.String(), "")
 		}
@@ -457,7 +495,7 @@ func (r *rowLoop) innerLoops(body string, clause string) {
 // dims plain, the innermost in chunks (clearing the float lanes of sums)
 // of full SIMD blocks of r.lanes elements (j<d> = jb + jl), a last partial
 // block, and the flush of the float lanes into the double lanes.
-func (r *rowLoop) blockLoops(body, clause string, lanes []*laneAcc, prefetch string) {
+func (r *rowLoop) blockLoops(body, clause string, lanes []*laneAcc, streams []ortRow, prefetch string) {
 	rb := &r.rb
 	N, rowLanes, rowChunkElems := r.N, r.lanes, r.chunk
 	outer := r.innerDims[:len(r.innerDims)-1]
@@ -476,11 +514,21 @@ func (r *rowLoop) blockLoops(body, clause string, lanes []*laneAcc, prefetch str
 	fmt.Fprintf(rb, "%s  int64_t jb = jc;\n", ind)
 	fmt.Fprintf(rb, "%s  for (; jb + %d <= je; jb += %d) {\n", ind, rowLanes, rowLanes)
 	rb.WriteString(prefetch)
+	for _, o := range streams {
+		fmt.Fprintf(rb, "%s    float %s[%d];\n", ind, o.blk, rowLanes)
+	}
 	fmt.Fprintf(rb, "%s    #pragma omp simd%s\n", ind, clause)
 	fmt.Fprintf(rb, "%s    for (int64_t jl = 0; jl < %d; jl++) {\n", ind, rowLanes)
 	fmt.Fprintf(rb, "%s      const int64_t j%d = jb + jl;\n", ind, d)
 	rb.WriteString(body)
-	fmt.Fprintf(rb, "%s    }\n%s  }\n", ind, ind)
+	fmt.Fprintf(rb, "%s    }\n", ind)
+	for _, o := range streams {
+		// the block's 8-element groups in turn: Eigen's packets in order
+		// (one 8-float vector add each: as a plain loop over l, gcc kept
+		// eight scalar chains, slower than the sum after the pass)
+		fmt.Fprintf(rb, "%s    for (int q = 0; q < %d; q += 8) { gk_v8f v; memcpy(&v, %s + q, sizeof v); %s += v; }\n", ind, rowLanes, o.blk, o.acc)
+	}
+	fmt.Fprintf(rb, "%s  }\n", ind)
 	if N%rowLanes != 0 {
 		// The last partial block: lane reductions fold into their scalar
 		// tail accumulators, SIMD-reduced when every one is a sum or a
