@@ -89,8 +89,18 @@ func useWinograd(n *ir.Node, w *ir.Tensor, g *geom, group, c, m int) bool {
 // and smaller planes of fewer channels were not measured: they keep the
 // other paths. Measurements:
 // docs/performance.md#winograd-tile-size-and-shape-rule.
+//
+// F(2x2)'s transformed weights (16 c m floats) above winoMaxWeightBytes
+// stream from memory on every run of a model, where the direct path's 9 c
+// m stay nearer: resnet50's 512 -> 512 on 7x7 (16.8 MB against 9.4 MB) ran
+// 2.6 ms in Winograd and 1.8 ms on the transposed path on the Sapphire
+// Rapids VM (sum of layer4.1/4.2: 5.1-5.2 -> 3.6-3.7 ms at 1 thread,
+// 2.7-2.8 -> 2.1 at 2), although alone, weights warm, the two tie.
 func winoFaster(g *geom, c, m int) bool {
 	side := min(g.out[1], g.out[2])
+	if winoTile(g) == 2 && 16*c*m*4 > winoMaxWeightBytes {
+		return false
+	}
 	switch {
 	case c >= 64 && m >= 64:
 		return side >= 7
@@ -99,6 +109,9 @@ func winoFaster(g *geom, c, m int) bool {
 	}
 	return false
 }
+
+// winoMaxWeightBytes caps F(2x2)'s transformed weights (winoFaster).
+const winoMaxWeightBytes = 8 << 20
 
 // winoG is G of F(4x4, 3x3): the 6 weight-transform rows.
 var winoG = [][3]float64{
