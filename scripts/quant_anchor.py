@@ -253,6 +253,45 @@ def mlp(conv, work, rounds, encoder=False):
         what, ours_cos, ort_cos, ratio_range(t_fl, t_dq, rounds), ratio_range(t_dq, t_ort, rounds))
 
 
+def bert_base(conv, model, work, rounds):
+    """DYNAMIC_QUANT on make bench's 12-layer bert_base export (bench/models,
+    made by scripts/bench.sh with Debian's python3-torch): the cosine of each
+    output to onnxruntime float over 3 held-out token sequences (the
+    minimum), onnxruntime's quantize_dynamic on the same file, and the
+    speed against our float model and onnxruntime's quantized one."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    w = os.path.join(work, "bert_base")
+    os.makedirs(w, exist_ok=True)
+    rng = np.random.default_rng(35)
+    ids = [rng.integers(1, 30522, size=(1, 128), dtype=np.int64) for _ in range(3)]
+    inps = []
+    for i, x in enumerate(ids):
+        inps.append(os.path.join(w, "input_%d.pb" % i))
+        write_pb(x, "input_ids", inps[-1])
+    fp = session(model)
+    dq = convert(conv, model, os.path.join(w, "dynamic_quant"), "[graph_kernel_param]\nopt_level=2\n[common_quant_param]\nquant_type=DYNAMIC_QUANT\n", w)
+    fl = convert(conv, model, os.path.join(w, "float"), "[graph_kernel_param]\nopt_level=2\n", w)
+    qpath = os.path.join(w, "model_dq.onnx")
+    if not os.path.isfile(qpath):
+        quantize_dynamic(model, qpath, weight_type=QuantType.QInt8)
+    oq = session(qpath)
+    ours_cos, ort_cos = 1.0, 1.0
+    for i, x in enumerate(ids):
+        ref = fp.run(None, {"input_ids": x})
+        got = ours_outputs(conv, dq, inps[i], os.path.join(w, "out_dq_%d" % i), count=len(ref))
+        theirs = oq.run(None, {"input_ids": x})
+        for k in range(len(ref)):
+            ours_cos = min(ours_cos, cos(got[k], ref[k]))
+            ort_cos = min(ort_cos, cos(theirs[k], ref[k]))
+    t_fl, t_dq, t_ort = [], [], []
+    for _ in range(rounds):
+        t_fl.append(ours_time(conv, fl, inps[0]))
+        t_dq.append(ours_time(conv, dq, inps[0]))
+        t_ort.append(ort_time(oq, "input_ids", ids[0]))
+    return "| bert_base, 12 layers (make bench's export) | DYNAMIC_QUANT | %.5f | %.5f | %s | %s |" % (
+        ours_cos, ort_cos, ratio_range(t_fl, t_dq, rounds), ratio_range(t_dq, t_ort, rounds))
+
+
 def main():
     conv, work = sys.argv[1], sys.argv[2]
     rounds = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 5
@@ -266,6 +305,11 @@ def main():
             print(row, flush=True)
     print(mlp(conv, work, rounds), flush=True)
     print(mlp(conv, work, rounds, encoder=True), flush=True)
+    bert = os.path.join(HERE, "..", "bench", "models", "bert_base", "model.onnx")
+    if os.path.isfile(bert):
+        print(bert_base(conv, bert, work, rounds), flush=True)
+    else:
+        print("| bert_base, 12 layers | skipped: %s missing (make bench exports it; needs python3-torch) | | | | |" % bert, flush=True)
     real = sys.argv[sys.argv.index("--realmodels") + 1] if "--realmodels" in sys.argv else os.path.join(HERE, "..", "build", "realmodels")
     for name in ("ocr_det_tiny", "mtcnn_onet", "mtcnn_pnet", "basic_pitch"):
         d = os.path.join(real, name)
