@@ -191,17 +191,27 @@ func selectTop[T cmp.Ordered](lane []T, order []int32, k int, largest bool) []in
 		down(i)
 	}
 	worst := lane[heap[0]]
-	for j := k; j < n; j++ {
-		// most values lose to the worst kept one outright (a NaN compares
-		// false and takes the full test, which ranks it)
-		v := lane[j]
-		if largest && v < worst || !largest && v > worst {
-			continue
-		}
-		if ahead(v, worst, int32(j), heap[0], largest) {
+	// Most values lose to the worst kept one outright (a NaN compares false
+	// and takes the full test, which ranks it). One loop per direction, so
+	// the scan is a load, a compare and a branch per value.
+	offer := func(j int) {
+		if ahead(lane[j], worst, int32(j), heap[0], largest) {
 			heap[0] = int32(j)
 			down(0)
 			worst = lane[heap[0]]
+		}
+	}
+	if largest {
+		for j := k; j < n; j++ {
+			if !(lane[j] < worst) {
+				offer(j)
+			}
+		}
+	} else {
+		for j := k; j < n; j++ {
+			if !(lane[j] > worst) {
+				offer(j)
+			}
 		}
 	}
 	slices.SortFunc(heap, before)
