@@ -678,7 +678,8 @@ __attribute__((optimize("no-tree-loop-distribute-patterns"))) static void unfold
 // bytes: the unfold was 36% of QDQ resnet18's time, the int8 GEMM 18%.
 static int has_bw(void) {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+           __builtin_cpu_supports("bmi2");
 }
 
 static inline __mmask64 lenmask64(int m) { return m >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << m) - 1); }
@@ -701,6 +702,29 @@ static inline void unfold_tap_next(unfold_tap *t, const int *kk) {
     t->ic++;
 }
 
+// unfold_run_s2_bw: run bytes d[j] = xr[iw + 2j] (padding where iw + 2j
+// leaves [0, W)), 32 at a time: the 64 source bytes loaded through a mask
+// of their even bytes (no byte outside the row is read) and narrowed word
+// to byte (vpmovwb keeps each word's low, even, byte). Stride-2 convs (the
+// stems, downsampling 3x3s) ran unfold_row's strided byte loop.
+__attribute__((target("avx512f,avx512bw,avx512vl,bmi2"))) static void unfold_run_s2_bw(const uint8_t *xr, int iw, int W,
+                                                                                       int run, uint8_t pad,
+                                                                                       uint8_t *d) {
+    const __m256i padv = _mm256_set1_epi8((char)pad);
+    for (int c = 0; c < run; c += 32) {
+        int m = run - c < 32 ? run - c : 32, s = iw + 2 * c; // d[c + j] reads s + 2j
+        int lo = s < 0 ? (1 - s) / 2 : 0, hi = W - s <= 0 ? 0 : (W - s + 1) / 2;
+        if (lo > m) lo = m;
+        if (hi > m) hi = m;
+        if (hi < lo) hi = lo;
+        uint32_t valid = (uint32_t)(lenmask64(hi) & ~lenmask64(lo));
+        __mmask64 src = _pdep_u64(valid, 0x5555555555555555ULL);
+        __m512i w = _mm512_maskz_loadu_epi8(src, (const void *)((uintptr_t)xr + (intptr_t)s));
+        __m256i v = _mm256_mask_blend_epi8(valid, padv, _mm512_cvtepi16_epi8(w));
+        _mm256_mask_storeu_epi8(d + c, (__mmask32)lenmask64(m), v);
+    }
+}
+
 __attribute__((target("avx512f,avx512bw"))) static void unfold_row_bw(const uint8_t *x, unfold_tap tap, const int *geo,
                                                                      int64_t invol, uint8_t pad, const int *pos, int n,
                                                                      uint8_t *row) {
@@ -717,6 +741,8 @@ __attribute__((target("avx512f,avx512bw"))) static void unfold_row_bw(const uint
         uint8_t *d = row + i;
         if (id < 0 || id >= in[0] || ih < 0 || ih >= in[1]) {
             for (int c = 0; c < run; c += 64) _mm512_mask_storeu_epi8(d + c, lenmask64(run - c), padv);
+        } else if (st[2] == 2) {
+            unfold_run_s2_bw(xc + ((int64_t)id * in[1] + ih) * in[2], 2 * ow + shift, W, run, pad, d);
         } else {
             const uint8_t *xr = xc + ((int64_t)id * in[1] + ih) * in[2];
             for (int c = 0; c < run; c += 64) {
@@ -739,6 +765,38 @@ __attribute__((target("avx512f,avx512bw"))) static void unfold_row_bw(const uint
                 od++;
             }
         }
+    }
+}
+
+// unfold_flat_bw: a 2-D window of stride 1 whose output rows are as wide as
+// the input's ("same" padding) reads, for output position p, input element
+// p + ch*W + cw of the channel plane (ch, cw: the tap's row and column
+// offsets): the unfolded row is the plane itself, shifted, with padding where
+// the row or the column leaves it. So it goes 64 positions at a time across
+// output rows, one masked load and store each, the columns' validity from
+// colmask (per starting column, for this tap's cw), the rows' as the range
+// [plo, phi) of positions: on 7x7 and 14x14 planes a run of unfold_row_bw was
+// 7 or 14 bytes.
+__attribute__((target("avx512f,avx512bw"))) static void unfold_flat_bw(const uint8_t *xc, int H, int W, int OH, int ch,
+                                                                      int cw, uint8_t pad, int p0, int n, uint8_t *row,
+                                                                      const uint64_t *colmask) {
+    const int OW = W;
+    const __m512i padv = _mm512_set1_epi8((char)pad);
+    int plo = (ch < 0 ? -ch : 0) * OW, phi = (H - ch < OH ? H - ch : OH) * OW;
+    int a = p0 > plo ? p0 : plo, b = p0 + n < phi ? p0 + n : phi;
+    if (b < a) a = b = p0; // no valid row: all padding
+    for (int q = p0; q < a; q += 64) _mm512_mask_storeu_epi8(row + (q - p0), lenmask64(a - q), padv);
+    for (int q = b; q < p0 + n; q += 64) _mm512_mask_storeu_epi8(row + (q - p0), lenmask64(p0 + n - q), padv);
+    const int64_t shift = (int64_t)ch * W + cw;
+    const int step = 64 % OW;
+    int col = a % OW;
+    for (int q = a; q < b; q += 64) {
+        int m = b - q < 64 ? b - q : 64;
+        __mmask64 keep = lenmask64(m);
+        __m512i v = _mm512_mask_loadu_epi8(padv, colmask[col] & keep, (const void *)((uintptr_t)xc + (intptr_t)(q + shift)));
+        _mm512_mask_storeu_epi8(row + (q - p0), keep, v);
+        col += step;
+        if (col >= OW) col -= OW;
     }
 }
 
@@ -777,9 +835,27 @@ static void qconv_pack(const uint8_t *x, int xsigned, int cg, const int *geo, ui
                           geo[11] == 0 && geo[15] == geo[0] && geo[16] == geo[1] && geo[17] == geo[2];
     static int bw_cpu = -1;
     if (bw_cpu < 0) bw_cpu = has_bw();
-    const int bw = geo[8] == 1 && bw_cpu && gk_nn_isa() >= GK_ISA_AVX512;
+    const int bw = (geo[8] == 1 || geo[8] == 2) && bw_cpu && gk_nn_isa() >= GK_ISA_AVX512;
     const int pos[3] = {p0 % geo[17], (p0 / geo[17]) % geo[16], p0 / (geo[17] * geo[16])};
     unfold_tap tap = {0, 0, 0, 0}; // of row k0 + t, stepped with it
+    // 2-D, stride 1, output rows as wide as the input's: unfold_flat_bw,
+    // with each column tap's validity masks (kk[2] x OW of them)
+    const int flat = bw && geo[8] == 1 && !pointwise && geo[0] == 1 && geo[3] == 1 && geo[15] == 1 && geo[7] == 1 && geo[17] == geo[2];
+    uint64_t *colmask = NULL;
+    if (flat) {
+        const int OW = geo[17];
+        colmask = malloc(sizeof(uint64_t) * (size_t)kk[2] * (size_t)OW);
+        for (int kw = 0; kw < kk[2]; kw++) {
+            int cw = kw * geo[14] - geo[11];
+            int vlo = cw < 0 ? -cw : 0, vhi = geo[2] - cw < OW ? geo[2] - cw : OW;
+            for (int c = 0; c < OW; c++) {
+                uint64_t m = 0;
+                for (int bit = 0, col = c; bit < 64; bit++, col = col + 1 == OW ? 0 : col + 1)
+                    if (col >= vlo && col < vhi) m |= (uint64_t)1 << bit;
+                colmask[(size_t)kw * OW + c] = m;
+            }
+        }
+    }
     for (int k0 = 0; k0 < kp; k0 += 4) {
         if (pointwise) {
             const uint8_t *src[4];
@@ -808,7 +884,10 @@ static void qconv_pack(const uint8_t *x, int xsigned, int cg, const int *geo, ui
         for (int t = 0; t < 4; t++) {
             uint8_t *row = rows + (size_t)t * np;
             if (k0 + t < K) {
-                if (bw)
+                if (flat)
+                    unfold_flat_bw(x + tap.ic * invol, geo[1], geo[2], geo[16], tap.kh * geo[13] - geo[10],
+                                   tap.kw * geo[14] - geo[11], pad, p0, n, row, colmask + (size_t)tap.kw * geo[17]);
+                else if (bw)
                     unfold_row_bw(x, tap, geo, invol, pad, pos, n, row);
                 else
                     unfold_row(x, k0 + t, kvol, geo, invol, pad, p0, n, row);
@@ -837,6 +916,7 @@ static void qconv_pack(const uint8_t *x, int xsigned, int cg, const int *geo, ui
     for (int j = 0; j < n; j++) colsum[(local ? 0 : p0) + j] = cs[j];
     free(rows);
     free(cs);
+    free(colmask);
 }
 
 void gk_qdw_conv(const uint8_t *x, int xsigned, const uint8_t *w, int wsigned, const int32_t *wz, int xz,
