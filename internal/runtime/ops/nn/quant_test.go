@@ -388,6 +388,15 @@ func TestConvIntegerExact(t *testing.T) {
 			{5, 6, 40, 70, 3, 3, 3, 2, 1, 2, 1, 0, 2, ir.Uint8, ir.Int8},
 			{16, 12, 20, 90, 5, 5, 1, 1, 2, 2, 2, 2, 2, ir.Int8, ir.Uint8},
 			{4100, 7, 4, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, ir.Uint8, ir.Int8}, // residual taps k past int16
+			// depth >= 128, the unfold's paths (AMX on Sapphire Rapids): output rows as wide as the
+			// input's across 64-byte steps, wider than 64 without padding, stride 2 in several 32-byte
+			// steps, dilation with asymmetric pads, a 5x3 window, small strided planes
+			{16, 20, 21, 70, 3, 3, 1, 1, 1, 1, 1, 1, 1, ir.Uint8, ir.Int8},
+			{16, 20, 21, 70, 3, 3, 1, 1, 1, 0, 0, 0, 0, ir.Uint8, ir.Uint8},
+			{16, 18, 23, 75, 3, 3, 2, 1, 1, 1, 1, 1, 1, ir.Uint8, ir.Int8},
+			{16, 18, 23, 75, 3, 3, 1, 2, 1, 2, 1, 2, 3, ir.Int8, ir.Int8},
+			{15, 17, 19, 33, 5, 3, 1, 1, 1, 2, 0, 2, 2, ir.Int8, ir.Uint8},
+			{32, 40, 9, 9, 3, 3, 2, 1, 1, 0, 0, 1, 1, ir.Uint8, ir.Int8},
 		} {
 			for wi, wk := range convWeights {
 				for _, prepared := range []bool{false, true} {
