@@ -617,6 +617,19 @@ void gk_requant_b(const int32_t *acc, int32_t bias, int n, const float *mult, in
     }
 }
 
+// next_output_row moves output position (od, oh, ow) on by run, a run
+// that ends at or before its row's end.
+static inline void next_output_row(int *ow, int *oh, int *od, int run, const int *o) {
+    *ow += run;
+    if (*ow == o[2]) {
+        *ow = 0;
+        if (++*oh == o[1]) {
+            *oh = 0;
+            ++*od;
+        }
+    }
+}
+
 // unfold_row writes tap k's values of x for the n output positions from p0
 // into row (pad outside x).
 __attribute__((optimize("no-tree-loop-distribute-patterns"))) static void unfold_row(const uint8_t *x, int k, int kvol, const int *geo, int64_t invol, uint8_t pad, int p0, int n,
@@ -658,14 +671,7 @@ __attribute__((optimize("no-tree-loop-distribute-patterns"))) static void unfold
             for (int j = hi; j < run; j++) d[j] = pad;
         }
         i += run;
-        ow += run;
-        if (ow == o[2]) {
-            ow = 0;
-            if (++oh == o[1]) {
-                oh = 0;
-                od++;
-            }
-        }
+        next_output_row(&ow, &oh, &od, run, o);
     }
 }
 
@@ -757,14 +763,7 @@ __attribute__((target("avx512f,avx512bw"))) static void unfold_row_bw(const uint
             }
         }
         i += run;
-        ow += run;
-        if (ow == o[2]) {
-            ow = 0;
-            if (++oh == o[1]) {
-                oh = 0;
-                od++;
-            }
-        }
+        next_output_row(&ow, &oh, &od, run, o);
     }
 }
 

@@ -44,6 +44,17 @@ typedef struct {
     uint8_t rows[16];
 } __attribute__((packed)) amx_cfg;
 
+// zp_identity is one row's 16 sums v with the zero points taken out:
+// v - zb*rowsum - za*colsum + K*za*zb (kzb = K*zb), wrapping int32.
+__attribute__((target("avx512f"), always_inline)) static inline __m512i zp_identity(__m512i v, __m512i zbv, __m512i csv,
+                                                                                  __m512i kzb, int32_t rowsum,
+                                                                                  int32_t za) {
+    const __m512i zar = _mm512_set1_epi32(za);
+    v = _mm512_sub_epi32(v, _mm512_mullo_epi32(zbv, _mm512_set1_epi32(rowsum)));
+    v = _mm512_sub_epi32(v, _mm512_mullo_epi32(zar, csv));
+    return _mm512_add_epi32(v, _mm512_mullo_epi32(zar, kzb));
+}
+
 // finish writes the zero-point identity of a 16 x 64 tile of sums (row
 // stride 64) to c, the columns past ncols left alone:
 // C = dot - zb*rowsum - za*colsum + K*za*zb (wrapping int32, store_strip's).
@@ -56,11 +67,7 @@ __attribute__((target("avx512f"))) static void finish(const int32_t *acc, int ro
         const __m512i zbv = _mm512_maskz_loadu_epi32(m, zb + j), csv = _mm512_maskz_loadu_epi32(m, colsum + j);
         const __m512i kzb = _mm512_mullo_epi32(_mm512_set1_epi32(K), zbv);
         for (int r = 0; r < rows; r++) {
-            __m512i v = _mm512_loadu_si512(acc + r * 64 + j);
-            const __m512i zar = _mm512_set1_epi32(za[r]);
-            v = _mm512_sub_epi32(v, _mm512_mullo_epi32(zbv, _mm512_set1_epi32(rowsum[r])));
-            v = _mm512_sub_epi32(v, _mm512_mullo_epi32(zar, csv));
-            v = _mm512_add_epi32(v, _mm512_mullo_epi32(zar, kzb));
+            __m512i v = zp_identity(_mm512_loadu_si512(acc + r * 64 + j), zbv, csv, kzb, rowsum[r], za[r]);
             // whole rows stored plainly: the epilogue reads them right back,
             // and loads wait for masked stores (no forwarding)
             if (nc >= 16)
@@ -93,11 +100,7 @@ __attribute__((target("avx512f"))) static void finish_float(const int32_t *acc, 
                                                             : _mm512_setzero_ps();
         for (int r = 0; r < rows; r++) {
             const int ri = r0 + r;
-            __m512i v = _mm512_loadu_si512(acc + r * 64 + j);
-            const __m512i zar = _mm512_set1_epi32(za[r]);
-            v = _mm512_sub_epi32(v, _mm512_mullo_epi32(zbv, _mm512_set1_epi32(rowsum[r])));
-            v = _mm512_sub_epi32(v, _mm512_mullo_epi32(zar, csv));
-            v = _mm512_add_epi32(v, _mm512_mullo_epi32(zar, kzb));
+            __m512i v = zp_identity(_mm512_loadu_si512(acc + r * 64 + j), zbv, csv, kzb, rowsum[r], za[r]);
             const __m512 sv = e->scale_mode == GK_QEPI_PER_COL   ? scol
                               : e->scale_mode == GK_QEPI_PER_ROW ? _mm512_set1_ps(e->scale[ri])
                                                                  : _mm512_set1_ps(e->scale[0]);
@@ -137,11 +140,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) static void finish_requant(
         const __m512i kzb = _mm512_mullo_epi32(_mm512_set1_epi32(K), zbv);
         for (int r = 0; r < rows; r++) {
             const int ri = r0 + r;
-            __m512i v = _mm512_loadu_si512(acc + r * 64 + j);
-            const __m512i zar = _mm512_set1_epi32(za[r]);
-            v = _mm512_sub_epi32(v, _mm512_mullo_epi32(zbv, _mm512_set1_epi32(rowsum[r])));
-            v = _mm512_sub_epi32(v, _mm512_mullo_epi32(zar, csv));
-            v = _mm512_add_epi32(v, _mm512_mullo_epi32(zar, kzb));
+            __m512i v = zp_identity(_mm512_loadu_si512(acc + r * 64 + j), zbv, csv, kzb, rowsum[r], za[r]);
             if (e->qbias) v = _mm512_add_epi32(v, _mm512_set1_epi32(e->qbias[ri]));
             const __m512 sv = _mm512_set1_ps(e->scale[e->scale_mode == GK_QEPI_PER_ROW ? ri : 0]);
             __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(v), sv);
