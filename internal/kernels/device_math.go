@@ -223,6 +223,7 @@ GK_DEV float gk_powf(float x, float y) {
 /* logistic as the expander writes it: 1 / (1 + exp(-x)) */
 GK_DEV float gk_sigmoidf(float x) { return 1.0f / (1.0f + gk_expf(-x)); }
 #define GK_EXPF gk_expf
+#define GK_EXPF_NONPOS gk_expf
 #define GK_SIGMOIDF gk_sigmoidf
 #define GK_ERFF gk_erff
 #define GK_TANHF gk_tanhf

@@ -84,6 +84,17 @@ func mathFn(name string, ct string) string {
 	return name + "f"
 }
 
+// ShiftedByMax reports v = x - ReduceMax(x) with the reduced dims kept (the
+// softmax shift): every element is <= 0, or NaN.
+func ShiftedByMax(v *ir.Value) bool {
+	d := v.Producer
+	if d == nil || d.Op != "Sub" || len(d.Inputs) != 2 {
+		return false
+	}
+	m := d.Inputs[1].Producer
+	return m != nil && m.Op == "ReduceMax" && m.Inputs[0] == d.Inputs[0] && len(m.Outputs[0].Shape) == len(d.Inputs[0].Shape)
+}
+
 // unaryExpr builds the C expression of a unary op over operand a.
 func unaryExpr(n *ir.Node, a string, inDT, outDT ir.DType) (string, error) {
 	ct := ComputeType(outDT)
@@ -161,6 +172,9 @@ func unaryExpr(n *ir.Node, a string, inDT, outDT ir.DType) (string, error) {
 	}
 	switch n.Op {
 	case "Exp":
+		if exp == "GK_EXPF" && ShiftedByMax(n.Inputs[0]) {
+			exp = "GK_EXPF_NONPOS" // no upper clamp: the argument is <= 0 or NaN
+		}
 		return exp + "(" + a + ")", nil
 	case "Erf":
 		if ct == "float" {

@@ -3,6 +3,7 @@ package cpu
 import (
 	"math"
 	"math/rand"
+	"strings"
 	"testing"
 
 	"gkconv/internal/ir"
@@ -216,6 +217,48 @@ func TestExpAccuracy(t *testing.T) {
 		default:
 			if rel := math.Abs(float64(g)-float64(w)) / float64(w); rel > 3e-7 {
 				t.Errorf("exp(%g) = %g, want %g (rel %.3g)", v, g, w, rel)
+			}
+		}
+	}
+}
+
+// TestSoftmaxShiftUsesNonposExp: the exp of x - max(x) (Softmax's
+// expansion) compiles to gk_expf_nonpos, an exp of anything else to
+// gk_expf.
+func TestSoftmaxShiftUsesNonposExp(t *testing.T) {
+	b := testkit.New(t, "sm")
+	x := b.Input("", 4, 33)
+	e := b.Op("Exp", nil, b.Op("Sub", nil, x, b.Op("ReduceMax", keep(1), x, b.Ints(-1))))
+	y := b.Op("Mul", nil, e, b.Op("RealDiv", nil, b.Scalar(1), b.Op("ReduceSum", keep(1), e, b.Ints(-1))))
+	other := b.Op("Exp", nil, x)
+	n := b.GraphKernel("sm", y, other)
+	src, err := GenerateC("sm", n.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(src, "GK_EXPF_NONPOS(") || !strings.Contains(src, "GK_EXPF(") {
+		t.Fatalf("want GK_EXPF_NONPOS (the shifted exp) and GK_EXPF (the plain one):\n%s", src)
+	}
+	build(t, t.TempDir(), n)
+	xi := randTensor(rand.New(rand.NewSource(4)), x.Shape, -30, 30)
+	got := runKernel(t, n, 1, xi)
+	for r := 0; r < 4; r++ {
+		row := xi.F32()[r*33 : (r+1)*33]
+		mx := math.Inf(-1)
+		for _, v := range row {
+			mx = math.Max(mx, float64(v))
+		}
+		var sum float64
+		for _, v := range row {
+			sum += math.Exp(float64(v) - mx)
+		}
+		for j, v := range row {
+			want := math.Exp(float64(v)-mx) / sum
+			if d := math.Abs(float64(got[0].F32()[r*33+j]) - want); d > 1e-6*math.Max(want, 1e-3) {
+				t.Fatalf("softmax[%d][%d] = %g, want %g", r, j, got[0].F32()[r*33+j], want)
+			}
+			if w := math.Exp(float64(v)); math.Abs(float64(got[1].F32()[r*33+j])-w) > 3e-7*w {
+				t.Fatalf("exp[%d][%d] = %g, want %g", r, j, got[1].F32()[r*33+j], w)
 			}
 		}
 	}

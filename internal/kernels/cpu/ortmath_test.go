@@ -47,3 +47,25 @@ func TestPreludeExpIsTheRuntimes(t *testing.T) {
 		t.Fatal("the prelude's gk_expf differs from the runtime's gk_exp (internal/runtime/ops/elementwise/fast_cgo.go): copy its body")
 	}
 }
+
+// TestPreludeExpNonposIsExpWithoutUpperClamp: gk_expf_nonpos (the softmax
+// shift's exp) is gk_expf less its upper clamp, which is a no-op on its
+// arguments (<= 0 or NaN), so it gives gk_expf's bits there.
+func TestPreludeExpNonposIsExpWithoutUpperClamp(t *testing.T) {
+	body := func(sig string) string {
+		i := strings.Index(prelude, sig)
+		if i < 0 {
+			t.Fatalf("%q not found", sig)
+		}
+		j := strings.Index(prelude[i:], "\n}\n")
+		return prelude[i+len(sig) : i+j]
+	}
+	full := body("static inline float gk_expf(float x) {")
+	const clamp = "\tc = c > 89.0f ? 89.0f : c;\n"
+	if !strings.Contains(full, clamp) {
+		t.Fatal("gk_expf lost its upper clamp line")
+	}
+	if strings.Replace(full, clamp, "", 1) != body("static inline float gk_expf_nonpos(float x) {") {
+		t.Fatal("gk_expf_nonpos is not gk_expf without its upper clamp")
+	}
+}

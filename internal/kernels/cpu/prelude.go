@@ -121,7 +121,31 @@ static inline float gk_expf(float x) {
 }
 /* gk_expf even where libmvec links: inlined, it keeps the lane accumulators
    of row loops in registers, where a vector call spills them. */
+/* gk_expf_nonpos is gk_expf for arguments <= 0 (or NaN): x - max(x), the
+   softmax shift. The upper clamp does nothing there, and without it gcc
+   keeps one compare and blend instead of merging both clamps into a tree of
+   four compares (a 1x128x768 Softmax kernel alone: 0.0387 -> 0.0342 ms). */
+static inline float gk_expf_nonpos(float x) {
+	float c = x < -104.0f ? -104.0f : x;
+	const float shifter = 12582912.0f;
+	const float n = fmaf(c, 1.44269504088896341f, shifter) - shifter;
+	// ln2 = 0.693147182464599609375 (its float) - 1.9046542999577e-9
+	float r = fmaf(n, -0.693147182464599609375f, c);
+	r = fmaf(n, 1.9046542999577e-9f, r);
+	float p = fmaf(1.9875691500E-4f, r, 1.3981999507E-3f);
+	p = fmaf(p, r, 8.3334519073E-3f);
+	p = fmaf(p, r, 4.1665795894E-2f);
+	p = fmaf(p, r, 1.6666665459E-1f);
+	p = fmaf(p, r, 5.0000001201E-1f);
+	const float y = fmaf(p, r * r, r) + 1.0f;
+	const int32_t k = (int32_t)n, k1 = k >> 1, k2 = k - k1;
+	union { uint32_t u; float f; } s1, s2;
+	s1.u = (uint32_t)(k1 + 127) << 23;
+	s2.u = (uint32_t)(k2 + 127) << 23;
+	return y * s1.f * s2.f;
+}
 #define GK_EXPF gk_expf
+#define GK_EXPF_NONPOS gk_expf_nonpos
 ` + ortMath + `/* Sigmoid, Tanh and Erf as onnxruntime's CPU kernels compute them (ortmath.go),
    so a fused kernel gives the bits of the runtime's ops and of onnxruntime. */
 #define GK_SIGMOIDF gk_ort_logistic
