@@ -214,40 +214,8 @@ func convF32(ctx *opkernel.Ctx, g *geom, nb, c, m, group int, x, w, b, z, y []fl
 	inVol, outVol, kVol := g.inVol(), g.outVol(), g.kVol()
 	if group == c && mg == 1 && g.in[0] == 1 && g.k[0] == 1 {
 		// depthwise 2-D: direct kernel, parallel over (batch, channel) planes
-		padH := (g.out[1]-1)*g.s[1] + (g.k[1]-1)*g.d[1] + 1
-		padW := (g.out[2]-1)*g.s[2] + (g.k[2]-1)*g.d[2] + 1
 		// chunks of whole 16-plane groups (the channel-blocked kernels' unit)
-		opkernel.ParallelForShared(ctx, nb*c, 16, func(s, e int) {
-			// padded plane, or the zero row and lane masks of the AVX-512 3x3 paths, or the row buffers of dw_rows_f32,
-			// or the channel-last buffers of dw_cb16_f32
-			pp := getF32(max(padH*padW, g.in[2]+48+int(C.dw_mask_floats(C.int(g.out[1]), C.int(g.out[2]))),
-				int(C.dw_rows_floats(C.int(g.in[1]), C.int(g.in[2]), C.int(g.k[1]), C.int(g.s[1]), C.int(g.out[1]), C.int(g.out[2]))),
-				int(C.dw_cb16_floats(C.int(g.in[2]), C.int(g.pb[2]), C.int(g.k[1]), C.int(g.s[1]), C.int(g.out[1]), C.int(g.out[2])))))
-			defer putF32(pp)
-			pad := *pp
-			// The kernel applies the activation itself (in registers, or on
-			// groups of planes while they are in cache), unless a residual
-			// must be added first; then the epilogue adds it and applies the
-			// activation, planes going in groups of about convTileBytes so
-			// each is finished while it is still in cache.
-			step, kernelAct := e-s, act
-			epi := z != nil
-			if epi {
-				step, kernelAct = max(1, convTileBytes/(4*outVol)), ir.ActNone
-				if step > 16 {
-					step -= step % 16 // whole groups for the channel-blocked kernel
-				}
-			}
-			for p := s; p < e; p += step {
-				q := min(e, p+step)
-				C.dwconv_f32(cf(x[p*inVol:]), cf(w), cf(b), cf(y[p*outVol:]), C.int(q-p), C.int(c),
-					C.int(g.in[1]), C.int(g.in[2]), C.int(g.k[1]), C.int(g.k[2]), C.int(g.s[1]), C.int(g.s[2]),
-					C.int(g.pb[1]), C.int(g.pb[2]), C.int(g.d[1]), C.int(g.d[2]), C.int(g.out[1]), C.int(g.out[2]), C.int(p%c), C.int(kernelAct), cf(pad))
-				if epi {
-					epiRows(y[p*outVol:], from(z, p*outVol), 1, (q-p)*outVol, 0, act)
-				}
-			}
-		})
+		opkernel.ParallelForShared(ctx, nb*c, 16, func(s, e int) { dwconvPlanes(g, c, x, w, b, z, y, s, e, act) })
 		return
 	}
 	pointwise := g.pointwise()
@@ -319,6 +287,44 @@ func convF32(ctx *opkernel.Ctx, g *geom, nb, c, m, group int, x, w, b, z, y []fl
 					epiRows(yb, from(zg, r0*outVol+n0), rows, nt, outVol, act)
 				}
 			})
+		}
+	}
+}
+
+// dwconvPlanes runs a 2-D depthwise convolution (one channel per group, c
+// channels) on planes [s, e) of x (plane p: image p/c, channel p%c) into
+// y, with the residual z (nil: none) and act, on one thread.
+func dwconvPlanes(g *geom, c int, x, w, b, z, y []float32, s, e int, act int64) {
+	inVol, outVol := g.inVol(), g.outVol()
+	padH := (g.out[1]-1)*g.s[1] + (g.k[1]-1)*g.d[1] + 1
+	padW := (g.out[2]-1)*g.s[2] + (g.k[2]-1)*g.d[2] + 1
+	// padded plane, or the zero row and lane masks of the AVX-512 3x3 paths, or the row buffers of dw_rows_f32,
+	// or the channel-last buffers of dw_cb16_f32
+	pp := getF32(max(padH*padW, g.in[2]+48+int(C.dw_mask_floats(C.int(g.out[1]), C.int(g.out[2]))),
+		int(C.dw_rows_floats(C.int(g.in[1]), C.int(g.in[2]), C.int(g.k[1]), C.int(g.s[1]), C.int(g.out[1]), C.int(g.out[2]))),
+		int(C.dw_cb16_floats(C.int(g.in[2]), C.int(g.pb[2]), C.int(g.k[1]), C.int(g.s[1]), C.int(g.out[1]), C.int(g.out[2])))))
+	defer putF32(pp)
+	pad := *pp
+	// The kernel applies the activation itself (in registers, or on
+	// groups of planes while they are in cache), unless a residual
+	// must be added first; then the epilogue adds it and applies the
+	// activation, planes going in groups of about convTileBytes so
+	// each is finished while it is still in cache.
+	step, kernelAct := e-s, act
+	epi := z != nil
+	if epi {
+		step, kernelAct = max(1, convTileBytes/(4*outVol)), ir.ActNone
+		if step > 16 {
+			step -= step % 16 // whole groups for the channel-blocked kernel
+		}
+	}
+	for p := s; p < e; p += step {
+		q := min(e, p+step)
+		C.dwconv_f32(cf(x[p*inVol:]), cf(w), cf(b), cf(y[p*outVol:]), C.int(q-p), C.int(c),
+			C.int(g.in[1]), C.int(g.in[2]), C.int(g.k[1]), C.int(g.k[2]), C.int(g.s[1]), C.int(g.s[2]),
+			C.int(g.pb[1]), C.int(g.pb[2]), C.int(g.d[1]), C.int(g.d[2]), C.int(g.out[1]), C.int(g.out[2]), C.int(p%c), C.int(kernelAct), cf(pad))
+		if epi {
+			epiRows(y[p*outVol:], from(z, p*outVol), 1, (q-p)*outVol, 0, act)
 		}
 	}
 }

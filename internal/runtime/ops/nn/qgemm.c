@@ -338,9 +338,9 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) static void dot_vnni(cons
 // and NS consecutive strips from bs, with the zero-point epilogue applied
 // on the accumulators (masked loads and stores for a partial last strip;
 // rows past `rows` reuse row 0 and are not stored).
-__attribute__((target("avx512f,avx512bw,avx512vnni"), always_inline)) static inline void
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"), always_inline)) static inline void
 vnni_tile(const uint8_t *ap, int rows, int kp, const int8_t *bs, int NS, int ncols, int K, const int32_t *rowsum,
-          const int32_t *zar, const int32_t *colsum, const int32_t *zb, int32_t *c, int ldc) {
+          const int32_t *zar, const int32_t *colsum, const int32_t *zb, int32_t *c, int ldc, const gk_qepi *e, int ri0) {
     __m512i q[QG_MR][4];
     const uint8_t *ar[QG_MR];
 #pragma GCC unroll 4
@@ -363,6 +363,14 @@ vnni_tile(const uint8_t *ap, int rows, int kp, const int8_t *bs, int NS, int nco
             for (int t = 0; t < NS; t++) q[r][t] = _mm512_dpbusd_epi32(q[r][t], xv, w[t]);
         }
     }
+    // requantized in registers when e asks for bytes (QLinearConv,
+    // QLinearMatMul, QDQ): storing the int32 tile and reading it back in
+    // gk_qepilogue_rows was a sixth of an int8 resnet18 on AVX-512 VNNI
+    // without AMX (requant_avx512 + gk_qepilogue_rows in perf)
+    const int requant = e && e->qout && e->scale_mode != GK_QEPI_PER_COL;
+    uint8_t *out = requant ? e->qout + (c - e->cbase) : NULL;
+    const __m512 flo = _mm512_set1_ps(requant ? (float)e->qlo : 0), fhi = _mm512_set1_ps(requant ? (float)e->qhi : 0),
+                 fz = _mm512_set1_ps(requant ? (float)e->qzp : 0);
 #pragma GCC unroll 4
     for (int t = 0; t < NS; t++) {
         int nc = ncols - t * QG_NR;
@@ -377,28 +385,44 @@ vnni_tile(const uint8_t *ap, int rows, int kp, const int8_t *bs, int NS, int nco
             __m512i rv = _mm512_set1_epi32((int32_t)((uint32_t)rowsum[r] - (uint32_t)K * (uint32_t)zar[r]));
             __m512i v = _mm512_sub_epi32(q[r][t], _mm512_mullo_epi32(zbv, rv));
             v = _mm512_sub_epi32(v, _mm512_mullo_epi32(csv, _mm512_set1_epi32(zar[r])));
-            _mm512_mask_storeu_epi32(c + (int64_t)r * ldc + t * QG_NR, m, v);
+            if (requant) {
+                // gk_qepilogue_rows's qout form: + qbias (wrapping), the
+                // float32 scale, rounding half to even, the zero point, the
+                // clamp, the low byte
+                const int ri = ri0 + r;
+                if (e->qbias) v = _mm512_add_epi32(v, _mm512_set1_epi32(e->qbias[ri]));
+                __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(v), _mm512_set1_ps(e->scale[e->scale_mode == GK_QEPI_PER_ROW ? ri : 0]));
+                f = _mm512_add_ps(_mm512_roundscale_ps(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), fz);
+                f = _mm512_min_ps(_mm512_max_ps(f, flo), fhi);
+                _mm_mask_storeu_epi8(out + (int64_t)r * ldc + t * QG_NR, m, _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(f)));
+            } else if (nc >= QG_NR) {
+                // a plain store: the epilogue reads it right back, and loads
+                // wait for masked stores (no forwarding)
+                _mm512_storeu_si512(c + (int64_t)r * ldc + t * QG_NR, v);
+            } else {
+                _mm512_mask_storeu_epi32(c + (int64_t)r * ldc + t * QG_NR, m, v);
+            }
         }
     }
 }
 
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) static void vnni_tile4(const uint8_t *ap, int rows, int kp,
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) static void vnni_tile4(const uint8_t *ap, int rows, int kp,
     const int8_t *bs, int ncols, int K, const int32_t *rowsum, const int32_t *zar, const int32_t *colsum,
-    const int32_t *zb, int32_t *c, int ldc) {
-    vnni_tile(ap, rows, kp, bs, 4, ncols, K, rowsum, zar, colsum, zb, c, ldc);
+    const int32_t *zb, int32_t *c, int ldc, const gk_qepi *e, int ri0) {
+    vnni_tile(ap, rows, kp, bs, 4, ncols, K, rowsum, zar, colsum, zb, c, ldc, e, ri0);
 }
 
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) static void vnni_tile1(const uint8_t *ap, int rows, int kp,
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) static void vnni_tile1(const uint8_t *ap, int rows, int kp,
     const int8_t *bs, int ncols, int K, const int32_t *rowsum, const int32_t *zar, const int32_t *colsum,
-    const int32_t *zb, int32_t *c, int ldc) {
-    vnni_tile(ap, rows, kp, bs, 1, ncols, K, rowsum, zar, colsum, zb, c, ldc);
+    const int32_t *zb, int32_t *c, int ldc, const gk_qepi *e, int ri0) {
+    vnni_tile(ap, rows, kp, bs, 1, ncols, K, rowsum, zar, colsum, zb, c, ldc, e, ri0);
 }
 
 typedef void (*dot_fn)(const uint8_t *, int, int, const int8_t *, int32_t *);
 
 static int has_vnni(void) {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw");
+    return __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
 }
 
 static dot_fn pick_dot(void) {
@@ -460,13 +484,17 @@ void gk_qgemm(int M, int K, int N, const uint8_t *a, int asigned, int lda, const
                     int mr = rows - r0 < QG_MR ? rows - r0 : QG_MR;
                     int32_t *cc = c + (int64_t)(i0 + r0) * ldc + j0;
                     if (nst == 4)
-                        vnni_tile4(ap + (int64_t)r0 * kp, mr, kp, bs, ncols, K, rowsum + r0, zar + r0, colsum + j0, zb + j0, cc, ldc);
+                        vnni_tile4(ap + (int64_t)r0 * kp, mr, kp, bs, ncols, K, rowsum + r0, zar + r0, colsum + j0, zb + j0, cc, ldc,
+                                   e, i0 + r0);
                     else
                         for (int t = 0; t < nst; t++)
                             vnni_tile1(ap + (int64_t)r0 * kp, mr, kp, bs + (int64_t)t * kp * QG_NR, ncols - t * QG_NR, K,
-                                       rowsum + r0, zar + r0, colsum + j0 + t * QG_NR, zb + j0 + t * QG_NR, cc + t * QG_NR, ldc);
-                    // the epilogue in place on the tile just stored (in L1)
-                    if (e) gk_qepilogue_rows(cc, mr, ncols, ldc, e, i0 + r0, j0, (float *)cc, ldc);
+                                       rowsum + r0, zar + r0, colsum + j0 + t * QG_NR, zb + j0 + t * QG_NR, cc + t * QG_NR, ldc,
+                                       e, i0 + r0);
+                    // the float epilogue in place on the tile just stored (in
+                    // L1); the requantizing one ran in the tile's registers
+                    if (e && !(e->qout && e->scale_mode != GK_QEPI_PER_COL))
+                        gk_qepilogue_rows(cc, mr, ncols, ldc, e, i0 + r0, j0, (float *)cc, ldc);
                 }
             }
             continue;

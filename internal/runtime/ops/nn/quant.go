@@ -30,27 +30,6 @@ static void gk_qgemm_e(int M, int K, int N, const uint8_t *a, int asigned, int l
              ssa ? &sp : NULL);
 }
 
-// gk_requant_planes requantizes planes [t0, t1) of ov sums each (plane t
-// is output channel t % m: its bias and, per channel, its multiplier) in
-// one call: a call per plane cost more than the arithmetic on 7x7 planes.
-// With fsum the sums are float32 (exact integers: qdwFloat's), turned into
-// int32 a plane at a time in L1 first.
-static void gk_requant_planes(const int32_t *acc, int fsum, int t0, int t1, int m, long ov, const int32_t *bias,
-                              const float *mult, int perch, int zp, int ysigned, uint8_t *y) {
-    const int lo = ysigned ? -128 : 0, hi = ysigned ? 127 : 255;
-    int32_t *tmp = fsum ? malloc(sizeof(int32_t) * (size_t)ov) : NULL;
-    for (int t = t0; t < t1; t++) {
-        const int oc = t % m;
-        const int32_t *a = acc + (long)t * ov;
-        if (fsum) {
-            gk_f32_to_i32((const float *)a, tmp, ov);
-            a = tmp;
-        }
-        gk_requant_b(a, bias ? bias[oc] : 0, (int)ov, mult + (perch ? oc : 0), 0, zp, lo, hi, y + (long)t * ov, ysigned);
-    }
-    free(tmp);
-}
-
 static void gk_qdw_conv_e(const uint8_t *x, int xsigned, const uint8_t *w, int wsigned, const int32_t *wz, int xz,
                           const int *geo, int c0, int c1, int32_t *yacc, int has_e, const float *es, int esm,
                           const float *eb, int ebm, int erelu, uint8_t *qo, const int32_t *qc, const int32_t *qb,
@@ -705,7 +684,7 @@ func qconv(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor, qlinear bool, pa
 		}
 		return qconvEpilogue(ctx, n, in, y, acc, finish, nb, m, ov)
 	}
-	if kk > 0 && g.rank <= 2 && g.out[2] >= 16 && C.gk_qconv_vnni_ok() != 0 && !(C.gk_qgemm_amx_ok() != 0 && kk >= amxMinK) {
+	if kk > 0 && g.rank <= 2 && g.out[2] >= 16 && C.gk_qconv_vnni_ok() != 0 && C.gk_qgemm_amx_ok() != 0 && kk < amxMinK {
 		qconvDirectVNNI(ctx, x.Data, xSigned, w.Data, wSigned, wzp, xz, &geo, nb, c, m, group, iv, ov, acc, epi)
 		return qconvEpilogue(ctx, n, in, y, acc, finish, nb, m, ov)
 	}
@@ -760,7 +739,11 @@ func qconv(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor, qlinear bool, pa
 // runs as unfold-and-GEMM on AMX tiles rather than the direct VNNI kernel
 // (Sapphire Rapids, 1 thread: resnet18_bn's int8 model 15.6 -> 11.4 ms;
 // at K 16-64, mobilenet_v2_bn's shallow 1x1 convolutions, the tiles' 64-deep
-// k steps are mostly padding and the direct kernel stays faster).
+// k steps are mostly padding and the direct kernel stays faster). Without
+// AMX the direct VNNI kernel never runs: against unfold-and-GEMM on 4x64
+// VNNI tiles it was slower on every convolution of resnet18_bn's and
+// mobilenet_v2_bn's int8 models (AMD EPYC with AVX-512 VNNI, 1 thread:
+// resnet18_bn 16.9 -> 9.0 ms, a 1x1 on 28x28 0.128 -> 0.024 ms).
 const amxMinK = 128
 
 // qconvBlock is the output positions unfolded and multiplied at once by
@@ -856,45 +839,4 @@ func requantEpilogue(n *ir.Node, in []*ir.Tensor, y *ir.Tensor, acc []int32, m i
 		e.qlo, e.qhi = -128, 127
 	}
 	return e, nil
-}
-
-// qconvEpilogue finishes a QLinearConv from its int32 accumulators (bias,
-// requantization); ConvInteger's accumulators are its output.
-func qconvEpilogue(ctx *opkernel.Ctx, n *ir.Node, in []*ir.Tensor, y *ir.Tensor, acc []int32, qlinear bool, nb, m, ov int) error {
-	if !qlinear {
-		return nil
-	}
-	return requantPlanes(ctx, n, in, y, acc, false, nb, m, ov)
-}
-
-// requantPlanes requantizes a QLinearConv's sums (acc: int32, or float32
-// exact integers with fsum) into y.
-func requantPlanes(ctx *opkernel.Ctx, n *ir.Node, in []*ir.Tensor, y *ir.Tensor, acc []int32, fsum bool, nb, m, ov int) error {
-	var bias []int32
-	if bt := input(in, 8); bt != nil && bt.NumElements() > 0 {
-		if bt.DType != ir.Int32 || bt.NumElements() != int64(m) {
-			return errf(n, "B must be int32 with %d values, got %s %v", m, bt.DType, bt.Shape)
-		}
-		bias = bt.I32()
-	}
-	mult, perCh, err := qlinearMultipliers(n, in[1], in[4], in[6], m)
-	if err != nil {
-		return err
-	}
-	yzp, ySigned, err := outputQuant(n, in[7], y)
-	if err != nil {
-		return err
-	}
-	if ov == 0 || nb*m == 0 {
-		return nil
-	}
-	var bp *C.int32_t
-	if bias != nil {
-		bp = (*C.int32_t)(unsafe.Pointer(&bias[0]))
-	}
-	opkernel.ParallelFor(ctx, nb*m, max(1, 4096/max(ov, 1)), func(s, e int) {
-		C.gk_requant_planes((*C.int32_t)(unsafe.Pointer(&acc[0])), cbool(fsum), C.int(s), C.int(e), C.int(m), C.long(ov), bp,
-			(*C.float)(unsafe.Pointer(&mult[0])), cbool(perCh), C.int(yzp), cbool(ySigned), (*C.uint8_t)(unsafe.Pointer(&y.Data[0])))
-	})
-	return nil
 }
