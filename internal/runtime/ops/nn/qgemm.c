@@ -911,11 +911,16 @@ static void qconv_pack(const uint8_t *x, int xsigned, int cg, const int *geo, ui
         for (int kw = 0; kw < kk[2]; kw++) {
             int cw = kw * geo[14] - geo[11];
             int vlo = cw < 0 ? -cw : 0, vhi = geo[2] - cw < OW ? geo[2] - cw : OW;
-            for (int c = 0; c < OW; c++) {
-                uint64_t m = 0;
-                for (int bit = 0, col = c; bit < 64; bit++, col = col + 1 == OW ? 0 : col + 1)
-                    if (col >= vlo && col < vhi) m |= (uint64_t)1 << bit;
+            // bit b of column c's mask: column (c + b) % OW valid; the
+            // next column's mask is this one shifted down with bit 63 for
+            // (c + 64) % OW (a bit loop per column was three quarters of
+            // the pack's time on resnet18's 56x56 layer)
+            uint64_t m = 0;
+            for (int bit = 0, col = 0; bit < 64; bit++, col = col + 1 == OW ? 0 : col + 1)
+                if (col >= vlo && col < vhi) m |= (uint64_t)1 << bit;
+            for (int c = 0, top = OW > 0 ? 64 % OW : 0; c < OW; c++, top = top + 1 == OW ? 0 : top + 1) {
                 colmask[(size_t)kw * OW + c] = m;
+                m = m >> 1 | (uint64_t)(top >= vlo && top < vhi) << 63;
             }
         }
     }
