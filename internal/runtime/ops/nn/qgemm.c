@@ -334,17 +334,17 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) static void dot_vnni(cons
     _mm512_storeu_si512(acc + 3 * QG_NR, q3);
 }
 
-// vnni_tile computes and stores C for up to QG_MR rows (from packed ap)
-// and NS consecutive strips from bs, with the zero-point epilogue applied
+// vnni_tile computes and stores C for up to MR rows (from packed ap) and
+// NS consecutive strips from bs (MR x NS accumulators, at most 16), with the zero-point epilogue applied
 // on the accumulators (masked loads and stores for a partial last strip;
 // rows past `rows` reuse row 0 and are not stored).
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"), always_inline)) static inline void
-vnni_tile(const uint8_t *ap, int rows, int kp, const int8_t *bs, int NS, int ncols, int K, const int32_t *rowsum,
+vnni_tile(const uint8_t *ap, int rows, int kp, const int8_t *bs, const int MR, const int NS, int ncols, int K, const int32_t *rowsum,
           const int32_t *zar, const int32_t *colsum, const int32_t *zb, int32_t *c, int ldc, const gk_qepi *e, int ri0) {
-    __m512i q[QG_MR][4];
-    const uint8_t *ar[QG_MR];
-#pragma GCC unroll 4
-    for (int r = 0; r < QG_MR; r++) {
+    __m512i q[16][4];
+    const uint8_t *ar[16];
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; r++) {
         ar[r] = ap + (int64_t)(r < rows ? r : 0) * kp;
 #pragma GCC unroll 4
         for (int t = 0; t < NS; t++) q[r][t] = _mm512_setzero_si512();
@@ -354,8 +354,8 @@ vnni_tile(const uint8_t *ap, int rows, int kp, const int8_t *bs, int NS, int nco
         __m512i w[4];
 #pragma GCC unroll 4
         for (int t = 0; t < NS; t++) w[t] = _mm512_loadu_si512(bs + t * sstride + (int64_t)g * QG_NR * 4);
-#pragma GCC unroll 4
-        for (int r = 0; r < QG_MR; r++) {
+#pragma GCC unroll 16
+        for (int r = 0; r < MR; r++) {
             int32_t x;
             memcpy(&x, ar[r] + 4 * g, 4);
             __m512i xv = _mm512_set1_epi32(x);
@@ -378,8 +378,8 @@ vnni_tile(const uint8_t *ap, int rows, int kp, const int8_t *bs, int NS, int nco
         __mmask16 m = nc >= QG_NR ? (__mmask16)0xFFFF : (__mmask16)((1u << nc) - 1);
         __m512i zbv = _mm512_maskz_loadu_epi32(m, zb + t * QG_NR);
         __m512i csv = _mm512_maskz_loadu_epi32(m, colsum + t * QG_NR);
-#pragma GCC unroll 4
-        for (int r = 0; r < QG_MR; r++) {
+#pragma GCC unroll 16
+        for (int r = 0; r < MR; r++) {
             if (r >= rows) break;
             // acc - zb*(rowsum - K*za) - za*colsum, wrapping as store_strip
             __m512i rv = _mm512_set1_epi32((int32_t)((uint32_t)rowsum[r] - (uint32_t)K * (uint32_t)zar[r]));
@@ -409,14 +409,23 @@ vnni_tile(const uint8_t *ap, int rows, int kp, const int8_t *bs, int NS, int nco
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) static void vnni_tile4(const uint8_t *ap, int rows, int kp,
     const int8_t *bs, int ncols, int K, const int32_t *rowsum, const int32_t *zar, const int32_t *colsum,
     const int32_t *zb, int32_t *c, int ldc, const gk_qepi *e, int ri0) {
-    vnni_tile(ap, rows, kp, bs, 4, ncols, K, rowsum, zar, colsum, zb, c, ldc, e, ri0);
+    vnni_tile(ap, rows, kp, bs, QG_MR, 4, ncols, K, rowsum, zar, colsum, zb, c, ldc, e, ri0);
 }
 
-__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) static void vnni_tile1(const uint8_t *ap, int rows, int kp,
-    const int8_t *bs, int ncols, int K, const int32_t *rowsum, const int32_t *zar, const int32_t *colsum,
-    const int32_t *zb, int32_t *c, int ldc, const gk_qepi *e, int ri0) {
-    vnni_tile(ap, rows, kp, bs, 1, ncols, K, rowsum, zar, colsum, zb, c, ldc, e, ri0);
-}
+// The last one to three strips of B run in tiles of more rows (16 x 1, 8 x
+// 2, 5 x 3): four rows of one strip were four dependent chains of
+// vpdpbusd, waiting on its latency (vnni_tile1 was a tenth of resnet18's
+// 14x14 layer for its 4 columns of 196).
+#define VNNI_TAIL(NS, MR)                                                                                              \
+    __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) static void vnni_tail##NS(                         \
+        const uint8_t *ap, int rows, int kp, const int8_t *bs, int ncols, int K, const int32_t *rowsum,                 \
+        const int32_t *zar, const int32_t *colsum, const int32_t *zb, int32_t *c, int ldc, const gk_qepi *e, int ri0) { \
+        vnni_tile(ap, rows, kp, bs, MR, NS, ncols, K, rowsum, zar, colsum, zb, c, ldc, e, ri0);                        \
+    }
+VNNI_TAIL(1, 16)
+VNNI_TAIL(2, 8)
+VNNI_TAIL(3, 5)
+#undef VNNI_TAIL
 
 typedef void (*dot_fn)(const uint8_t *, int, int, const int8_t *, int32_t *);
 
@@ -480,17 +489,19 @@ void gk_qgemm(int M, int K, int N, const uint8_t *a, int asigned, int lda, const
                 int nst = s1 - s < 4 ? s1 - s : 4, j0 = s * QG_NR;
                 const int8_t *bs = bp + (int64_t)s * kp * QG_NR;
                 int ncols = N - j0 < nst * QG_NR ? N - j0 : nst * QG_NR;
-                for (int r0 = 0; r0 < rows; r0 += QG_MR) {
-                    int mr = rows - r0 < QG_MR ? rows - r0 : QG_MR;
+                const int tmr = nst == 4 ? QG_MR : nst == 3 ? 5 : nst == 2 ? 8 : 16;
+                for (int r0 = 0; r0 < rows; r0 += tmr) {
+                    int mr = rows - r0 < tmr ? rows - r0 : tmr;
                     int32_t *cc = c + (int64_t)(i0 + r0) * ldc + j0;
+                    const uint8_t *a0 = ap + (int64_t)r0 * kp;
                     if (nst == 4)
-                        vnni_tile4(ap + (int64_t)r0 * kp, mr, kp, bs, ncols, K, rowsum + r0, zar + r0, colsum + j0, zb + j0, cc, ldc,
-                                   e, i0 + r0);
+                        vnni_tile4(a0, mr, kp, bs, ncols, K, rowsum + r0, zar + r0, colsum + j0, zb + j0, cc, ldc, e, i0 + r0);
+                    else if (nst == 3)
+                        vnni_tail3(a0, mr, kp, bs, ncols, K, rowsum + r0, zar + r0, colsum + j0, zb + j0, cc, ldc, e, i0 + r0);
+                    else if (nst == 2)
+                        vnni_tail2(a0, mr, kp, bs, ncols, K, rowsum + r0, zar + r0, colsum + j0, zb + j0, cc, ldc, e, i0 + r0);
                     else
-                        for (int t = 0; t < nst; t++)
-                            vnni_tile1(ap + (int64_t)r0 * kp, mr, kp, bs + (int64_t)t * kp * QG_NR, ncols - t * QG_NR, K,
-                                       rowsum + r0, zar + r0, colsum + j0 + t * QG_NR, zb + j0 + t * QG_NR, cc + t * QG_NR, ldc,
-                                       e, i0 + r0);
+                        vnni_tail1(a0, mr, kp, bs, ncols, K, rowsum + r0, zar + r0, colsum + j0, zb + j0, cc, ldc, e, i0 + r0);
                     // the float epilogue in place on the tile just stored (in
                     // L1); the requantizing one ran in the tile's registers
                     if (e && !(e->qout && e->scale_mode != GK_QEPI_PER_COL))
