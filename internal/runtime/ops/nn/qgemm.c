@@ -628,6 +628,45 @@ __attribute__((target("avx512f"))) static void requant_avx512(const int32_t *acc
     }
 }
 
+// requant_f32_planes_avx512 is gk_requant_f32_planes 16 values a step, the
+// tail of each plane masked.
+__attribute__((target("avx512f"))) static void requant_f32_planes_avx512(const float *acc, int t0, int t1, int m, long ov,
+                                                                        const int32_t *bias, const float *mult, int perch,
+                                                                        int zp, int lo, int hi, uint8_t *y) {
+    const __m512 flo = _mm512_set1_ps((float)lo), fhi = _mm512_set1_ps((float)hi), fz = _mm512_set1_ps((float)zp);
+    for (int t = t0; t < t1; t++) {
+        const int oc = t % m;
+        const __m512i bv = _mm512_set1_epi32(bias ? bias[oc] : 0);
+        const __m512 mv = _mm512_set1_ps(mult[perch ? oc : 0]);
+        const float *a = acc + (int64_t)t * ov;
+        uint8_t *yp = y + (int64_t)t * ov;
+        for (long j = 0; j < ov; j += 16) {
+            const __mmask16 k = ov - j >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (ov - j)) - 1);
+            __m512i v = _mm512_add_epi32(_mm512_cvttps_epi32(_mm512_maskz_loadu_ps(k, a + j)), bv);
+            __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(v), mv);
+            __m512 r = _mm512_add_ps(_mm512_roundscale_ps(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), fz);
+            r = _mm512_min_ps(_mm512_max_ps(r, flo), fhi);
+            _mm512_mask_cvtepi32_storeu_epi8(yp + j, k, _mm512_cvtps_epi32(r));
+        }
+    }
+}
+
+void gk_requant_f32_planes(const float *acc, int t0, int t1, int m, long ov, const int32_t *bias, const float *mult,
+                           int perch, int zp, int ysigned, uint8_t *y) {
+    const int lo = ysigned ? -128 : 0, hi = ysigned ? 127 : 255;
+    if (gk_nn_isa() >= GK_ISA_AVX512) {
+        requant_f32_planes_avx512(acc, t0, t1, m, ov, bias, mult, perch, zp, lo, hi, y);
+        return;
+    }
+    int32_t *tmp = malloc(sizeof(int32_t) * (size_t)(ov > 0 ? ov : 1));
+    for (int t = t0; t < t1; t++) {
+        const int oc = t % m;
+        gk_f32_to_i32(acc + (int64_t)t * ov, tmp, ov);
+        gk_requant_b(tmp, bias ? bias[oc] : 0, (int)ov, mult + (perch ? oc : 0), 0, zp, lo, hi, y + (int64_t)t * ov, ysigned);
+    }
+    free(tmp);
+}
+
 // gk_requant's rounding is nearbyint's (the default mode: half to even).
 void gk_requant(const int32_t *acc, int n, const float *mult, int per_col, int32_t zp, int lo, int hi, uint8_t *y,
                 int ysigned) {

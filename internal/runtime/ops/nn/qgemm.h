@@ -149,6 +149,12 @@ struct gk_qepi {
 
 // gk_u8_to_f32 writes v[i] - z as float32 (n bytes in rows of len, the
 // rows taking z[0], z[1], ... z[nz-1] in turn; len 0: one row, z[0]);
+// gk_requant_f32_planes is gk_requant_b on planes [t0, t1) of ov float32
+// sums (exact integers, below 2^24 in magnitude) each, plane t being output
+// channel t % m (its bias and, with perch, its multiplier): the bytes
+// gk_f32_to_i32 then gk_requant_b give, with no call per plane.
+void gk_requant_f32_planes(const float *acc, int t0, int t1, int m, long ov, const int32_t *bias, const float *mult,
+                           int perch, int zp, int ysigned, uint8_t *y);
 // gk_f32_to_i32 converts float32 integers to int32 (qconv_direct.c).
 void gk_u8_to_f32(const uint8_t *v, int vsigned, const int32_t *z, int len, int nz, float *out, long n);
 void gk_f32_to_i32(const float *y, int32_t *a, long n);

@@ -5,27 +5,23 @@ package nn
 /*
 #cgo CFLAGS: -O3 -std=gnu11 -I${SRCDIR}/../../cpuisa
 #include "qgemm.h"
-#include <stdlib.h>
 
 // gk_requant_planes requantizes planes [t0, t1) of ov sums each (plane t
 // is output channel t % m: its bias and, per channel, its multiplier) in
 // one call: a call per plane cost more than the arithmetic on 7x7 planes.
-// With fsum the sums are float32 (exact integers: qdwFloat's), turned into
-// int32 a plane at a time in L1 first.
+// With fsum the sums are float32 (exact integers: qdwFloat's).
 static void gk_requant_planes(const int32_t *acc, int fsum, int t0, int t1, int m, long ov, const int32_t *bias,
                               const float *mult, int perch, int zp, int ysigned, uint8_t *y) {
+    if (fsum) {
+        gk_requant_f32_planes((const float *)acc, t0, t1, m, ov, bias, mult, perch, zp, ysigned, y);
+        return;
+    }
     const int lo = ysigned ? -128 : 0, hi = ysigned ? 127 : 255;
-    int32_t *tmp = fsum ? malloc(sizeof(int32_t) * (size_t)ov) : NULL;
     for (int t = t0; t < t1; t++) {
         const int oc = t % m;
-        const int32_t *a = acc + (long)t * ov;
-        if (fsum) {
-            gk_f32_to_i32((const float *)a, tmp, ov);
-            a = tmp;
-        }
-        gk_requant_b(a, bias ? bias[oc] : 0, (int)ov, mult + (perch ? oc : 0), 0, zp, lo, hi, y + (long)t * ov, ysigned);
+        gk_requant_b(acc + (long)t * ov, bias ? bias[oc] : 0, (int)ov, mult + (perch ? oc : 0), 0, zp, lo, hi,
+                     y + (long)t * ov, ysigned);
     }
-    free(tmp);
 }
 */
 import "C"
