@@ -245,6 +245,40 @@ func BenchmarkQLinearConv(b *testing.B) {
 	}
 }
 
+// BenchmarkQLinearConvDepthwise: mobilenet_v2's 3x3 depthwise convolutions
+// (the 112x112 and 56x56 planes on the integer kernel, the 14x14 and 7x7
+// ones on the float path), 1 thread, per-channel weight scales; MB/s is
+// millions of multiply-adds per second.
+func BenchmarkQLinearConvDepthwise(b *testing.B) {
+	for _, c := range []struct {
+		name       string
+		ch, hw, st int64
+	}{{"c32_112_s1", 32, 112, 1}, {"c96_112_s2", 96, 112, 2}, {"c144_56_s1", 144, 56, 1}, {"c576_14_s1", 576, 14, 1}, {"c960_7_s1", 960, 7, 1}} {
+		b.Run(c.name, func(b *testing.B) {
+			r := rand.New(rand.NewSource(5))
+			x := randQ(r, ir.Uint8, 1, c.ch, c.hw, c.hw)
+			w := randW(r, ir.Int8, c.ch, 1, 3, 3)
+			ws := ir.NewTensor(ir.Float32, []int64{c.ch})
+			for i := range ws.F32() {
+				ws.F32()[i] = 0.01 + 0.0001*float32(i%7)
+			}
+			in := []*ir.Tensor{x, ir.Float32Tensor(nil, 0.05), scalarQ(ir.Uint8, 120), w, ws, ir.NewTensor(ir.Int8, []int64{c.ch}), ir.Float32Tensor(nil, 0.1), scalarQ(ir.Uint8, 128)}
+			oh := (c.hw+2-3)/c.st + 1
+			y := ir.NewTensor(ir.Uint8, []int64{1, c.ch, oh, oh})
+			n := &ir.Node{Name: "qdw", Op: "QLinearConv", Attrs: ir.Attrs{"pads": ir.IntsAttr(1, 1, 1, 1), "strides": ir.IntsAttr(c.st, c.st), "group": ir.IntAttr(c.ch)}}
+			ctx := &opkernel.Ctx{Threads: 1}
+			pa := packedConvWeight(opkernel.NewPrep(), w)
+			b.SetBytes(c.ch * 9 * oh * oh)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if err := qconv(ctx, n, in, []*ir.Tensor{y}, true, pa, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
 // TestDepthwiseConvIntegerExact: the direct depthwise path of ConvInteger
 // (one channel per group) against plain sums, for strides, dilations,
 // asymmetric pads, signed and unsigned x and w, per-channel w zero points,
