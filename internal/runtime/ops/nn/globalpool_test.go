@@ -2,9 +2,11 @@ package nn
 
 import (
 	"math"
+	"math/rand"
 	"testing"
 
 	"gkconv/internal/ir"
+	"gkconv/internal/runtime/opkernel"
 )
 
 // onnxruntime 1.30's GlobalAveragePool (CPU, ORT_DISABLE_ALL: MlasPool's
@@ -73,4 +75,29 @@ func TestGlobalAveragePoolTypes(t *testing.T) {
 	y64 := ir.NewTensor(ir.Float64, []int64{1, 1, 1})
 	run(t, "GlobalAveragePool", nil, []*ir.Tensor{x64}, y64)
 	expect(t, y64, 7.0/3)
+}
+
+// TestGlobalMeansInterleaved: the eight-planes-at-a-time C sums give the
+// bits of mlasGlobalMeanF32 (MLAS's order, one plane at a time) for plane
+// counts around multiples of eight and planes of every remainder mod 4, at
+// one and two threads.
+func TestGlobalMeansInterleaved(t *testing.T) {
+	r := rand.New(rand.NewSource(3))
+	for _, nc := range []int{1, 7, 8, 9, 16, 17, 40} {
+		for _, plane := range []int{1, 2, 3, 4, 5, 49, 196, 1001} {
+			x := make([]float32, nc*plane)
+			for i := range x {
+				x[i] = float32(r.NormFloat64() * 3)
+			}
+			for _, threads := range []int{1, 2} {
+				y := make([]float32, nc)
+				mlasGlobalMeans(&opkernel.Ctx{Threads: threads}, x, y, nc, plane)
+				for p := range y {
+					if w := mlasGlobalMeanF32(x[p*plane : (p+1)*plane]); math.Float32bits(y[p]) != math.Float32bits(w) {
+						t.Fatalf("nc %d plane %d threads %d: plane %d mean %v, MLAS order %v", nc, plane, threads, p, y[p], w)
+					}
+				}
+			}
+		}
+	}
 }
