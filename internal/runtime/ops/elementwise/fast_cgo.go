@@ -12,6 +12,7 @@ package elementwise
 // multiply (PRelu's x < 0 ? x*y : x stayed a branchy scalar loop on AVX2
 // and SSE2); values are unchanged.
 #pragma GCC optimize("fp-contract=off", "no-trapping-math")
+#include <immintrin.h>
 #include <math.h>
 #include <stdint.h>
 #include "gk_isa.h"
@@ -95,6 +96,40 @@ static inline float gk_exp(float x) {
 	s1.u = (uint32_t)(k1 + 127) << 23;
 	s2.u = (uint32_t)(k2 + 127) << 23;
 	return y * s1.f * s2.f;
+}
+
+// gk_exp16 is gk_exp on 16 lanes with the same bits (all 2^32 inputs
+// compared): the clamps as max/min with x the second operand, so NaN passes
+// as there, and 2^n by vscalefps, one rounding as the two factors give.
+// gcc's vectorisation of gk_exp ran twice as slow on Zen 5 (the clamps as
+// compare+blend pairs, the factors as integer shifts): 0.20 against
+// 0.10 ms for 802816 elements.
+__attribute__((target("avx512f,fma"))) static inline __m512 gk_exp16(__m512 x) {
+	const __m512 shifter = _mm512_set1_ps(12582912.0f);
+	const __m512 c = _mm512_min_ps(_mm512_set1_ps(89.0f), _mm512_max_ps(_mm512_set1_ps(-104.0f), x));
+	const __m512 n = _mm512_sub_ps(_mm512_fmadd_ps(c, _mm512_set1_ps(1.44269504088896341f), shifter), shifter);
+	__m512 r = _mm512_fmadd_ps(n, _mm512_set1_ps(-0.693147182464599609375f), c);
+	r = _mm512_fmadd_ps(n, _mm512_set1_ps(1.9046542999577e-9f), r);
+	__m512 p = _mm512_fmadd_ps(_mm512_set1_ps(1.9875691500E-4f), r, _mm512_set1_ps(1.3981999507E-3f));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073E-3f));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894E-2f));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459E-1f));
+	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201E-1f));
+	const __m512 y = _mm512_add_ps(_mm512_fmadd_ps(p, _mm512_mul_ps(r, r), r), _mm512_set1_ps(1.0f));
+	return _mm512_scalef_ps(y, n);
+}
+
+__attribute__((target("avx512f,fma"))) static void gk_exp_f32_avx512(float *d, const float *s, long n) {
+	long i = 0;
+	for (; i + 32 <= n; i += 32) {
+		const __m512 a = gk_exp16(_mm512_loadu_ps(s + i)), b = gk_exp16(_mm512_loadu_ps(s + i + 16));
+		_mm512_storeu_ps(d + i, a);
+		_mm512_storeu_ps(d + i + 16, b);
+	}
+	for (; i < n; i += 16) {
+		const __mmask16 m = n - i >= 16 ? 0xffff : (__mmask16)((1u << (n - i)) - 1);
+		_mm512_mask_storeu_ps(d + i, m, gk_exp16(_mm512_maskz_loadu_ps(m, s + i)));
+	}
 }
 
 // gk_log: Cephes logf, branch-free so it vectorises (0.83 ulps at most from
@@ -232,7 +267,10 @@ GK_ISA_BODY void gk_unary_f32_body(int op, float *d, const float *s, long n) {
 	// onnxruntime's rational Tanh (gk_ort_math.h): its bits, one division
 	// and no exponential
 	case U_TANH: for (long i = 0; i < n; i++) d[i] = gk_ort_tanh(s[i]); break;
-	case U_EXP: for (long i = 0; i < n; i++) d[i] = gk_exp(s[i]); break;
+	case U_EXP:
+		if (gk_ew_isa() == GK_ISA_AVX512) gk_exp_f32_avx512(d, s, n);
+		else for (long i = 0; i < n; i++) d[i] = gk_exp(s[i]);
+		break;
 	case U_ERF: for (long i = 0; i < n; i++) d[i] = gk_ort_erf(s[i]); break;
 	case U_GELU: for (long i = 0; i < n; i++) d[i] = gk_gelu(s[i]); break;
 	case U_LOG: for (long i = 0; i < n; i++) d[i] = gk_log(s[i]); break;
@@ -293,20 +331,55 @@ GK_ISA_VARIANTS(gk_ew_isa(), gk_sum_mid_f32, (float *d, const float *s, long out
 	long inner, double *acc, int mean),
 	(d, s, outer, k, inner, acc, mean))
 
+// gk_softmax_sums_avx512 is the portable loops' max and exp sums (and the
+// exps into y unless logsm) on 16-lane vectors: the same lanes, order and
+// bits (vmaxps(x, m) is x > m ? x : m), gk_exp16 for gk_exp.
+__attribute__((target("avx512f,fma"))) static void gk_softmax_sums_avx512(float *y, const float *x, long n,
+	int logsm, float *m, float *acc) {
+	__m512 mv = _mm512_set1_ps(-INFINITY);
+	long i = 0;
+	for (; i + 16 <= n; i += 16) mv = _mm512_max_ps(_mm512_loadu_ps(x + i), mv);
+	_mm512_storeu_ps(m, mv);
+	for (; i < n; i++) m[0] = x[i] > m[0] ? x[i] : m[0];
+	float mx = m[0];
+	for (int j = 1; j < 16; j++) mx = m[j] > mx ? m[j] : mx;
+	if (mx == -INFINITY) mx = 0;
+	m[0] = mx;
+	const __m512 mxv = _mm512_set1_ps(mx);
+	__m512 av = _mm512_setzero_ps();
+	for (i = 0; i + 16 <= n; i += 16) {
+		const __m512 e = gk_exp16(_mm512_sub_ps(_mm512_loadu_ps(x + i), mxv));
+		if (!logsm) _mm512_storeu_ps(y + i, e);
+		av = _mm512_add_ps(av, e);
+	}
+	_mm512_storeu_ps(acc, av);
+	for (; i < n; i++) {
+		const float e = gk_exp(x[i] - mx);
+		if (!logsm) y[i] = e;
+		acc[0] += e;
+	}
+}
+
 GK_ISA_BODY void gk_softmax_rows_f32_body(float *d, const float *s, long rows, long n, int logsm) {
 	for (long r = 0; r < rows; r++) {
 		const float *x = s + r * n;
 		float *y = d + r * n;
 		float m[16];
-		for (int j = 0; j < 16; j++) m[j] = -INFINITY;
+		float acc[16] = {0};
 		long i = 0;
+		float mx;
+		if (gk_ew_isa() == GK_ISA_AVX512) {
+			gk_softmax_sums_avx512(y, x, n, logsm, m, acc);
+			mx = m[0];
+			goto normalise;
+		}
+		for (int j = 0; j < 16; j++) m[j] = -INFINITY;
 		for (; i + 16 <= n; i += 16)
 			for (int j = 0; j < 16; j++) m[j] = x[i + j] > m[j] ? x[i + j] : m[j];
 		for (; i < n; i++) m[0] = x[i] > m[0] ? x[i] : m[0];
-		float mx = m[0];
+		mx = m[0];
 		for (int j = 1; j < 16; j++) mx = m[j] > mx ? m[j] : mx;
 		if (mx == -INFINITY) mx = 0; // all -inf: avoid inf-inf
-		float acc[16] = {0};
 		i = 0;
 		if (logsm) {
 			for (; i + 16 <= n; i += 16)
@@ -317,6 +390,7 @@ GK_ISA_BODY void gk_softmax_rows_f32_body(float *d, const float *s, long rows, l
 				for (int j = 0; j < 16; j++) { float e = gk_exp(x[i + j] - mx); y[i + j] = e; acc[j] += e; }
 			for (; i < n; i++) { float e = gk_exp(x[i] - mx); y[i] = e; acc[0] += e; }
 		}
+	normalise:;
 		double sum = 0;
 		for (int j = 0; j < 16; j++) sum += acc[j];
 		if (logsm) {
