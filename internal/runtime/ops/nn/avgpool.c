@@ -18,6 +18,49 @@ static inline void tap_range(int start, int k, int d, int lo, int hi, int *k0, i
     *k1 = b;
 }
 
+typedef float ap_v16f __attribute__((vector_size(64)));
+
+// avgpool_row_s1 is one output row of a stride-1 pool whose interior
+// columns [lo, hi) (at least 16) see whole windows: those in 16-wide
+// vectors whose sums stay in registers across the window (the last block
+// shifted back to end at hi, recomputing a few outputs with the same bits),
+// the edge columns one by one. Every output sums its taps from +0 row by
+// row, left to right, and divides by its count, as the general loop does.
+// (Tried: edge blocks as vectors over a zero-filled copy of the row, twice
+// as slow, the copy's scalar stores stalling the vector loads that follow;
+// as AVX-512 masked loads of +0 taps, no faster than the scalar edges.)
+static inline void avgpool_row_s1(const float *restrict xc, float *restrict o, int W, int KW, int PH, int PW,
+                                  int DH, int DW, int OW, int oh, int h0, int h1, int hcnt, int lo, int hi,
+                                  const int *restrict wlo, const int *restrict whi, const int *restrict wcnt) {
+    for (int ow = 0; ow < OW; ow++) {
+        if (ow == lo) ow = hi;
+        if (ow >= OW) break;
+        float s = 0.0f;
+        for (int kh = h0; kh < h1; kh++) {
+            const float *row = xc + (long)(oh - PH + kh * DH) * W + ow - PW;
+            for (int kw = wlo[ow]; kw < whi[ow]; kw++) s += row[kw * DW];
+        }
+        const int cnt = hcnt * wcnt[ow];
+        o[ow] = cnt > 0 ? s / (float)cnt : __builtin_nanf("");
+    }
+    const int cnt = hcnt * KW; // the interior columns' count, padded or not
+    const ap_v16f zero = {0}, nans = zero + __builtin_nanf("");
+    for (int ow = lo; ow < hi; ow += 16) {
+        if (ow + 16 > hi) ow = hi - 16;
+        ap_v16f a = {0};
+        for (int kh = h0; kh < h1; kh++) {
+            const float *row = xc + (long)(oh - PH + kh * DH) * W + ow - PW;
+            for (int kw = 0; kw < KW; kw++) {
+                ap_v16f u;
+                memcpy(&u, row + kw * DW, sizeof u);
+                a += u;
+            }
+        }
+        const ap_v16f r = cnt > 0 ? a / (float)cnt : nans;
+        memcpy(o + ow, &r, sizeof r);
+    }
+}
+
 GK_ISA_BODY void avgpool2d_f32_body(const float *restrict x, float *restrict y, int NC, int H, int W, int KH,
                                     int KW, int SH, int SW, int PH, int PW, int PEH, int PEW, int DH, int DW,
                                     int OH, int OW, int count_pad, float *restrict acc, int *restrict wlo,
@@ -54,6 +97,11 @@ GK_ISA_BODY void avgpool2d_f32_body(const float *restrict x, float *restrict y, 
             if (count_pad) {
                 tap_range(oh * SH - PH, KH, DH, -PH, H + PEH, &c0, &c1);
                 hcnt = c1 - c0;
+            }
+            if (SW == 1 && hi - lo >= 16) {
+                avgpool_row_s1(xc, yc + (long)oh * OW, W, KW, PH, PW, DH, DW, OW, oh * SH, h0, h1, hcnt, lo,
+                               hi, wlo, whi, wcnt);
+                continue;
             }
             for (int ow = 0; ow < OW; ow++) acc[ow] = 0.0f;
             // interior columns of a stride-1 pool: blocks of 32 outputs keep
