@@ -43,8 +43,10 @@ GK_ISA_BODY void gk_unary_exact_f32_body(int op, float *d, const float *s, long 
 	// float32, each operation rounded, as its Eigen functor computes it (and
 	// the fused kernels' expression).
 	case X_SOFTSIGN: for (long i = 0; i < n; i++) { float v = s[i]; d[i] = v * (1.0f / (1.0f + fabsf(v))); } break;
-	// x * max(0, min(1, x/6 + 0.5)) with math.Min/Max's NaN propagation.
-	case X_HSWISH: for (long i = 0; i < n; i++) { double v = s[i], t = v / 6 + 0.5;
+	// x * max(0, min(1, x/6 + 0.5)) with math.Min/Max's NaN propagation;
+	// x * (1.0/6) for x/6 (a vector multiply, not a division): the same
+	// float32 result for all 2^32 inputs (compared one by one).
+	case X_HSWISH: for (long i = 0; i < n; i++) { double v = s[i], t = v * (1.0 / 6) + 0.5;
 		t = t > 1 ? 1.0 : t; t = t < 0 ? 0.0 : t; d[i] = (float)(v * t); } break;
 	case X_LEAKY: for (long i = 0; i < n; i++) { float v = s[i]; d[i] = v < 0 ? (float)(a * (double)v) : v; } break;
 	case X_THRESH: for (long i = 0; i < n; i++) { float v = s[i]; d[i] = (double)v > a ? v : 0.0f; } break;
