@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"os"
 	"strings"
@@ -79,6 +80,7 @@ func fuse(g *ir.Graph, cfg *akgcfg.Config, backend akgcfg.Backend, fo fuseOption
 		check = newKernelSelfCheck(fo.kernelCacheDir)
 		fopts.Check = check
 	}
+	warnDynamicShapes(g, rep)
 	res, err := fusion.Run(g, flags, backend, builder, fopts)
 	if err != nil {
 		return Errorf(CodeError, "graph kernel fusion: %v", err)
@@ -173,4 +175,58 @@ func reportKernel(n *ir.Node, k fusion.KernelRecord) (rk ReportKernel, info []by
 	}
 	rk.Info = json.RawMessage(info)
 	return rk, info, true
+}
+
+// warnDynamicShapes says when graph inputs with unknown dims keep nodes out
+// of graph kernel fusion (which fuses static shapes only, as MindSpore's on
+// CPU), so that a user converting without --inputShape learns why a model
+// got few or no fused kernels.
+func warnDynamicShapes(g *ir.Graph, rep *Report) {
+	var dyn []string
+	for _, v := range g.Inputs {
+		if v.Const == nil && !v.ShapeKnown() {
+			dyn = append(dyn, fmt.Sprintf("%s%v", v.Name, v.Shape))
+		}
+	}
+	if len(dyn) == 0 {
+		return
+	}
+	static := 0
+	for _, n := range g.Nodes {
+		if allShapesKnown(n) {
+			static++
+		}
+	}
+	rep.warn(fmt.Sprintf("graph kernel fusion: input(s) %s have dynamic dims (-1), so %d of %d nodes have unknown "+
+		"shapes and are not fused; fix the dims with --inputShape=\"%s\", each ? the size it runs at, to fuse them",
+		strings.Join(dyn, ", "), len(g.Nodes)-static, len(g.Nodes), exampleShape(g.Inputs)))
+}
+
+func allShapesKnown(n *ir.Node) bool {
+	for _, v := range n.Outputs {
+		if v != nil && !v.ShapeKnown() {
+			return false
+		}
+	}
+	return true
+}
+
+// exampleShape is an --inputShape value for the dynamic inputs, unknown
+// dims shown as ?.
+func exampleShape(ins []*ir.Value) string {
+	var parts []string
+	for _, v := range ins {
+		if v.Const != nil || v.ShapeKnown() {
+			continue
+		}
+		dims := make([]string, len(v.Shape))
+		for i, d := range v.Shape {
+			dims[i] = fmt.Sprint(d)
+			if d < 0 {
+				dims[i] = "?"
+			}
+		}
+		parts = append(parts, v.Name+":"+strings.Join(dims, ","))
+	}
+	return strings.Join(parts, ";")
 }

@@ -1,6 +1,9 @@
 package fusion
 
 import (
+	"math"
+	"math/rand"
+	"strings"
 	"testing"
 
 	"gkconv/internal/ir"
@@ -25,4 +28,59 @@ func TestConvBiasaddFusion(t *testing.T) {
 			return b.Output(b.Node("add", "Add", nil, convIn(b, false), b.Input("z", 1, 4, 1, 1)))
 		}, "Conv2D,Add", "", 0},
 	})
+}
+
+// TestConvFoldsDynamicShape: with dynamic batch and image dims (a model
+// converted without --inputShape; only the channel count is known), the
+// per-channel bias Add and the ReLU still fold into the conv with the same
+// results, and a residual Add of an input of unknown shape (it may
+// broadcast) stays.
+func TestConvFoldsDynamicShape(t *testing.T) {
+	build := func(residual bool) *ir.Graph {
+		b := testkit.New(t, "dyn")
+		x := b.Input("x", -1, 3, -1, -1)
+		c := b.Node("conv", "Conv2D", convAttrs, x, anfConst(b, 1, false, 4, 3, 3, 3))
+		y := b.Node("add", "Add", nil, c, anfConst(b, 10, false, 1, 4, 1, 1))
+		if residual {
+			y = b.Node("res", "Add", nil, y, b.Input("z", -1, 4, -1, -1))
+		}
+		return b.Output(b.Node("relu", "ReLU", nil, y))
+	}
+	for _, residual := range []bool{false, true} {
+		g := build(residual)
+		if s := g.Nodes[0].Outputs[0].Shape; len(s) != 4 || s[0] != -1 || s[1] != 4 || s[2] != -1 {
+			t.Fatalf("conv output shape %v, want [-1 4 -1 -1]", s)
+		}
+		ref := testkit.CloneGraph(g)
+		r := rand.New(rand.NewSource(7))
+		in := map[string]*ir.Tensor{}
+		for _, v := range g.Inputs {
+			shape := []int64{2, v.Shape[1], 6, 6}
+			if v.Name == "z" {
+				shape = []int64{2, 4, 1, 1} // broadcast at run time: no residual input of the conv
+			}
+			x := ir.NewTensor(ir.Float32, shape)
+			for i := range x.F32() {
+				x.F32()[i] = float32(r.NormFloat64())
+			}
+			in[v.Name] = x
+		}
+		want := execute(t, ref, in)
+		if _, _, err := RunAnf(g, AnfOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		wantOps := "Conv2D"
+		if residual {
+			wantOps = "Conv2D,Add,ReLU"
+		}
+		if got := strings.Join(topOps(g), ","); got != wantOps {
+			t.Fatalf("residual %v: ops %s, want %s\n%s", residual, got, wantOps, dumpText(g))
+		}
+		got := execute(t, g, in)
+		for j, w := range want[0].F32() {
+			if d := math.Abs(float64(w - got[0].F32()[j])); d > 1e-5*(1+math.Abs(float64(w))) {
+				t.Fatalf("residual %v: output[%d] fused %g, unfused %g", residual, j, got[0].F32()[j], w)
+			}
+		}
+	}
 }

@@ -43,7 +43,7 @@ func runConvSwishActivationFusion(st *state) (bool, string, error) {
 			continue
 		}
 		v := conv.Outputs[0]
-		if outs[v] || v.DType != ir.Float32 || !v.ShapeKnown() || len(v.Shape) < 3 {
+		if outs[v] || v.DType != ir.Float32 || !channelsKnown(v) {
 			continue
 		}
 		var chain []*ir.Node

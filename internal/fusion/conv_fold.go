@@ -33,7 +33,8 @@ func convTails(g *ir.Graph) []convTail { return opTails(g, "Conv2D", true) }
 
 // opTails lists the float32 nodes of op, without a fused activation, whose
 // one output only next reads and is not a graph output; shaped: an output of
-// known shape and rank >= 3 (the per-channel folds need it).
+// known rank >= 3 and channel count (channelsKnown: what the per-channel
+// folds need).
 func opTails(g *ir.Graph, op string, shaped bool) []convTail {
 	users := g.Consumers()
 	outs := graphOutputs(g)
@@ -43,7 +44,7 @@ func opTails(g *ir.Graph, op string, shaped bool) []convTail {
 			continue
 		}
 		v := n.Outputs[0]
-		if outs[v] || len(users[v]) != 1 || v.DType != ir.Float32 || shaped && (!v.ShapeKnown() || len(v.Shape) < 3) {
+		if outs[v] || len(users[v]) != 1 || v.DType != ir.Float32 || shaped && !channelsKnown(v) {
 			continue
 		}
 		if a, _ := ir.FusedActivation(n); a != ir.ActNone {
@@ -52,6 +53,16 @@ func opTails(g *ir.Graph, op string, shaped bool) []convTail {
 		out = append(out, convTail{conv: n, out: v, next: users[v][0]})
 	}
 	return out
+}
+
+// channelsKnown says whether v has a known rank >= 3 and a known channel
+// count (axis 1). Its other dims may be unknown (a model with dynamic batch
+// or image size, converted without --inputShape): a per-channel constant
+// (perChannel) broadcast against v keeps v's shape whatever they are, and an
+// activation keeps every shape, so the folds stay exact; a residual Add
+// still needs z's full shape (ConvElemwiseAddFusion checks it).
+func channelsKnown(v *ir.Value) bool {
+	return v.Shape != nil && len(v.Shape) >= 3 && v.Shape[1] >= 0
 }
 
 // foldable returns the conv's output channels M when its weights (and bias,
