@@ -19,13 +19,42 @@ static inline void tap_range(int start, int k, int d, int lo, int hi, int *k0, i
 }
 
 typedef float ap_v16f __attribute__((vector_size(64)));
+typedef float ap_v8f __attribute__((vector_size(32)));
+typedef float ap_v4f __attribute__((vector_size(16)));
+
+// AP_INTERIOR_S1 defines NAME, the interior columns [lo, hi) (at least VW)
+// of one output row of a stride-1 pool, in VW-wide vectors V whose sums stay
+// in registers across the window (the last block shifted back to end at hi,
+// recomputing a few outputs with the same bits). Each output sums its taps
+// from +0 row by row, left to right, and divides by its count, as the
+// general loop does. One width per level, the register's: gcc lowers a
+// wider vector through the stack (16 floats on AVX2: 8x slower than 8).
+#define AP_INTERIOR_S1(NAME, ATTR, V, VW)                                                                      \
+    ATTR void NAME(const float *restrict xc, float *restrict o, int W, int KW, int PH, int PW, int DH, int DW,  \
+                   int oh, int h0, int h1, int cnt, int lo, int hi) {                                          \
+        const V zero = {0}, nans = zero + __builtin_nanf("");                                                  \
+        for (int ow = lo; ow < hi; ow += VW) {                                                                 \
+            if (ow + VW > hi) ow = hi - VW;                                                                    \
+            V a = {0};                                                                                         \
+            for (int kh = h0; kh < h1; kh++) {                                                                 \
+                const float *row = xc + (long)(oh - PH + kh * DH) * W + ow - PW;                               \
+                for (int kw = 0; kw < KW; kw++) {                                                              \
+                    V u;                                                                                       \
+                    memcpy(&u, row + kw * DW, sizeof u);                                                       \
+                    a += u;                                                                                    \
+                }                                                                                              \
+            }                                                                                                  \
+            const V r = cnt > 0 ? a / (float)cnt : nans;                                                       \
+            memcpy(o + ow, &r, sizeof r);                                                                      \
+        }                                                                                                      \
+    }
+AP_INTERIOR_S1(ap_interior16_avx512, __attribute__((target("avx512f"))) static, ap_v16f, 16)
+AP_INTERIOR_S1(ap_interior8_avx2, __attribute__((target("avx2"))) static, ap_v8f, 8)
+AP_INTERIOR_S1(ap_interior4, static inline, ap_v4f, 4)
 
 // avgpool_row_s1 is one output row of a stride-1 pool whose interior
-// columns [lo, hi) (at least 16) see whole windows: those in 16-wide
-// vectors whose sums stay in registers across the window (the last block
-// shifted back to end at hi, recomputing a few outputs with the same bits),
-// the edge columns one by one. Every output sums its taps from +0 row by
-// row, left to right, and divides by its count, as the general loop does.
+// columns [lo, hi) (at least 16) see whole windows: those as vectors
+// (AP_INTERIOR_S1), the edge columns one by one, with the same sums.
 // (Tried: edge blocks as vectors over a zero-filled copy of the row, twice
 // as slow, the copy's scalar stores stalling the vector loads that follow;
 // as AVX-512 masked loads of +0 taps, no faster than the scalar edges.)
@@ -44,20 +73,10 @@ static inline void avgpool_row_s1(const float *restrict xc, float *restrict o, i
         o[ow] = cnt > 0 ? s / (float)cnt : __builtin_nanf("");
     }
     const int cnt = hcnt * KW; // the interior columns' count, padded or not
-    const ap_v16f zero = {0}, nans = zero + __builtin_nanf("");
-    for (int ow = lo; ow < hi; ow += 16) {
-        if (ow + 16 > hi) ow = hi - 16;
-        ap_v16f a = {0};
-        for (int kh = h0; kh < h1; kh++) {
-            const float *row = xc + (long)(oh - PH + kh * DH) * W + ow - PW;
-            for (int kw = 0; kw < KW; kw++) {
-                ap_v16f u;
-                memcpy(&u, row + kw * DW, sizeof u);
-                a += u;
-            }
-        }
-        const ap_v16f r = cnt > 0 ? a / (float)cnt : nans;
-        memcpy(o + ow, &r, sizeof r);
+    switch (gk_nn_isa()) {
+    case GK_ISA_AVX512: ap_interior16_avx512(xc, o, W, KW, PH, PW, DH, DW, oh, h0, h1, cnt, lo, hi); break;
+    case GK_ISA_AVX2: ap_interior8_avx2(xc, o, W, KW, PH, PW, DH, DW, oh, h0, h1, cnt, lo, hi); break;
+    default: ap_interior4(xc, o, W, KW, PH, PW, DH, DW, oh, h0, h1, cnt, lo, hi); break;
     }
 }
 
