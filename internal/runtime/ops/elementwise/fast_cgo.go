@@ -132,6 +132,38 @@ __attribute__((target("avx512f,fma"))) static void gk_exp_f32_avx512(float *d, c
 	}
 }
 
+// gk_exp8 is gk_exp on 8 AVX2 lanes with the same bits (all 2^32 inputs
+// compared): the clamps as gk_exp16's, 2^n as gk_exp's two factors.
+// 1.4x gcc's vectorisation of gk_exp (Zen 5 forced to AVX2).
+__attribute__((target("avx2,fma"))) static inline __m256 gk_exp8(__m256 x) {
+	const __m256 shifter = _mm256_set1_ps(12582912.0f);
+	const __m256 c = _mm256_min_ps(_mm256_set1_ps(89.0f), _mm256_max_ps(_mm256_set1_ps(-104.0f), x));
+	const __m256 n = _mm256_sub_ps(_mm256_fmadd_ps(c, _mm256_set1_ps(1.44269504088896341f), shifter), shifter);
+	__m256 r = _mm256_fmadd_ps(n, _mm256_set1_ps(-0.693147182464599609375f), c);
+	r = _mm256_fmadd_ps(n, _mm256_set1_ps(1.9046542999577e-9f), r);
+	__m256 p = _mm256_fmadd_ps(_mm256_set1_ps(1.9875691500E-4f), r, _mm256_set1_ps(1.3981999507E-3f));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073E-3f));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894E-2f));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459E-1f));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201E-1f));
+	const __m256 y = _mm256_add_ps(_mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r), _mm256_set1_ps(1.0f));
+	const __m256i k = _mm256_cvttps_epi32(n), k1 = _mm256_srai_epi32(k, 1), k2 = _mm256_sub_epi32(k, k1);
+	const __m256i bias = _mm256_set1_epi32(127);
+	const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(k1, bias), 23));
+	const __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(k2, bias), 23));
+	return _mm256_mul_ps(_mm256_mul_ps(y, s1), s2);
+}
+
+__attribute__((target("avx2,fma"))) static void gk_exp_f32_avx2(float *d, const float *s, long n) {
+	long i = 0;
+	for (; i + 16 <= n; i += 16) {
+		const __m256 a = gk_exp8(_mm256_loadu_ps(s + i)), b = gk_exp8(_mm256_loadu_ps(s + i + 8));
+		_mm256_storeu_ps(d + i, a);
+		_mm256_storeu_ps(d + i + 8, b);
+	}
+	for (; i < n; i++) d[i] = gk_exp(s[i]);
+}
+
 // gk_log: Cephes logf, branch-free so it vectorises (0.83 ulps at most from
 // the float64 log over every positive float32; TestLogMishAccuracy): x = m 2^e with m in [sqrt(1/2),
 // sqrt(2)), log(1 + z) for z = m - 1 by a degree-9 polynomial, e ln2 added
@@ -269,6 +301,7 @@ GK_ISA_BODY void gk_unary_f32_body(int op, float *d, const float *s, long n) {
 	case U_TANH: for (long i = 0; i < n; i++) d[i] = gk_ort_tanh(s[i]); break;
 	case U_EXP:
 		if (gk_ew_isa() == GK_ISA_AVX512) gk_exp_f32_avx512(d, s, n);
+		else if (gk_ew_isa() == GK_ISA_AVX2) gk_exp_f32_avx2(d, s, n);
 		else for (long i = 0; i < n; i++) d[i] = gk_exp(s[i]);
 		break;
 	case U_ERF: for (long i = 0; i < n; i++) d[i] = gk_ort_erf(s[i]); break;
