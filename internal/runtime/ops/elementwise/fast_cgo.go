@@ -132,6 +132,59 @@ __attribute__((target("avx512f,fma"))) static void gk_exp_f32_avx512(float *d, c
 	}
 }
 
+// gk_ort_erf16 is gk_ort_erf on 16 lanes with the same bits (all 2^32
+// inputs compared): the clamps as vminps/vmaxps with MLAS's operand order,
+// the branch selects as zero-masking moves; 1.2x gcc's vectorisation of
+// gk_ort_erf on Zen 5.
+#define GK_S16(v) _mm512_set1_ps(v)
+__attribute__((target("avx512f,fma"))) static inline __m512 gk_ort_erf16(__m512 x) {
+	const __m512i bits = _mm512_castps_si512(x);
+	const __m512 ab = _mm512_castsi512_ps(_mm512_and_si512(bits, _mm512_set1_epi32(0x7fffffff)));
+	const __m512i sign = _mm512_and_si512(bits, _mm512_set1_epi32((int)0x80000000u));
+	const __m512 a = _mm512_min_ps(ab, GK_S16(3.925f));
+	const __m512 sq = _mm512_mul_ps(a, a);
+	__m512 r = _mm512_fmadd_ps(GK_S16(-5.99104969e-4f), sq, GK_S16(4.99339588e-3f));
+	r = _mm512_fmadd_ps(r, sq, GK_S16(-2.67667342e-2f));
+	r = _mm512_fmadd_ps(r, sq, GK_S16(1.12818025e-1f));
+	r = _mm512_fmadd_ps(r, sq, GK_S16(-3.76124859e-1f));
+	r = _mm512_fmadd_ps(r, sq, GK_S16(1.28379151e-1f));
+	r = _mm512_fmadd_ps(r, a, a);
+	const __mmask16 big = _mm512_cmp_ps_mask(a, GK_S16(0.921875f), _CMP_GE_OQ);
+	const __m512 small = _mm512_maskz_mov_ps((__mmask16)~big, r);
+	const __m512 b = _mm512_maskz_mov_ps(big, a);
+	__m512 q = _mm512_fmadd_ps(GK_S16(1.72948930e-5f), b, GK_S16(-3.83208680e-4f));
+	q = _mm512_fmadd_ps(q, b, GK_S16(3.88393435e-3f));
+	q = _mm512_fmadd_ps(q, b, GK_S16(-2.42545605e-2f));
+	q = _mm512_fmadd_ps(q, b, GK_S16(1.06777847e-1f));
+	q = _mm512_fmadd_ps(q, b, GK_S16(6.34846687e-1f));
+	q = _mm512_fmadd_ps(q, b, GK_S16(1.28717512e-1f));
+	q = _mm512_fmadd_ps(q, b, b);
+	q = _mm512_max_ps(_mm512_sub_ps(_mm512_setzero_ps(), q), GK_S16(-88.3762626647949f));
+	const __m512 t = _mm512_sub_ps(_mm512_fmadd_ps(GK_S16(1.44269504088896341f), q, GK_S16(1.25829120e+7f)),
+		GK_S16(1.25829120e+7f));
+	__m512 f = _mm512_fmadd_ps(GK_S16(-6.93145752e-1f), t, q);
+	f = _mm512_fmadd_ps(t, GK_S16(-1.42860677e-6f), f);
+	__m512 y = _mm512_fmadd_ps(GK_S16(1.38319808e-3f), f, GK_S16(8.37550033e-3f));
+	y = _mm512_fmadd_ps(y, f, GK_S16(4.16689515e-2f));
+	y = _mm512_fmadd_ps(y, f, GK_S16(1.66664466e-1f));
+	y = _mm512_fmadd_ps(y, f, GK_S16(4.99999851e-1f));
+	y = _mm512_fmadd_ps(y, f, GK_S16(1.0f));
+	y = _mm512_fmadd_ps(y, f, GK_S16(1.0f));
+	const __m512 p2 = _mm512_castsi512_ps(_mm512_slli_epi32(
+		_mm512_add_epi32(_mm512_cvttps_epi32(t), _mm512_set1_epi32(127)), 23));
+	y = _mm512_sub_ps(GK_S16(1.0f), _mm512_mul_ps(y, p2));
+	return _mm512_castsi512_ps(_mm512_or_si512(_mm512_or_si512(_mm512_castps_si512(y),
+		_mm512_castps_si512(small)), sign));
+}
+#undef GK_S16
+
+__attribute__((target("avx512f,fma"))) static void gk_erf_f32_avx512(float *d, const float *s, long n) {
+	for (long i = 0; i < n; i += 16) {
+		const __mmask16 m = n - i >= 16 ? 0xffff : (__mmask16)((1u << (n - i)) - 1);
+		_mm512_mask_storeu_ps(d + i, m, gk_ort_erf16(_mm512_maskz_loadu_ps(m, s + i)));
+	}
+}
+
 // gk_exp8 is gk_exp on 8 AVX2 lanes with the same bits (all 2^32 inputs
 // compared): the clamps as gk_exp16's, 2^n as gk_exp's two factors.
 // 1.4x gcc's vectorisation of gk_exp (Zen 5 forced to AVX2).
@@ -304,7 +357,10 @@ GK_ISA_BODY void gk_unary_f32_body(int op, float *d, const float *s, long n) {
 		else if (gk_ew_isa() == GK_ISA_AVX2) gk_exp_f32_avx2(d, s, n);
 		else for (long i = 0; i < n; i++) d[i] = gk_exp(s[i]);
 		break;
-	case U_ERF: for (long i = 0; i < n; i++) d[i] = gk_ort_erf(s[i]); break;
+	case U_ERF:
+		if (gk_ew_isa() == GK_ISA_AVX512) gk_erf_f32_avx512(d, s, n);
+		else for (long i = 0; i < n; i++) d[i] = gk_ort_erf(s[i]);
+		break;
 	case U_GELU: for (long i = 0; i < n; i++) d[i] = gk_gelu(s[i]); break;
 	case U_LOG: for (long i = 0; i < n; i++) d[i] = gk_log(s[i]); break;
 	case U_MISH: for (long i = 0; i < n; i++) d[i] = gk_mish(s[i]); break;
