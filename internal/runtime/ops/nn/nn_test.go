@@ -389,3 +389,36 @@ func TestResizeFollowsORTAlignCorners(t *testing.T) {
 	run(t, "Resize", ac("cubic"), []*ir.Tensor{x, nil, f32([]int64{4}, 1, 1, 0.8, 0.8)}, y)
 	expect(t, y, 1, 2.5, 4, 7, 8.5, 10, 13, 14.5, 16)
 }
+
+// TestResizeNearestThreads: nearest Resize split across threads (ranges of
+// rows, each from its own first row's coordinates) gives the serial result
+// on upscaled, downscaled and odd geometries.
+func TestResizeNearestThreads(t *testing.T) {
+	f, _ := opkernel.Lookup("Resize")
+	for _, g := range []struct{ in, out []int64 }{
+		{[]int64{1, 16, 24, 32}, []int64{1, 16, 48, 64}}, {[]int64{2, 7, 33, 17}, []int64{2, 7, 70, 51}},
+		{[]int64{1, 5, 300, 9}, []int64{1, 5, 150, 4}}, {[]int64{3, 1000, 20}, []int64{3, 1500, 20}},
+	} {
+		x := ir.NewTensor(ir.Float32, g.in)
+		for i := range x.F32() {
+			x.F32()[i] = float32(i)
+		}
+		sizes := ir.Int64Tensor([]int64{int64(len(g.out))}, g.out...)
+		n := &ir.Node{Name: "t", Op: "Resize", Attrs: ir.Attrs{"mode": ir.StringAttr("nearest")}}
+		var ys []*ir.Tensor
+		for _, threads := range []int{1, 2, 4} {
+			y := ir.NewTensor(ir.Float32, g.out)
+			if err := f(&opkernel.Ctx{Threads: threads}, n, []*ir.Tensor{x, nil, nil, sizes}, []*ir.Tensor{y}); err != nil {
+				t.Fatal(err)
+			}
+			ys = append(ys, y)
+		}
+		for k := 1; k < len(ys); k++ {
+			for i, v := range ys[0].F32() {
+				if ys[k].F32()[i] != v {
+					t.Fatalf("%v -> %v, run %d: element %d = %g, serial %g", g.in, g.out, k, i, ys[k].F32()[i], v)
+				}
+			}
+		}
+	}
+}

@@ -145,7 +145,7 @@ func resize(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor) error {
 		for a := 0; a < r; a++ {
 			plan[a] = ortNearestAxis(&p, int(x.Shape[a]), int(y.Shape[a]), scales[a], roiS[a], roiE[a])
 		}
-		return resizeNearest(n, plan, x, y, p.extrap)
+		return resizeNearest(ctx, n, plan, x, y, p.extrap)
 	}
 	if done, err := resizeORT(ctx, &p, x, y, scales, roiS, roiE); done || err != nil {
 		return err
@@ -297,7 +297,7 @@ func clampInt(v, lo, hi int) int {
 }
 
 // resizeNearest gathers elements (any dtype, bit-exact).
-func resizeNearest(n *ir.Node, plan []*resizeAxis, x, y *ir.Tensor, extrap float64) error {
+func resizeNearest(ctx *opkernel.Ctx, n *ir.Node, plan []*resizeAxis, x, y *ir.Tensor, extrap float64) error {
 	es := x.DType.Size()
 	if es == 0 {
 		return opkernel.Unsupportedf(n, "dtype %s", x.DType)
@@ -319,15 +319,15 @@ func resizeNearest(n *ir.Node, plan []*resizeAxis, x, y *ir.Tensor, extrap float
 	}
 	switch es {
 	case 1:
-		nearestRows(plan, inStr, x.Data, y.Data, total)
+		nearestRows(ctx, plan, inStr, x.Data, y.Data, total)
 	case 2:
-		nearestRows(plan, inStr, viewAs[uint16](x.Data), viewAs[uint16](y.Data), total)
+		nearestRows(ctx, plan, inStr, viewAs[uint16](x.Data), viewAs[uint16](y.Data), total)
 	case 4:
-		nearestRows(plan, inStr, viewAs[uint32](x.Data), viewAs[uint32](y.Data), total)
+		nearestRows(ctx, plan, inStr, viewAs[uint32](x.Data), viewAs[uint32](y.Data), total)
 	case 8:
-		nearestRows(plan, inStr, viewAs[uint64](x.Data), viewAs[uint64](y.Data), total)
+		nearestRows(ctx, plan, inStr, viewAs[uint64](x.Data), viewAs[uint64](y.Data), total)
 	case 16:
-		nearestRows(plan, inStr, viewAs[[16]byte](x.Data), viewAs[[16]byte](y.Data), total)
+		nearestRows(ctx, plan, inStr, viewAs[[16]byte](x.Data), viewAs[[16]byte](y.Data), total)
 	default:
 		return opkernel.Unsupportedf(n, "dtype %s", x.DType)
 	}
@@ -339,8 +339,10 @@ func resizeNearest(n *ir.Node, plan []*resizeAxis, x, y *ir.Tensor, extrap float
 // each output row (innermost axis) is gathered from its input row, or,
 // when it reads the same input row as the row before it (an upscaled
 // axis), copied from that output row: the same elements, a fraction of
-// the work (the byte-wise copy was ~8% of ocr_det_tiny_dynq's run).
-func nearestRows[T any](plan []*resizeAxis, inStr []int, xs, ys []T, total int) {
+// the work (the byte-wise copy was ~8% of ocr_det_tiny_dynq's run). Rows
+// are split between the threads, each range starting from its first row's
+// coordinates.
+func nearestRows[T any](ctx *opkernel.Ctx, plan []*resizeAxis, inStr []int, xs, ys []T, total int) {
 	r := len(plan)
 	last := plan[r-1]
 	w := last.out
@@ -350,39 +352,43 @@ func nearestRows[T any](plan []*resizeAxis, inStr []int, xs, ys []T, total int) 
 		}
 		return plan[a].idx[o]
 	}
-	idx := make([]int, r)
-	off := 0 // the input offset of the current row, innermost axis at 0
-	for a := 0; a < r-1; a++ {
-		off += src(a, 0) * inStr[a]
-	}
-	prevBase, prevT := -1, 0
-	for t := 0; t < total; t += w {
-		row := ys[t : t+w]
-		switch {
-		case off == prevBase:
-			copy(row, ys[prevT:prevT+w])
-		case last.identity:
-			copy(row, xs[off:off+w])
-		default:
-			in := xs[off:]
-			for o, i := range last.idx[:w] {
-				row[o] = in[i]
+	opkernel.ParallelFor(ctx, total/w, max(1, 16384/w), func(lo, hi int) {
+		idx := make([]int, r)
+		off := 0 // the input offset of the current row, innermost axis at 0
+		for a, q := r-2, lo; a >= 0; a-- {
+			idx[a] = q % plan[a].out
+			q /= plan[a].out
+			off += src(a, idx[a]) * inStr[a]
+		}
+		prevBase, prevT := -1, 0
+		for t := lo * w; t < hi*w; t += w {
+			row := ys[t : t+w]
+			switch {
+			case off == prevBase:
+				copy(row, ys[prevT:prevT+w])
+			case last.identity:
+				copy(row, xs[off:off+w])
+			default:
+				in := xs[off:]
+				for o, i := range last.idx[:w] {
+					row[o] = in[i]
+				}
+			}
+			if off != prevBase {
+				prevBase, prevT = off, t
+			}
+			for a := r - 2; a >= 0; a-- {
+				off -= src(a, idx[a]) * inStr[a]
+				idx[a]++
+				if idx[a] < plan[a].out {
+					off += src(a, idx[a]) * inStr[a]
+					break
+				}
+				idx[a] = 0
+				off += src(a, 0) * inStr[a]
 			}
 		}
-		if off != prevBase {
-			prevBase, prevT = off, t
-		}
-		for a := r - 2; a >= 0; a-- {
-			off -= src(a, idx[a]) * inStr[a]
-			idx[a]++
-			if idx[a] < plan[a].out {
-				off += src(a, idx[a]) * inStr[a]
-				break
-			}
-			idx[a] = 0
-			off += src(a, 0) * inStr[a]
-		}
-	}
+	})
 }
 
 // fillOutside writes extrapolation_value wherever any axis coordinate fell
