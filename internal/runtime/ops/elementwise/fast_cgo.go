@@ -98,6 +98,20 @@ static inline float gk_exp(float x) {
 	return y * s1.f * s2.f;
 }
 
+// GK_EXP_POLY is gk_exp's reduction and polynomial on vectors V of one
+// intrinsic family P (_mm512, _mm256) from the clamped c: n and e^r.
+#define GK_EXP_POLY(P, V, c, n, y)                                                                  \
+	const V n = P##_sub_ps(P##_fmadd_ps(c, P##_set1_ps(1.44269504088896341f), P##_set1_ps(12582912.0f)), \
+		P##_set1_ps(12582912.0f));                                                                \
+	V r_ = P##_fmadd_ps(n, P##_set1_ps(-0.693147182464599609375f), c);                              \
+	r_ = P##_fmadd_ps(n, P##_set1_ps(1.9046542999577e-9f), r_);                                     \
+	V p_ = P##_fmadd_ps(P##_set1_ps(1.9875691500E-4f), r_, P##_set1_ps(1.3981999507E-3f));         \
+	p_ = P##_fmadd_ps(p_, r_, P##_set1_ps(8.3334519073E-3f));                                       \
+	p_ = P##_fmadd_ps(p_, r_, P##_set1_ps(4.1665795894E-2f));                                       \
+	p_ = P##_fmadd_ps(p_, r_, P##_set1_ps(1.6666665459E-1f));                                       \
+	p_ = P##_fmadd_ps(p_, r_, P##_set1_ps(5.0000001201E-1f));                                       \
+	const V y = P##_add_ps(P##_fmadd_ps(p_, P##_mul_ps(r_, r_), r_), P##_set1_ps(1.0f));
+
 // gk_exp16 is gk_exp on 16 lanes with the same bits (all 2^32 inputs
 // compared): the clamps as max/min with x the second operand, so NaN passes
 // as there, and 2^n by vscalefps, one rounding as the two factors give.
@@ -105,27 +119,24 @@ static inline float gk_exp(float x) {
 // compare+blend pairs, the factors as integer shifts): 0.20 against
 // 0.10 ms for 802816 elements.
 __attribute__((target("avx512f,fma"))) static inline __m512 gk_exp16(__m512 x) {
-	const __m512 shifter = _mm512_set1_ps(12582912.0f);
 	const __m512 c = _mm512_min_ps(_mm512_set1_ps(89.0f), _mm512_max_ps(_mm512_set1_ps(-104.0f), x));
-	const __m512 n = _mm512_sub_ps(_mm512_fmadd_ps(c, _mm512_set1_ps(1.44269504088896341f), shifter), shifter);
-	__m512 r = _mm512_fmadd_ps(n, _mm512_set1_ps(-0.693147182464599609375f), c);
-	r = _mm512_fmadd_ps(n, _mm512_set1_ps(1.9046542999577e-9f), r);
-	__m512 p = _mm512_fmadd_ps(_mm512_set1_ps(1.9875691500E-4f), r, _mm512_set1_ps(1.3981999507E-3f));
-	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073E-3f));
-	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894E-2f));
-	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459E-1f));
-	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201E-1f));
-	const __m512 y = _mm512_add_ps(_mm512_fmadd_ps(p, _mm512_mul_ps(r, r), r), _mm512_set1_ps(1.0f));
+	GK_EXP_POLY(_mm512, __m512, c, n, y)
 	return _mm512_scalef_ps(y, n);
 }
 
+// GK_MAP2 applies F (V -> V, W lanes of intrinsic family P) to s[i..] into
+// d[i..] two vectors at a time while 2W remain: the two chains overlap
+// (20% faster than one vector a time for gk_exp16 and gk_exp8 on Zen 5).
+#define GK_MAP2(P, V, W, F)                                                                        \
+	for (; i + 2 * (W) <= n; i += 2 * (W)) {                                                        \
+		const V a_ = F(P##_loadu_ps(s + i)), b_ = F(P##_loadu_ps(s + i + (W)));                     \
+		P##_storeu_ps(d + i, a_);                                                                   \
+		P##_storeu_ps(d + i + (W), b_);                                                             \
+	}
+
 __attribute__((target("avx512f,fma"))) static void gk_exp_f32_avx512(float *d, const float *s, long n) {
 	long i = 0;
-	for (; i + 32 <= n; i += 32) {
-		const __m512 a = gk_exp16(_mm512_loadu_ps(s + i)), b = gk_exp16(_mm512_loadu_ps(s + i + 16));
-		_mm512_storeu_ps(d + i, a);
-		_mm512_storeu_ps(d + i + 16, b);
-	}
+	GK_MAP2(_mm512, __m512, 16, gk_exp16)
 	for (; i < n; i += 16) {
 		const __mmask16 m = n - i >= 16 ? 0xffff : (__mmask16)((1u << (n - i)) - 1);
 		_mm512_mask_storeu_ps(d + i, m, gk_exp16(_mm512_maskz_loadu_ps(m, s + i)));
@@ -179,7 +190,9 @@ __attribute__((target("avx512f,fma"))) static inline __m512 gk_ort_erf16(__m512 
 #undef GK_S16
 
 __attribute__((target("avx512f,fma"))) static void gk_erf_f32_avx512(float *d, const float *s, long n) {
-	for (long i = 0; i < n; i += 16) {
+	long i = 0;
+	GK_MAP2(_mm512, __m512, 16, gk_ort_erf16)
+	for (; i < n; i += 16) {
 		const __mmask16 m = n - i >= 16 ? 0xffff : (__mmask16)((1u << (n - i)) - 1);
 		_mm512_mask_storeu_ps(d + i, m, gk_ort_erf16(_mm512_maskz_loadu_ps(m, s + i)));
 	}
@@ -189,17 +202,8 @@ __attribute__((target("avx512f,fma"))) static void gk_erf_f32_avx512(float *d, c
 // compared): the clamps as gk_exp16's, 2^n as gk_exp's two factors.
 // 1.4x gcc's vectorisation of gk_exp (Zen 5 forced to AVX2).
 __attribute__((target("avx2,fma"))) static inline __m256 gk_exp8(__m256 x) {
-	const __m256 shifter = _mm256_set1_ps(12582912.0f);
 	const __m256 c = _mm256_min_ps(_mm256_set1_ps(89.0f), _mm256_max_ps(_mm256_set1_ps(-104.0f), x));
-	const __m256 n = _mm256_sub_ps(_mm256_fmadd_ps(c, _mm256_set1_ps(1.44269504088896341f), shifter), shifter);
-	__m256 r = _mm256_fmadd_ps(n, _mm256_set1_ps(-0.693147182464599609375f), c);
-	r = _mm256_fmadd_ps(n, _mm256_set1_ps(1.9046542999577e-9f), r);
-	__m256 p = _mm256_fmadd_ps(_mm256_set1_ps(1.9875691500E-4f), r, _mm256_set1_ps(1.3981999507E-3f));
-	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073E-3f));
-	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894E-2f));
-	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459E-1f));
-	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201E-1f));
-	const __m256 y = _mm256_add_ps(_mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r), _mm256_set1_ps(1.0f));
+	GK_EXP_POLY(_mm256, __m256, c, n, y)
 	const __m256i k = _mm256_cvttps_epi32(n), k1 = _mm256_srai_epi32(k, 1), k2 = _mm256_sub_epi32(k, k1);
 	const __m256i bias = _mm256_set1_epi32(127);
 	const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(k1, bias), 23));
@@ -209,11 +213,7 @@ __attribute__((target("avx2,fma"))) static inline __m256 gk_exp8(__m256 x) {
 
 __attribute__((target("avx2,fma"))) static void gk_exp_f32_avx2(float *d, const float *s, long n) {
 	long i = 0;
-	for (; i + 16 <= n; i += 16) {
-		const __m256 a = gk_exp8(_mm256_loadu_ps(s + i)), b = gk_exp8(_mm256_loadu_ps(s + i + 8));
-		_mm256_storeu_ps(d + i, a);
-		_mm256_storeu_ps(d + i + 8, b);
-	}
+	GK_MAP2(_mm256, __m256, 8, gk_exp8)
 	for (; i < n; i++) d[i] = gk_exp(s[i]);
 }
 
