@@ -134,13 +134,18 @@ __attribute__((target("avx512f,fma"))) static inline __m512 gk_exp16(__m512 x) {
 		P##_storeu_ps(d + i + (W), b_);                                                             \
 	}
 
-__attribute__((target("avx512f,fma"))) static void gk_exp_f32_avx512(float *d, const float *s, long n) {
-	long i = 0;
-	GK_MAP2(_mm512, __m512, 16, gk_exp16)
-	for (; i < n; i += 16) {
-		const __mmask16 m = n - i >= 16 ? 0xffff : (__mmask16)((1u << (n - i)) - 1);
-		_mm512_mask_storeu_ps(d + i, m, gk_exp16(_mm512_maskz_loadu_ps(m, s + i)));
+// GK_MAP16 is d[i] = F(s[i]) over [0, n) with 16-lane F: GK_MAP2, then
+// the rest (under 32) through lane masks.
+#define GK_MAP16(F)                                                                                \
+	long i = 0;                                                                                     \
+	GK_MAP2(_mm512, __m512, 16, F)                                                                  \
+	for (; i < n; i += 16) {                                                                        \
+		const __mmask16 m = n - i >= 16 ? 0xffff : (__mmask16)((1u << (n - i)) - 1);               \
+		_mm512_mask_storeu_ps(d + i, m, F(_mm512_maskz_loadu_ps(m, s + i)));                        \
 	}
+
+__attribute__((target("avx512f,fma"))) static void gk_exp_f32_avx512(float *d, const float *s, long n) {
+	GK_MAP16(gk_exp16)
 }
 
 // gk_ort_erf16 is gk_ort_erf on 16 lanes with the same bits (all 2^32
@@ -190,12 +195,7 @@ __attribute__((target("avx512f,fma"))) static inline __m512 gk_ort_erf16(__m512 
 #undef GK_S16
 
 __attribute__((target("avx512f,fma"))) static void gk_erf_f32_avx512(float *d, const float *s, long n) {
-	long i = 0;
-	GK_MAP2(_mm512, __m512, 16, gk_ort_erf16)
-	for (; i < n; i += 16) {
-		const __mmask16 m = n - i >= 16 ? 0xffff : (__mmask16)((1u << (n - i)) - 1);
-		_mm512_mask_storeu_ps(d + i, m, gk_ort_erf16(_mm512_maskz_loadu_ps(m, s + i)));
-	}
+	GK_MAP16(gk_ort_erf16)
 }
 
 // gk_exp8 is gk_exp on 8 AVX2 lanes with the same bits (all 2^32 inputs
