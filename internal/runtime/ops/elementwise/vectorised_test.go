@@ -247,12 +247,13 @@ func TestTanhExpAccuracy(t *testing.T) {
 		if err := cpuisa.Force(lv); err != nil {
 			continue
 		}
-		// Erf: only compared across levels (its accuracy is onnxruntime's:
-		// TestErfBitsOfOnnxruntime)
-		got := map[int][]float32{uTanh: make([]float32, len(xs)), uExp: make([]float32, len(xs)), uErf: make([]float32, len(xs))}
-		f32Unary(uTanh, got[uTanh], xs)
-		f32Unary(uExp, got[uExp], xs)
-		f32Unary(uErf, got[uErf], xs)
+		// Erf and Sigmoid: only compared across levels (their accuracy is
+		// onnxruntime's: TestErfBitsOfOnnxruntime, the backend suites)
+		got := map[int][]float32{}
+		for _, op := range []int{uTanh, uExp, uErf, uSigmoid} {
+			got[op] = make([]float32, len(xs))
+			f32Unary(op, got[op], xs)
+		}
 		for i, x := range xs {
 			xf := float64(x)
 			if x != x {

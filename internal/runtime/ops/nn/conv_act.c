@@ -7,14 +7,14 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
-#include "actvec.h"
+#include "gk_actvec.h"
 #include "conv_act.h"
 #include "isa.h"
 #include <math.h>
 #include "gk_ort_math.h"
 
 // sigmoid and x*sigmoid(x) as onnxruntime computes them (logistic_512 in
-// actvec.h, one element); fmaf is one instruction in the FMA variants.
+// gk_actvec.h, one element); fmaf is one instruction in the FMA variants.
 static inline float epi_sigmoid(float x) { return gk_ort_logistic(x); }
 static inline float epi_swish(float x) { return x * epi_sigmoid(x); }
 
@@ -35,7 +35,7 @@ static inline float epi_hswish(float x) {
 #define AVX512 __attribute__((target("avx512f")))
 
 // logistic_rows_512 is epi_rows_f32 for SIGMOID (2) and SWISH (18) at
-// the AVX-512 level (logistic_512, actvec.h). The generic clone took 0.21 ns
+// the AVX-512 level (logistic_512, gk_actvec.h). The generic clone took 0.21 ns
 // per element here, this 0.16 (swish, 64K random floats in L2, AMD Zen 5),
 // with the same maximum relative error against double precision (2.6e-7).
 static AVX512 void logistic_rows_512(float *y, const float *z, int rows, long n, long ld, int swish) {
@@ -61,7 +61,7 @@ static AVX512 void logistic_rows_512(float *y, const float *z, int rows, long n,
 }
 
 // logistic_rows_256 is logistic_rows_512 at the AVX2 level (logistic_256,
-// actvec.h): 0.63-0.66 -> 0.47 ns per element (swish, 64K floats in L2,
+// gk_actvec.h): 0.63-0.66 -> 0.47 ns per element (swish, 64K floats in L2,
 // Zen 5) against the generic clone, whose one long chain per vector left
 // the divider waiting.
 static __attribute__((target("avx2,fma"))) void logistic_rows_256(float *y, const float *z, int rows, long n, long ld, int swish) {

@@ -13,7 +13,7 @@
 // computes depthwise this way.)
 #include <string.h>
 #include <immintrin.h>
-#include "actvec.h"
+#include "gk_actvec.h"
 #include "dwconv_rows.h"
 
 #define CB_AVX512 __attribute__((target("avx512f,fma")))

@@ -3,7 +3,7 @@
 // registers), the activation (act256) on the output vectors.
 #include <string.h>
 #include <immintrin.h>
-#include "actvec.h"
+#include "gk_actvec.h"
 #include "dwconv_rows.h"
 
 #define CB_AVX2 __attribute__((target("avx2,fma")))

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <immintrin.h>
 #include "im2col_dwconv.h"
-#include "actvec.h"
+#include "gk_actvec.h"
 #include "conv_act.h"
 #include "dwconv_rows.h"
 #include "isa.h"
@@ -439,7 +439,7 @@ GK_ISA_BODY void dwconv_f32_body(const float *x, const float *w, const float *bi
                                  float *pad) {
     // Every kernel below applies RELU and RELU6 in registers; the AVX-512
     // 3x3 ones and the channel-blocked ones also SIGMOID and SWISH
-    // (actvec.h). Other activations, and those on the other kernels, go
+    // (gk_gk_actvec.h). Other activations, and those on the other kernels, go
     // over groups of planes of about 256 KB right after the group is
     // computed.
     const int inreg = act == 0 || act == 1 || act == 3 ||

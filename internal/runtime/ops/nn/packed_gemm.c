@@ -17,7 +17,7 @@
 
 #include "packed_gemm.h"
 #include "isa.h"
-#include "actvec.h"
+#include "gk_actvec.h"
 #include "conv_act.h"
 
 #define NR 32   // panel width of the SIMD paths
@@ -257,7 +257,7 @@ static AVX512 void ukr512_any(int mr, int kc, const float *ap, const float *bp,
     GK_SWITCH_MR12(mr, UKR)
 #undef UKR
     // The fused activation (MatMulActivationFusion: RELU, RELU6; act512 of
-    // actvec.h) after the last K block, on the rows just stored (in L1), so
+    // gk_actvec.h) after the last K block, on the rows just stored (in L1), so
     // the micro-kernel itself is the same code with and without one.
     if (act)
         for (int r = 0; r < mr; r++) {

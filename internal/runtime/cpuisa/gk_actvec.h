@@ -1,9 +1,10 @@
-#ifndef GKCONV_NN_ACTVEC_H
-#define GKCONV_NN_ACTVEC_H
-// Fused activations on one AVX-512 or AVX2 vector, shared by the
-// convolution epilogue (conv_act.c) and the kernels that apply them in
-// registers (the depthwise kernels of im2col_dwconv.c and dwconv_cb_body.h), so
-// every path of a level gives the same bits.
+#ifndef GKCONV_GK_ACTVEC_H
+#define GKCONV_GK_ACTVEC_H
+// Activations on one AVX-512 or AVX2 vector, shared by the convolution
+// epilogue (ops/nn/conv_act.c), the kernels that apply them in registers
+// (the depthwise kernels of im2col_dwconv.c and dwconv_cb_body.h) and the
+// runtime's Sigmoid op (ops/elementwise), so every path of a level gives the
+// same bits.
 #include <immintrin.h>
 
 // The exponential's constants, shared by exp_512 and exp_256: ln2 in two parts and Cephes' degree-7 minimax polynomial
