@@ -468,6 +468,33 @@ __attribute__((target("avx512f,fma"))) static void gk_softmax_sums_avx512(float 
 	}
 }
 
+// gk_arg_block_f32 is argRows on one block of w <= 256 positions of float32
+// rows inner apart: the best value and index of each position over the k
+// rows, with argRows' comparisons (mode 0 >, 1 >=, 2 <, 3 <=) as selects,
+// so it vectorises (the Go loop branched on the data: 1.6x onnxruntime's
+// ArgMax over 64 channels of 112x112).
+GK_ISA_BODY void gk_arg_block_f32_body(int64_t *d, const float *s, long k, long inner, int w, int mode) {
+	float bv[256];
+	int32_t bi[256];
+	for (int j = 0; j < w; j++) bv[j] = s[j], bi[j] = 0;
+	for (long i = 1; i < k; i++) {
+		const float *row = s + i * inner;
+		const int32_t ii = (int32_t)i;
+#define ARG_LOOP(CMP) for (int j = 0; j < w; j++) { const float v = row[j]; const int m = v CMP bv[j]; \
+		bv[j] = m ? v : bv[j]; bi[j] = m ? ii : bi[j]; }
+		switch (mode) {
+		case 0: ARG_LOOP(>) break;
+		case 1: ARG_LOOP(>=) break;
+		case 2: ARG_LOOP(<) break;
+		default: ARG_LOOP(<=) break;
+		}
+#undef ARG_LOOP
+	}
+	for (int j = 0; j < w; j++) d[j] = bi[j];
+}
+GK_ISA_VARIANTS(gk_ew_isa(), gk_arg_block_f32, (int64_t *d, const float *s, long k, long inner, int w, int mode),
+	(d, s, k, inner, w, mode))
+
 GK_ISA_BODY void gk_softmax_rows_f32_body(float *d, const float *s, long rows, long n, int logsm) {
 	for (long r = 0; r < rows; r++) {
 		const float *x = s + r * n;
@@ -590,6 +617,22 @@ func cBool(b bool) C.int {
 		return 1
 	}
 	return 0
+}
+
+// f32ArgBlock is argRows' block in C (gk_arg_block_f32); it reports
+// whether it ran (the !cgo build keeps the Go loop).
+func f32ArgBlock(d []int64, s []float32, k, inner, w int, isMax, last bool) bool {
+	mode := 0
+	if !isMax {
+		mode = 2
+	}
+	if last {
+		mode++
+	}
+	_ = d[w-1]
+	_ = s[(k-1)*inner+w-1]
+	C.gk_arg_block_f32((*C.int64_t)(unsafe.Pointer(&d[0])), fp(s), C.long(k), C.long(inner), C.int(w), C.int(mode))
+	return true
 }
 
 func f32SoftmaxRows(d, s []float32, rows, n int, logsm bool) {

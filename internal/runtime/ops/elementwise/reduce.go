@@ -533,6 +533,9 @@ func argRows[T number](ctx *opkernel.Ctx, d []int64, s []T, outer, k, inner int,
 			j1 := min(j0+argBlock, inner)
 			w := j1 - j0
 			base := o*k*inner + j0
+			if f, ok := any(s).([]float32); ok && f32ArgBlock(d[o*inner+j0:o*inner+j1], f[base:], k, inner, w, isMax, last) {
+				continue
+			}
 			vals, idx := bv[:w], bi[:w]
 			copy(vals, s[base:base+w])
 			clear(idx)
