@@ -14,5 +14,5 @@ func f32SumRows(d, s []float32, rows, n, off0 int, mean bool) {
 func f32SumMid(d, s []float32, outer, k, inner int, mean bool) {
 	goSumMidF32(d, s, outer, k, inner, mean)
 }
-func f32SoftmaxRows(d, s []float32, rows, n int, logsm bool) { goSoftmaxRowsF32(d, s, rows, n, logsm) }
+func f32SoftmaxRows(d, s []float32, rows, n int, logsm bool)                     { goSoftmaxRowsF32(d, s, rows, n, logsm) }
 func f32ArgBlock(d []int64, s []float32, k, inner, w int, isMax, last bool) bool { return false }
