@@ -149,51 +149,68 @@ __attribute__((target("avx512f,fma"))) static void gk_exp_f32_avx512(float *d, c
 	GK_MAP16(gk_exp16)
 }
 
-// gk_ort_erf16 is gk_ort_erf on 16 lanes with the same bits (all 2^32
-// inputs compared): the clamps as vminps/vmaxps with MLAS's operand order,
-// the branch selects as zero-masking moves; 1.2x gcc's vectorisation of
-// gk_ort_erf on Zen 5.
-#define GK_S16(v) _mm512_set1_ps(v)
+// GK_ORT_ERF is gk_ort_erf on vectors V of intrinsic family P (integer
+// ops P##_..._##SI), the same bits (all 2^32 inputs compared, for both
+// widths): the clamps as vminps/vmaxps in MLAS's operand order, the two
+// polynomials for every lane, SPLIT(a, r, small, b) declaring small
+// (r where a < 0.921875, else 0) and b (a elsewhere, else 0). 1.2x gcc's
+// vectorisation of gk_ort_erf on Zen 5 at AVX-512.
+#define GK_ORT_ERF(P, V, SI, SPLIT, x)                                                              \
+	const V ab_ = P##_castsi##SI##_ps(P##_and_si##SI(P##_castps_si##SI(x), P##_set1_epi32(0x7fffffff))); \
+	const V sign_ = P##_castsi##SI##_ps(P##_and_si##SI(P##_castps_si##SI(x),                           \
+		P##_set1_epi32((int)0x80000000u)));                                                         \
+	const V a = P##_min_ps(ab_, P##_set1_ps(3.925f));                                                 \
+	const V sq_ = P##_mul_ps(a, a);                                                                   \
+	V r = P##_fmadd_ps(P##_set1_ps(-5.99104969e-4f), sq_, P##_set1_ps(4.99339588e-3f));              \
+	r = P##_fmadd_ps(r, sq_, P##_set1_ps(-2.67667342e-2f));                                          \
+	r = P##_fmadd_ps(r, sq_, P##_set1_ps(1.12818025e-1f));                                           \
+	r = P##_fmadd_ps(r, sq_, P##_set1_ps(-3.76124859e-1f));                                          \
+	r = P##_fmadd_ps(r, sq_, P##_set1_ps(1.28379151e-1f));                                           \
+	r = P##_fmadd_ps(r, a, a);                                                                        \
+	SPLIT(a, r, small, b)                                                                             \
+	V q_ = P##_fmadd_ps(P##_set1_ps(1.72948930e-5f), b, P##_set1_ps(-3.83208680e-4f));               \
+	q_ = P##_fmadd_ps(q_, b, P##_set1_ps(3.88393435e-3f));                                           \
+	q_ = P##_fmadd_ps(q_, b, P##_set1_ps(-2.42545605e-2f));                                          \
+	q_ = P##_fmadd_ps(q_, b, P##_set1_ps(1.06777847e-1f));                                           \
+	q_ = P##_fmadd_ps(q_, b, P##_set1_ps(6.34846687e-1f));                                           \
+	q_ = P##_fmadd_ps(q_, b, P##_set1_ps(1.28717512e-1f));                                           \
+	q_ = P##_fmadd_ps(q_, b, b);                                                                      \
+	q_ = P##_max_ps(P##_sub_ps(P##_setzero_ps(), q_), P##_set1_ps(-88.3762626647949f));              \
+	const V t_ = P##_sub_ps(P##_fmadd_ps(P##_set1_ps(1.44269504088896341f), q_, P##_set1_ps(1.25829120e+7f)), \
+		P##_set1_ps(1.25829120e+7f));                                                               \
+	V f_ = P##_fmadd_ps(P##_set1_ps(-6.93145752e-1f), t_, q_);                                        \
+	f_ = P##_fmadd_ps(t_, P##_set1_ps(-1.42860677e-6f), f_);                                          \
+	V y_ = P##_fmadd_ps(P##_set1_ps(1.38319808e-3f), f_, P##_set1_ps(8.37550033e-3f));               \
+	y_ = P##_fmadd_ps(y_, f_, P##_set1_ps(4.16689515e-2f));                                           \
+	y_ = P##_fmadd_ps(y_, f_, P##_set1_ps(1.66664466e-1f));                                           \
+	y_ = P##_fmadd_ps(y_, f_, P##_set1_ps(4.99999851e-1f));                                           \
+	y_ = P##_fmadd_ps(y_, f_, P##_set1_ps(1.0f));                                                     \
+	y_ = P##_fmadd_ps(y_, f_, P##_set1_ps(1.0f));                                                     \
+	const V p2_ = P##_castsi##SI##_ps(P##_slli_epi32(                                                \
+		P##_add_epi32(P##_cvttps_epi32(t_), P##_set1_epi32(127)), 23));                             \
+	y_ = P##_sub_ps(P##_set1_ps(1.0f), P##_mul_ps(y_, p2_));                                          \
+	return P##_castsi##SI##_ps(P##_or_si##SI(P##_or_si##SI(P##_castps_si##SI(y_),                    \
+		P##_castps_si##SI(small)), P##_castps_si##SI(sign_)));
+
+#define GK_ERF_SPLIT16(a, r, small, b)                                                              \
+	const __mmask16 big_ = _mm512_cmp_ps_mask(a, _mm512_set1_ps(0.921875f), _CMP_GE_OQ);              \
+	const __m512 small = _mm512_maskz_mov_ps((__mmask16)~big_, r), b = _mm512_maskz_mov_ps(big_, a);
+#define GK_ERF_SPLIT8(a, r, small, b)                                                               \
+	const __m256 big_ = _mm256_cmp_ps(a, _mm256_set1_ps(0.921875f), _CMP_GE_OQ);                      \
+	const __m256 small = _mm256_andnot_ps(big_, r), b = _mm256_and_ps(big_, a);
+
 __attribute__((target("avx512f,fma"))) static inline __m512 gk_ort_erf16(__m512 x) {
-	const __m512i bits = _mm512_castps_si512(x);
-	const __m512 ab = _mm512_castsi512_ps(_mm512_and_si512(bits, _mm512_set1_epi32(0x7fffffff)));
-	const __m512i sign = _mm512_and_si512(bits, _mm512_set1_epi32((int)0x80000000u));
-	const __m512 a = _mm512_min_ps(ab, GK_S16(3.925f));
-	const __m512 sq = _mm512_mul_ps(a, a);
-	__m512 r = _mm512_fmadd_ps(GK_S16(-5.99104969e-4f), sq, GK_S16(4.99339588e-3f));
-	r = _mm512_fmadd_ps(r, sq, GK_S16(-2.67667342e-2f));
-	r = _mm512_fmadd_ps(r, sq, GK_S16(1.12818025e-1f));
-	r = _mm512_fmadd_ps(r, sq, GK_S16(-3.76124859e-1f));
-	r = _mm512_fmadd_ps(r, sq, GK_S16(1.28379151e-1f));
-	r = _mm512_fmadd_ps(r, a, a);
-	const __mmask16 big = _mm512_cmp_ps_mask(a, GK_S16(0.921875f), _CMP_GE_OQ);
-	const __m512 small = _mm512_maskz_mov_ps((__mmask16)~big, r);
-	const __m512 b = _mm512_maskz_mov_ps(big, a);
-	__m512 q = _mm512_fmadd_ps(GK_S16(1.72948930e-5f), b, GK_S16(-3.83208680e-4f));
-	q = _mm512_fmadd_ps(q, b, GK_S16(3.88393435e-3f));
-	q = _mm512_fmadd_ps(q, b, GK_S16(-2.42545605e-2f));
-	q = _mm512_fmadd_ps(q, b, GK_S16(1.06777847e-1f));
-	q = _mm512_fmadd_ps(q, b, GK_S16(6.34846687e-1f));
-	q = _mm512_fmadd_ps(q, b, GK_S16(1.28717512e-1f));
-	q = _mm512_fmadd_ps(q, b, b);
-	q = _mm512_max_ps(_mm512_sub_ps(_mm512_setzero_ps(), q), GK_S16(-88.3762626647949f));
-	const __m512 t = _mm512_sub_ps(_mm512_fmadd_ps(GK_S16(1.44269504088896341f), q, GK_S16(1.25829120e+7f)),
-		GK_S16(1.25829120e+7f));
-	__m512 f = _mm512_fmadd_ps(GK_S16(-6.93145752e-1f), t, q);
-	f = _mm512_fmadd_ps(t, GK_S16(-1.42860677e-6f), f);
-	__m512 y = _mm512_fmadd_ps(GK_S16(1.38319808e-3f), f, GK_S16(8.37550033e-3f));
-	y = _mm512_fmadd_ps(y, f, GK_S16(4.16689515e-2f));
-	y = _mm512_fmadd_ps(y, f, GK_S16(1.66664466e-1f));
-	y = _mm512_fmadd_ps(y, f, GK_S16(4.99999851e-1f));
-	y = _mm512_fmadd_ps(y, f, GK_S16(1.0f));
-	y = _mm512_fmadd_ps(y, f, GK_S16(1.0f));
-	const __m512 p2 = _mm512_castsi512_ps(_mm512_slli_epi32(
-		_mm512_add_epi32(_mm512_cvttps_epi32(t), _mm512_set1_epi32(127)), 23));
-	y = _mm512_sub_ps(GK_S16(1.0f), _mm512_mul_ps(y, p2));
-	return _mm512_castsi512_ps(_mm512_or_si512(_mm512_or_si512(_mm512_castps_si512(y),
-		_mm512_castps_si512(small)), sign));
+	GK_ORT_ERF(_mm512, __m512, 512, GK_ERF_SPLIT16, x)
 }
-#undef GK_S16
+__attribute__((target("avx2,fma"))) static inline __m256 gk_ort_erf8(__m256 x) {
+	GK_ORT_ERF(_mm256, __m256, 256, GK_ERF_SPLIT8, x)
+}
+
+__attribute__((target("avx2,fma"))) static void gk_erf_f32_avx2(float *d, const float *s, long n) {
+	long i = 0;
+	GK_MAP2(_mm256, __m256, 8, gk_ort_erf8)
+	for (; i < n; i++) d[i] = gk_ort_erf(s[i]);
+}
 
 __attribute__((target("avx512f,fma"))) static void gk_erf_f32_avx512(float *d, const float *s, long n) {
 	GK_MAP16(gk_ort_erf16)
@@ -378,6 +395,7 @@ GK_ISA_BODY void gk_unary_f32_body(int op, float *d, const float *s, long n) {
 		break;
 	case U_ERF:
 		if (gk_ew_isa() == GK_ISA_AVX512) gk_erf_f32_avx512(d, s, n);
+		else if (gk_ew_isa() == GK_ISA_AVX2) gk_erf_f32_avx2(d, s, n);
 		else for (long i = 0; i < n; i++) d[i] = gk_ort_erf(s[i]);
 		break;
 	case U_GELU: for (long i = 0; i < n; i++) d[i] = gk_gelu(s[i]); break;
