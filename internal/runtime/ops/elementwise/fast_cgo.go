@@ -534,7 +534,15 @@ GK_ISA_BODY void gk_softmax_rows_f32_body(float *d, const float *s, long rows, l
 		for (int j = 1; j < 16; j++) mx = m[j] > mx ? m[j] : mx;
 		if (mx == -INFINITY) mx = 0; // all -inf: avoid inf-inf
 		i = 0;
-		if (logsm) {
+		if (gk_ew_isa() == GK_ISA_AVX2) {
+			// the exps first, into y, on gk_exp8 (the same values), then
+			// the same lane sums (logsm overwrites y below)
+			for (long j = 0; j < n; j++) y[j] = x[j] - mx;
+			gk_exp_f32_avx2(y, y, n);
+			for (; i + 16 <= n; i += 16)
+				for (int j = 0; j < 16; j++) acc[j] += y[i + j];
+			for (; i < n; i++) acc[0] += y[i];
+		} else if (logsm) {
 			for (; i + 16 <= n; i += 16)
 				for (int j = 0; j < 16; j++) acc[j] += gk_exp(x[i + j] - mx);
 			for (; i < n; i++) acc[0] += gk_exp(x[i] - mx);
