@@ -90,6 +90,9 @@ func perChannel(c *ir.Value, out []int64) ([]float32, bool) {
 		return nil, false
 	}
 	m := out[1]
+	if m < 0 { // an unknown channel count (channelsKnown keeps these out)
+		return nil, false
+	}
 	off := len(out) - len(c.Const.Shape)
 	perM := false
 	for i, d := range c.Const.Shape {
