@@ -33,9 +33,13 @@ func names(in []string, out ...string) []*pb.AttributeProto {
 }
 
 // spatialPads returns MindSpore's pad list [top, bottom, left, right] and
-// pad_mode for a 2-D ONNX-style node.
+// pad_mode for a 2-D ONNX-style node. auto_pad SAME_UPPER (left for run time
+// when the input dims are dynamic) is MindSpore's "same": both put
+// floor(total/2) first and the rest last.
 func spatialPads(n *ir.Node) ([]int64, string, bool) {
-	if ap := n.Attrs.String("auto_pad", "NOTSET"); ap != "NOTSET" && ap != "VALID" {
+	if ap := n.Attrs.String("auto_pad", "NOTSET"); ap == "SAME_UPPER" && !n.Attrs.Has("pads") {
+		return []int64{0, 0, 0, 0}, "same", true
+	} else if ap != "NOTSET" && ap != "VALID" {
 		return nil, "", false
 	}
 	p := n.Attrs.Ints("pads", []int64{0, 0, 0, 0})
