@@ -49,7 +49,15 @@ GK_ISA_BODY void gk_unary_exact_f32_body(int op, float *d, const float *s, long 
 	case X_HSWISH: for (long i = 0; i < n; i++) { double v = s[i], t = v * (1.0 / 6) + 0.5;
 		t = t > 1 ? 1.0 : t; t = t < 0 ? 0.0 : t; d[i] = (float)(v * t); } break;
 	case X_LEAKY: for (long i = 0; i < n; i++) { float v = s[i]; d[i] = v < 0 ? (float)(a * (double)v) : v; } break;
-	case X_THRESH: for (long i = 0; i < n; i++) { float v = s[i]; d[i] = (double)v > a ? v : 0.0f; } break;
+	// (double)v > a as a float compare, so the loop vectorises: v >= t for t
+	// the least float above a (none above +inf: all zero; NaN a: t NaN, no
+	// v passes, as no v exceeds NaN).
+	case X_THRESH: {
+		float t = (float)a;
+		if ((double)t <= a) t = nextafterf(t, INFINITY);
+		if (a >= INFINITY) { for (long i = 0; i < n; i++) d[i] = 0.0f; break; }
+		for (long i = 0; i < n; i++) { float v = s[i]; d[i] = v >= t ? v : 0.0f; }
+	} break;
 	// onnxruntime's float32 HardSigmoid (ortHardSigmoid): alpha*x rounded,
 	// plus beta rounded, then Go's min/max (NaN kept; max(0, -0) is +0).
 	case X_HSIGMOID: { float fa = (float)a, fb = (float)b;

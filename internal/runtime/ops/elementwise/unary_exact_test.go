@@ -126,3 +126,53 @@ func TestPReLUCMatchesGo(t *testing.T) {
 	f32BinaryRows(bPReLU, out, in, slopes[:rows], true, rows, n)
 	check("per-row slope", out, func(i int) float32 { return ref(in[i], slopes[i/n]) })
 }
+
+// TestThresholdedReLUEdges: the C ThresholdedReLU's float compare against
+// the least float above alpha gives float64(v) > alpha exactly, for alphas
+// that are and are not float32 values, beyond float32's range, infinite and
+// NaN, on inputs a few ulps around the threshold and the special values, at
+// every ISA level.
+func TestThresholdedReLUEdges(t *testing.T) {
+	defer cpuisa.Force(cpuisa.Detected())
+	alphas := []float64{0.3, 1, -2.5, 0, math.Copysign(0, -1), 1e39, -1e39, math.Inf(1), math.Inf(-1), math.NaN(),
+		float64(math.MaxFloat32), 1e-46}
+	for _, lv := range []cpuisa.Level{cpuisa.Portable, cpuisa.AVX2, cpuisa.AVX512} {
+		if err := cpuisa.Force(lv); err != nil {
+			continue
+		}
+		for _, a := range alphas {
+			n := &ir.Node{Op: "ThresholdedReLU", Attrs: ir.Attrs{"alpha": ir.FloatAttr(a)}}
+			var in []float32
+			f := float32(a)
+			for k := 0; k < 8; k++ {
+				in = append(in, f, -f)
+				f = math.Nextafter32(f, float32(math.Inf(1)))
+			}
+			f = float32(a)
+			for k := 0; k < 8; k++ {
+				f = math.Nextafter32(f, float32(math.Inf(-1)))
+				in = append(in, f)
+			}
+			in = append(in, float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 0, float32(math.Copysign(0, -1)),
+				math.MaxFloat32, -math.MaxFloat32, 1e-45)
+			for len(in) < 4*cMin {
+				in = append(in, in...)
+			}
+			fn, ok := exactUnaryF32(n, len(in))
+			if !ok {
+				t.Skip("built without cgo: no C path")
+			}
+			out := make([]float32, len(in))
+			fn(out, in)
+			for i, v := range in {
+				want := float32(0)
+				if float64(v) > a {
+					want = v
+				}
+				if math.Float32bits(out[i]) != math.Float32bits(want) {
+					t.Fatalf("%v alpha %g: ThresholdedReLU(%g) = %g, want %g", lv, a, v, out[i], want)
+				}
+			}
+		}
+	}
+}
