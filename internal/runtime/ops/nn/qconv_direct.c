@@ -122,6 +122,7 @@ void gk_qdw_conv_epi(const uint8_t *x, int xsigned, const uint8_t *w, int wsigne
     // loop, then the epilogue
     // (qd_dw2d's float32 sums are exact up to 256 taps); e->qout: yacc is
     // the scratch the bytes' indices count in
+    if (!yf && gk_qdw3x3_vnni(x, xsigned, w, wsigned, wz, xz, geo, c0, c1, e, yacc)) return;
     if (geo[0] == 1 && geo[3] == 1 && geo[15] == 1 && geo[4] * geo[5] <= 256) {
         qd_dw2d(x, xsigned, w, wsigned, wz, xz, geo, c0, c1, yacc, e, yf);
         return;

@@ -13,10 +13,13 @@
 typedef int32_t QD_VI __attribute__((vector_size(QD_W * 4)));
 #if QD_W == 16
 #define QD_EVEN 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30
+#define QD_ODD 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31
 #elif QD_W == 8
 #define QD_EVEN 0, 2, 4, 6, 8, 10, 12, 14
+#define QD_ODD 1, 3, 5, 7, 9, 11, 13, 15
 #else
 #define QD_EVEN 0, 2, 4, 6
+#define QD_ODD 1, 3, 5, 7
 #endif
 typedef float QD_VF __attribute__((vector_size(QD_W * 4)));
 
@@ -111,19 +114,50 @@ typedef struct {
 typedef uint32_t QD_NAME(qd_vu) __attribute__((vector_size(QD_W * 4)));
 typedef uint8_t QD_NAME(qd_vb) __attribute__((vector_size(QD_W)));
 
+// qd_u8 widens QD_W bytes at p to int32 lanes (gcc scalarised a generic
+// byte-to-int32 vector conversion).
+QD_TARGET __attribute__((always_inline)) static inline QD_VI QD_NAME(qd_u8)(const uint8_t *p) {
+#if QD_W == 16
+    return (QD_VI)_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)p));
+#elif QD_W == 8
+    return (QD_VI)_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)p));
+#else
+    int32_t v;
+    memcpy(&v, p, sizeof v);
+    const __m128i z = _mm_setzero_si128();
+    return (QD_VI)_mm_unpacklo_epi16(_mm_unpacklo_epi8(_mm_cvtsi32_si128(v), z), z);
+#endif
+}
+
 // qd_rq_store requantizes nr rows of QD_W float32 sums (exact integers)
 // at column j and stores the first n bytes of each: + bias wrapping in
-// int32, * scale, rounded half to even (the 1.5 * 2^23 shift: exact below
-// 2^22, and beyond it the clamp decides, as after vroundps), + zero point,
-// clamped as maxps/minps clamp (NaN: lo), as bytes. Not inlined: its
-// multiply and add must not be contracted (the sums' functions contract).
-QD_TARGET __attribute__((noinline, optimize("fp-contract=off"))) static void QD_NAME(qd_rq_store)(
+// int32, * scale, rounded half to even (vrndscaleps / vroundps; on the
+// SSE2 baseline the 1.5 * 2^23 shift: exact below 2^22, and beyond it the
+// clamp decides), + zero point, clamped as maxps/minps clamp (NaN: lo), as
+// bytes. With a rounding instruction between the multiply and the add
+// nothing can be contracted, so it inlines into the sums' loop (a call per
+// four vectors was a quarter of a 56x56 plane's time); the shift's
+// multiply and add must not be, so that copy stays out of line.
+#if QD_W == 4
+#define QD_RQ_ATTR __attribute__((noinline, optimize("fp-contract=off")))
+#else
+#define QD_RQ_ATTR __attribute__((always_inline)) inline
+#endif
+QD_TARGET QD_RQ_ATTR static void QD_NAME(qd_rq_store)(
     const QD_VF *acc, int nr, int n, const QD_NAME(qd_rq) *rq, uint8_t *y, int ld) {
+#if QD_W == 4
     const float shift = 12582912.0f;
+#endif
     for (int r = 0; r < nr; r++) {
         QD_NAME(qd_vu) u = (QD_NAME(qd_vu))__builtin_convertvector(acc[r], QD_VI) + rq->bias;
         QD_VF f = __builtin_convertvector((QD_VI)u, QD_VF) * rq->scale;
+#if QD_W == 16
+        f = (QD_VF)_mm512_roundscale_ps((__m512)f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+#elif QD_W == 8
+        f = (QD_VF)_mm256_round_ps((__m256)f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+#else
         f = (f + shift) - shift;
+#endif
         f = f + rq->zp;
         const QD_VF lo = (QD_VF){0} + rq->lo, hi = (QD_VF){0} + rq->hi;
         QD_VI k = f > lo; // maxps(f, lo): f where f > lo, else lo (NaN too)
@@ -131,10 +165,22 @@ QD_TARGET __attribute__((noinline, optimize("fp-contract=off"))) static void QD_
         k = f < hi; // minps(f, hi)
         f = (QD_VF)(((QD_VI)f & k) | ((QD_VI)hi & ~k));
         QD_NAME(qd_vb) b = __builtin_convertvector(__builtin_convertvector(f, QD_VI), QD_NAME(qd_vb));
-        if (n == QD_W) // a whole vector: a plain store, not a libc call
-            memcpy(y + (int64_t)r * ld, &b, sizeof b);
-        else
-            memcpy(y + (int64_t)r * ld, &b, (size_t)n);
+        uint8_t *yr = y + (int64_t)r * ld;
+        if (n == QD_W) { // a whole vector: a plain store, not a libc call
+            memcpy(yr, &b, sizeof b);
+            continue;
+        }
+        // a row's last part: stores of fixed sizes (a variable-length
+        // memcpy went through the stack and a byte loop)
+        uint8_t bb[QD_W];
+        memcpy(bb, &b, sizeof b);
+        int at = 0;
+#if QD_W > 8
+        if (n & 8) memcpy(yr, bb, 8), at = 8;
+#endif
+        if (n & 4) memcpy(yr + at, bb + at, 4), at += 4;
+        if (n & 2) memcpy(yr + at, bb + at, 2), at += 2;
+        if (n & 1) yr[at] = bb[at];
     }
 }
 
@@ -216,25 +262,23 @@ QD_TARGET __attribute__((optimize("fp-contract=fast", "no-tree-loop-distribute-p
     float *wt = malloc(sizeof(float) * (size_t)(kh * kw));
     int *toff = malloc(sizeof(int) * (size_t)(kh * kw));
     int32_t *row = malloc(sizeof(int32_t) * (size_t)owp * (size_t)oh);
-    // (slack: the stride-2 deinterleave's last vectors read past the row,
-    // for lanes the zero fill after it overwrites)
-    float *xf = calloc((size_t)(iw + 2 * QD_W + 2), sizeof(float));
+    // one input row's bytes at xb[pl ..], every other byte the zero point,
+    // signed bytes flipped to unsigned (and xz with them): the plane columns
+    // then convert without bounds, the padding to (xz - xz) = 0; room for the
+    // last vectors of each phase (up to QD_W columns past qw, into the next
+    // row or the plane's slack)
+    const int flip = xsigned ? 0x80 : 0;
+    const int32_t xzu = xz + flip;
+    const int xbn = sw * (qw + QD_W) + 2 * QD_W > pl + iw ? sw * (qw + QD_W) + 2 * QD_W : pl + iw;
+    uint8_t *xb = malloc((size_t)xbn);
+    memset(xb, (uint8_t)xzu, (size_t)xbn);
+    const QD_VF zf = (QD_VF){0} + (float)xzu;
     for (int a = 0; a < kh; a++)
         for (int b = 0; b < kw; b++) {
             int o = b * dw;
             toff[a * kw + b] = (int)((o % sw) * plane + (int64_t)a * dh * qw + o / sw);
         }
     const long iv = (long)ih * iw, ov = (long)oh * ow;
-    // per phase p, the plane columns j with 0 <= j*sw + p - pl < iw
-    int *plo = malloc(sizeof(int) * (size_t)sw * 2), *phi = plo + sw;
-    for (int p = 0; p < sw; p++) {
-        int lo = pl - p <= 0 ? 0 : (pl - p + sw - 1) / sw;
-        int hi = iw + pl - p <= 0 ? 0 : (iw + pl - p + sw - 1) / sw;
-        if (hi > qw) hi = qw;
-        if (lo > hi) lo = hi;
-        plo[p] = lo;
-        phi[p] = hi;
-    }
     for (int c = c0; c < c1; c++) {
         const uint8_t *xc = x + c * iv, *wc = w + (long)c * kh * kw;
         for (int t = 0; t < kh * kw; t++) wt[t] = (float)((wsigned ? (int32_t)(int8_t)wc[t] : (int32_t)wc[t]) - wz[c]);
@@ -244,45 +288,29 @@ QD_TARGET __attribute__((optimize("fp-contract=fast", "no-tree-loop-distribute-p
                 for (int p = 0; p < sw; p++) memset(q + p * plane + (int64_t)r * qw, 0, sizeof(float) * (size_t)qw);
                 continue;
             }
-            // inline loops, not libc calls: rows are tens of values, and
-            // the calls per row were most of a small plane's time
             const uint8_t *xr = xc + (long)yy * iw;
-            if (sw == 1) { // straight into the plane
-                float *qr = q + (int64_t)r * qw;
-                const int lo = plo[0], hi = phi[0];
-                const uint8_t *xs = xr - pl;
-                for (int j = 0; j < lo; j++) qr[j] = 0;
-                if (xsigned)
-                    for (int j = lo; j < hi; j++) qr[j] = (float)((int32_t)(int8_t)xs[j] - xz);
-                else
-                    for (int j = lo; j < hi; j++) qr[j] = (float)((int32_t)xs[j] - xz);
-                for (int j = hi; j < qw; j++) qr[j] = 0;
-                continue;
-            }
-            // strided: the row as floats, then scattered to the phases
-            if (xsigned)
-                for (int j = 0; j < iw; j++) xf[j] = (float)((int32_t)(int8_t)xr[j] - xz);
+            if (flip)
+                for (int i = 0; i < iw; i++) xb[pl + i] = xr[i] ^ 0x80;
             else
-                for (int j = 0; j < iw; j++) xf[j] = (float)((int32_t)xr[j] - xz);
-            for (int p = 0; p < sw; p++) {
-                float *qr = q + p * plane + (int64_t)r * qw;
-                const int lo = plo[p], hi = phi[p];
-                const float *xs = xf + p - pl;
-                for (int j = 0; j < lo; j++) qr[j] = 0;
-                int j = lo;
-                if (sw == 2) // the even lanes of two vectors, the last one past hi
-                    for (; j < hi; j += QD_W) {
-                        QD_VF u, v;
-                        memcpy(&u, xs + 2 * j, sizeof u);
-                        memcpy(&v, xs + 2 * j + QD_W, sizeof v);
-                        QD_VF ev = __builtin_shufflevector(u, v, QD_EVEN);
-                        memcpy(qr + j, &ev, sizeof ev);
-                    }
-                else
-                    for (; j < hi; j++) qr[j] = xs[(int64_t)j * sw];
-                // (after the vectors: the lanes they wrote past hi are padding)
-                for (j = hi; j < qw; j++) qr[j] = 0;
-            }
+                memcpy(xb + pl, xr, (size_t)iw);
+            float *qr = q + (int64_t)r * qw;
+            if (sw == 1) // straight into the plane
+                for (int j = 0; j < qw; j += QD_W) {
+                    QD_VF f = __builtin_convertvector(QD_NAME(qd_u8)(xb + j), QD_VF) - zf;
+                    memcpy(qr + j, &f, sizeof f);
+                }
+            else if (sw == 2) // the even bytes to phase 0, the odd to phase 1
+                for (int j = 0; j < qw; j += QD_W) {
+                    // (widened first: byte shuffles need AVX-512 BW)
+                    QD_VI a = QD_NAME(qd_u8)(xb + 2 * j), b = QD_NAME(qd_u8)(xb + 2 * j + QD_W);
+                    QD_VF f0 = __builtin_convertvector(__builtin_shufflevector(a, b, QD_EVEN), QD_VF) - zf;
+                    QD_VF f1 = __builtin_convertvector(__builtin_shufflevector(a, b, QD_ODD), QD_VF) - zf;
+                    memcpy(qr + j, &f0, sizeof f0);
+                    memcpy(qr + plane + j, &f1, sizeof f1);
+                }
+            else
+                for (int p = 0; p < sw; p++)
+                    for (int j = 0; j < qw; j++) qr[p * plane + j] = (float)((int32_t)xb[j * sw + p] - xzu);
         }
         const float sc = yf ? e->scale[e->scale_mode == GK_QEPI_PER_ROW ? c : 0] : 0.0f;
         const int hasb = yf && e->bias_mode != GK_QEPI_NONE;
@@ -342,14 +370,15 @@ QD_TARGET __attribute__((optimize("fp-contract=fast", "no-tree-loop-distribute-p
                          e->qout + ((yacc + c * ov) - e->cbase), e->qsigned);
     }
     free(q);
-    free(plo);
     free(wt);
     free(toff);
     free(row);
-    free(xf);
+    free(xb);
 }
 #undef QD_VI
 #undef QD_EVEN
+#undef QD_ODD
+#undef QD_RQ_ATTR
 #undef QD_VF
 #undef QD_NAME
 #undef QD_CAT

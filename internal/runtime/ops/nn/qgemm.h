@@ -175,6 +175,16 @@ void gk_qgemm_amx(const uint8_t *ap, int rows, int arows, int kp, int K, int N, 
 void gk_qepilogue_rows(const int32_t *acc, int rows, int n, int ld, const gk_qepi *e, int r0, int col0, float *y,
                        int ldy);
 
+// gk_qdw3x3_vnni is a QLinearConv's 3x3 depthwise convolution (stride 1 or
+// 2, dilation 1, 2-D) requantized into e->qout, for channels [c0, c1), on
+// AVX-512 VNNI (qdw_vnni.c): the same bytes as gk_qdw_conv then
+// gk_requant_b. It returns 0, having done nothing, where it does not apply
+// (no VNNI, another window, no qout, or a weight minus its zero point
+// outside int8). Planes up to 28x28 stay on the float kernels (quant_dw.go):
+// at 28x28 both took the same time, below it this one's per-channel setup
+// made it up to 2x slower.
+int gk_qdw3x3_vnni(const uint8_t *x, int xsigned, const uint8_t *w, int wsigned, const int32_t *wz, int xz,
+                   const int *geo, int c0, int c1, const gk_qepi *e, int32_t *yacc);
 // gk_qdw_conv_epi is gk_qdw_conv, direct 2-D windows vectorised (16 outputs
 // per step), writing int32 sums to yacc, or, when yf is not NULL, y = e's
 // epilogue of them to yf (channel c is e's row c).

@@ -43,6 +43,11 @@ func TestQLinearConvEpilogueExact(t *testing.T) {
 		{6, 6, 40, 70, 3, 3, 1, 1, 6, 1, ir.Int8, ir.Uint8, false, true},    // depthwise, wide stride 1
 		{8, 8, 70, 66, 3, 3, 2, 1, 8, 1, ir.Uint8, ir.Int8, true, true},     // depthwise, stride 2 past the float path's planes
 		{4, 4, 20, 21, 17, 17, 1, 1, 4, 8, ir.Uint8, ir.Uint8, true, true},  // depthwise of 289 taps
+		{16, 16, 45, 37, 3, 3, 1, 1, 16, 1, ir.Int8, ir.Int8, true, true},   // depthwise VNNI, odd output rows, a 5-column tail
+		{16, 16, 61, 83, 3, 3, 2, 1, 16, 1, ir.Uint8, ir.Uint8, true, false}, // depthwise VNNI stride 2, odd sides
+		{3, 3, 30, 30, 3, 3, 1, 1, 3, 0, ir.Uint8, ir.Int8, true, true},      // depthwise VNNI without padding
+		{5, 5, 14, 14, 3, 3, 1, 1, 5, 1, ir.Uint8, ir.Uint8, true, true},     // depthwise, a small plane
+		{7, 7, 15, 15, 3, 3, 2, 1, 7, 1, ir.Int8, ir.Uint8, true, true},      // depthwise, a small plane, stride 2
 		{130, 20, 9, 21, 1, 1, 1, 1, 1, 0, ir.Int8, ir.Uint8, true, true},   // deep 1x1: x's rows packed as they are
 		{6, 9, 9, 21, 1, 1, 1, 1, 1, 0, ir.Uint8, ir.Uint8, false, false},   // shallow 1x1, small plane
 	}

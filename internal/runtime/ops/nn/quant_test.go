@@ -253,7 +253,7 @@ func BenchmarkQLinearConvDepthwise(b *testing.B) {
 	for _, c := range []struct {
 		name       string
 		ch, hw, st int64
-	}{{"c32_112_s1", 32, 112, 1}, {"c96_112_s2", 96, 112, 2}, {"c144_56_s1", 144, 56, 1}, {"c576_14_s1", 576, 14, 1}, {"c960_7_s1", 960, 7, 1}} {
+	}{{"c32_112_s1", 32, 112, 1}, {"c96_112_s2", 96, 112, 2}, {"c144_56_s1", 144, 56, 1}, {"c192_28_s1", 192, 28, 1}, {"c144_56_s2", 144, 56, 2}, {"c576_14_s1", 576, 14, 1}, {"c960_7_s1", 960, 7, 1}} {
 		b.Run(c.name, func(b *testing.B) {
 			r := rand.New(rand.NewSource(5))
 			x := randQ(r, ir.Uint8, 1, c.ch, c.hw, c.hw)
@@ -310,6 +310,13 @@ func checkDepthwiseConvInteger(t *testing.T, r *rand.Rand) {
 		{1, 70, 5, 2, 3, 0, 4, 0, 5, ir.Uint8, ir.Int8, true, true},
 		{20, 21, 17, 1, 1, 8, 8, 8, 8, ir.Uint8, ir.Int8, true, false}, // 289 taps: the int32 loop
 		{10, 75, 3, 2, 1, 1, 1, 1, 1, ir.Int8, ir.Uint8, false, false}, // stride-2 rows of several vectors
+		// planes over dwFloatMaxPlane: the integer path's phase layout (signed
+		// x flipped, padding as the zero point) at strides 1, 2 and 3
+		{33, 41, 3, 1, 1, 1, 1, 1, 1, ir.Int8, ir.Int8, true, false},
+		{60, 65, 3, 2, 1, 0, 0, 1, 1, ir.Uint8, ir.Uint8, false, false},
+		{64, 70, 5, 2, 1, 2, 2, 2, 2, ir.Int8, ir.Int8, true, false},
+		{90, 95, 3, 3, 2, 2, 1, 0, 3, ir.Int8, ir.Uint8, true, false},
+		{31, 37, 3, 1, 1, 0, 3, 2, 0, ir.Uint8, ir.Int8, false, false},
 	} {
 		const ch = 5
 		var x, w *ir.Tensor
