@@ -31,25 +31,25 @@ func TestQLinearConvEpilogueExact(t *testing.T) {
 	defer cpuisa.Reset()
 	cases := []cfg{
 		{5, 7, 9, 11, 3, 3, 1, 1, 1, 1, ir.Uint8, ir.Uint8, true, true},
-		{13, 19, 40, 30, 3, 3, 1, 1, 1, 1, ir.Uint8, ir.Uint8, true, true},  // blocked, m off 6
-		{20, 33, 34, 36, 3, 3, 2, 1, 1, 1, ir.Uint8, ir.Int8, false, true},  // stride 2
-		{17, 10, 24, 48, 1, 1, 1, 1, 1, 0, ir.Int8, ir.Uint8, true, false},  // 1x1
-		{12, 18, 30, 40, 3, 3, 1, 2, 3, 2, ir.Uint8, ir.Uint8, true, true},  // groups, dilation
-		{8, 8, 33, 35, 3, 3, 2, 1, 8, 1, ir.Uint8, ir.Uint8, true, true},    // depthwise
-		{3, 22, 45, 47, 7, 7, 2, 1, 1, 3, ir.Uint8, ir.Uint8, true, true},   // a stem
-		{64, 70, 14, 14, 3, 3, 1, 1, 1, 1, ir.Int8, ir.Int8, true, true},    // deep, small plane
-		{9, 40, 20, 64, 3, 3, 1, 1, 1, 1, ir.Uint8, ir.Uint8, false, false}, // wide rows
-		{32, 20, 10, 40, 3, 3, 1, 1, 1, 1, ir.Uint8, ir.Int8, true, true},   // deep, wide rows (AMX GEMM)
-		{6, 6, 40, 70, 3, 3, 1, 1, 6, 1, ir.Int8, ir.Uint8, false, true},    // depthwise, wide stride 1
-		{8, 8, 70, 66, 3, 3, 2, 1, 8, 1, ir.Uint8, ir.Int8, true, true},     // depthwise, stride 2 past the float path's planes
-		{4, 4, 20, 21, 17, 17, 1, 1, 4, 8, ir.Uint8, ir.Uint8, true, true},  // depthwise of 289 taps
-		{16, 16, 45, 37, 3, 3, 1, 1, 16, 1, ir.Int8, ir.Int8, true, true},   // depthwise VNNI, odd output rows, a 5-column tail
+		{13, 19, 40, 30, 3, 3, 1, 1, 1, 1, ir.Uint8, ir.Uint8, true, true},   // blocked, m off 6
+		{20, 33, 34, 36, 3, 3, 2, 1, 1, 1, ir.Uint8, ir.Int8, false, true},   // stride 2
+		{17, 10, 24, 48, 1, 1, 1, 1, 1, 0, ir.Int8, ir.Uint8, true, false},   // 1x1
+		{12, 18, 30, 40, 3, 3, 1, 2, 3, 2, ir.Uint8, ir.Uint8, true, true},   // groups, dilation
+		{8, 8, 33, 35, 3, 3, 2, 1, 8, 1, ir.Uint8, ir.Uint8, true, true},     // depthwise
+		{3, 22, 45, 47, 7, 7, 2, 1, 1, 3, ir.Uint8, ir.Uint8, true, true},    // a stem
+		{64, 70, 14, 14, 3, 3, 1, 1, 1, 1, ir.Int8, ir.Int8, true, true},     // deep, small plane
+		{9, 40, 20, 64, 3, 3, 1, 1, 1, 1, ir.Uint8, ir.Uint8, false, false},  // wide rows
+		{32, 20, 10, 40, 3, 3, 1, 1, 1, 1, ir.Uint8, ir.Int8, true, true},    // deep, wide rows (AMX GEMM)
+		{6, 6, 40, 70, 3, 3, 1, 1, 6, 1, ir.Int8, ir.Uint8, false, true},     // depthwise, wide stride 1
+		{8, 8, 70, 66, 3, 3, 2, 1, 8, 1, ir.Uint8, ir.Int8, true, true},      // depthwise, stride 2 past the float path's planes
+		{4, 4, 20, 21, 17, 17, 1, 1, 4, 8, ir.Uint8, ir.Uint8, true, true},   // depthwise of 289 taps
+		{16, 16, 45, 37, 3, 3, 1, 1, 16, 1, ir.Int8, ir.Int8, true, true},    // depthwise VNNI, odd output rows, a 5-column tail
 		{16, 16, 61, 83, 3, 3, 2, 1, 16, 1, ir.Uint8, ir.Uint8, true, false}, // depthwise VNNI stride 2, odd sides
 		{3, 3, 30, 30, 3, 3, 1, 1, 3, 0, ir.Uint8, ir.Int8, true, true},      // depthwise VNNI without padding
 		{5, 5, 14, 14, 3, 3, 1, 1, 5, 1, ir.Uint8, ir.Uint8, true, true},     // depthwise, a small plane
 		{7, 7, 15, 15, 3, 3, 2, 1, 7, 1, ir.Int8, ir.Uint8, true, true},      // depthwise, a small plane, stride 2
-		{130, 20, 9, 21, 1, 1, 1, 1, 1, 0, ir.Int8, ir.Uint8, true, true},   // deep 1x1: x's rows packed as they are
-		{6, 9, 9, 21, 1, 1, 1, 1, 1, 0, ir.Uint8, ir.Uint8, false, false},   // shallow 1x1, small plane
+		{130, 20, 9, 21, 1, 1, 1, 1, 1, 0, ir.Int8, ir.Uint8, true, true},    // deep 1x1: x's rows packed as they are
+		{6, 9, 9, 21, 1, 1, 1, 1, 1, 0, ir.Uint8, ir.Uint8, false, false},    // shallow 1x1, small plane
 	}
 	defer allowInt8AMX(true)
 	// AVX-512 twice: AMX tiles where the CPU has them, then the VNNI kernels
