@@ -369,8 +369,23 @@ vnni_tile(const uint8_t *ap, int rows, int kp, const int8_t *bs, const int MR, c
     // without AMX (requant_avx512 + gk_qepilogue_rows in perf)
     const int requant = e && e->qout && e->scale_mode != GK_QEPI_PER_COL;
     uint8_t *out = requant ? e->qout + (c - e->cbase) : NULL;
-    const __m512 flo = _mm512_set1_ps(requant ? (float)e->qlo : 0), fhi = _mm512_set1_ps(requant ? (float)e->qhi : 0),
-                 fz = _mm512_set1_ps(requant ? (float)e->qzp : 0);
+    const __m512 flo = _mm512_set1_ps(requant ? (float)(e->qlo - e->qzp) : 0),
+                 fhi = _mm512_set1_ps(requant ? (float)(e->qhi - e->qzp) : 0);
+    const __m512i zpi = _mm512_set1_epi32(requant ? e->qzp : 0);
+    // one zero point for every column (a convolution's x) and for every row
+    // of the tile (per-tensor or symmetric weights): the corrections are a
+    // vector per strip and a scalar per row, not two multiplies per vector
+    // (with K = 16, as in mobilenet_v2's first expansion, the epilogue was
+    // most of the tile's instructions)
+    int uniform = 1;
+    for (int r = 1; r < MR && r < rows; r++) uniform &= zar[r] == zar[0];
+#pragma GCC unroll 4
+    for (int t = 0; t < NS; t++) {
+        int nc = ncols - t * QG_NR;
+        if (nc <= 0) break;
+        __mmask16 m = nc >= QG_NR ? (__mmask16)0xFFFF : (__mmask16)((1u << nc) - 1);
+        uniform &= _mm512_mask_cmpneq_epi32_mask(m, _mm512_maskz_loadu_epi32(m, zb + t * QG_NR), _mm512_set1_epi32(zb[0])) == 0;
+    }
 #pragma GCC unroll 4
     for (int t = 0; t < NS; t++) {
         int nc = ncols - t * QG_NR;
@@ -378,23 +393,36 @@ vnni_tile(const uint8_t *ap, int rows, int kp, const int8_t *bs, const int MR, c
         __mmask16 m = nc >= QG_NR ? (__mmask16)0xFFFF : (__mmask16)((1u << nc) - 1);
         __m512i zbv = _mm512_maskz_loadu_epi32(m, zb + t * QG_NR);
         __m512i csv = _mm512_maskz_loadu_epi32(m, colsum + t * QG_NR);
+        const __m512i czv = _mm512_mullo_epi32(csv, _mm512_set1_epi32(zar[0]));
 #pragma GCC unroll 16
         for (int r = 0; r < MR; r++) {
             if (r >= rows) break;
             // acc - zb*(rowsum - K*za) - za*colsum, wrapping as store_strip
-            __m512i rv = _mm512_set1_epi32((int32_t)((uint32_t)rowsum[r] - (uint32_t)K * (uint32_t)zar[r]));
-            __m512i v = _mm512_sub_epi32(q[r][t], _mm512_mullo_epi32(zbv, rv));
-            v = _mm512_sub_epi32(v, _mm512_mullo_epi32(csv, _mm512_set1_epi32(zar[r])));
+            const uint32_t rk = (uint32_t)rowsum[r] - (uint32_t)K * (uint32_t)zar[r];
+            const int ri = ri0 + r;
+            __m512i v;
+            if (uniform) {
+                // (+ qbias folded into the row's scalar: the same wrapping sum)
+                uint32_t sr = (uint32_t)zb[0] * rk;
+                if (requant && e->qbias) sr -= (uint32_t)e->qbias[ri];
+                v = _mm512_sub_epi32(_mm512_sub_epi32(q[r][t], czv), _mm512_set1_epi32((int32_t)sr));
+            } else {
+                v = _mm512_sub_epi32(q[r][t], _mm512_mullo_epi32(zbv, _mm512_set1_epi32((int32_t)rk)));
+                v = _mm512_sub_epi32(v, _mm512_mullo_epi32(csv, _mm512_set1_epi32(zar[r])));
+                if (requant && e->qbias) v = _mm512_add_epi32(v, _mm512_set1_epi32(e->qbias[ri]));
+            }
             if (requant) {
-                // gk_qepilogue_rows's qout form: + qbias (wrapping), the
-                // float32 scale, rounding half to even, the zero point, the
-                // clamp, the low byte
-                const int ri = ri0 + r;
-                if (e->qbias) v = _mm512_add_epi32(v, _mm512_set1_epi32(e->qbias[ri]));
+                // gk_qepilogue_rows's qout form: + qbias (wrapping, above),
+                // the float32 scale, rounding half to even, the zero point,
+                // the clamp, the low byte
+                // (clamped to [lo - zp, hi - zp] before rounding, the zero
+                // point added as an integer after: the same bytes, since the
+                // bounds are integers and rounding is monotone, NaN -> lo
+                // as maxps gives it; one instruction fewer per vector)
                 __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(v), _mm512_set1_ps(e->scale[e->scale_mode == GK_QEPI_PER_ROW ? ri : 0]));
-                f = _mm512_add_ps(_mm512_roundscale_ps(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), fz);
                 f = _mm512_min_ps(_mm512_max_ps(f, flo), fhi);
-                _mm_mask_storeu_epi8(out + (int64_t)r * ldc + t * QG_NR, m, _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(f)));
+                __m512i iv = _mm512_add_epi32(_mm512_cvt_roundps_epi32(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zpi);
+                _mm_mask_storeu_epi8(out + (int64_t)r * ldc + t * QG_NR, m, _mm512_cvtepi32_epi8(iv));
             } else if (nc >= QG_NR) {
                 // a plain store: the epilogue reads it right back, and loads
                 // wait for masked stores (no forwarding)
