@@ -9,8 +9,8 @@
 // four bytes are one column of four consecutive plane rows, the weight
 // dword the three row taps of one column tap (and a zero). At stride 1 the
 // same four rows serve two output rows (taps 0-2 and 1-3), so two output
-// rows of 16 columns cost three loads and six vpdpbusd, where the float
-// kernels spend nine fused multiply-adds per row. At stride 2 the rows'
+// rows of 16 columns cost one image vector (two more by valignd) and six
+// vpdpbusd, where the float kernels spend nine fused multiply-adds per row. At stride 2 the rows'
 // even and odd columns go to two images (column tap 0 and 2 read the even
 // one, tap 1 the odd one): three vpdpbusd per 16 outputs.
 #include "qgemm.h"
@@ -29,6 +29,30 @@ QDV_T static inline __attribute__((always_inline)) void qdv_rq(__m512i acc, __m5
     __m512 r = _mm512_add_ps(_mm512_roundscale_ps(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), fz);
     r = _mm512_min_ps(_mm512_max_ps(r, flo), fhi);
     _mm512_mask_cvtepi32_storeu_epi8(y, k, _mm512_cvtps_epi32(r));
+}
+
+// qdv_quad: columns j..j+15 of plane rows 0-3 from p0 as dwords, byte t
+// from row t (what vpdpbusd multiplies by a weight dword).
+QDV_T static inline __attribute__((always_inline)) __m512i qdv_quad(const uint8_t *p0, int pw, int j) {
+    __m512i q = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(p0 + j)));
+    q = _mm512_or_si512(q, _mm512_slli_epi32(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(p0 + pw + j))), 8));
+    q = _mm512_or_si512(q, _mm512_slli_epi32(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(p0 + 2 * pw + j))), 16));
+    return _mm512_or_si512(q, _mm512_slli_epi32(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(p0 + 3 * pw + j))), 24));
+}
+
+// qdv_pairs: the stride-2 form, output columns j..j+15: *ev the four rows'
+// even columns 2j.., *od the odd ones (16 byte pairs of each row widened
+// to dwords: the low byte is the even column, the high byte the odd one).
+QDV_T static inline __attribute__((always_inline)) void qdv_pairs(const uint8_t *p0, int pw, int j, __m512i lowb,
+                                                                  __m512i *ev, __m512i *od) {
+    __m512i e = _mm512_setzero_si512(), o = _mm512_setzero_si512();
+    for (int t = 0; t < 4; t++) {
+        __m512i u = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(p0 + (size_t)t * pw + 2 * j)));
+        e = _mm512_or_si512(e, _mm512_slli_epi32(_mm512_and_si512(u, lowb), 8 * t));
+        o = _mm512_or_si512(o, _mm512_slli_epi32(_mm512_srli_epi32(u, 8), 8 * t));
+    }
+    *ev = e;
+    *od = o;
 }
 
 static int qdv_weights_fit(const uint8_t *w, int wsigned, const int32_t *wz, int c0, int c1) {
@@ -58,10 +82,6 @@ QDV_T static void qdv_channels(const uint8_t *x, int xsigned, const uint8_t *w, 
     const long iv = (long)ih * iw, ov = (long)oh * ow;
     uint8_t *pp = malloc((size_t)rows * (size_t)pw);
     memset(pp, xzu, (size_t)rows * (size_t)pw);
-    // the four-row images: stride 1 one of owp + 16 columns, stride 2 the
-    // even and the odd columns
-    int32_t *qa = malloc(sizeof(int32_t) * 2 * (size_t)(owp + 32));
-    int32_t *qb = qa + owp + 32;
     const __m512 fz = _mm512_set1_ps((float)e->qzp), flo = _mm512_set1_ps((float)e->qlo),
                  fhi = _mm512_set1_ps((float)e->qhi);
     const __m512i lowb = _mm512_set1_epi32(0xFF);
@@ -97,53 +117,49 @@ QDV_T static void qdv_channels(const uint8_t *x, int xsigned, const uint8_t *w, 
         if (s == 1) {
             for (int o = 0; o < oh; o += 2) {
                 const uint8_t *p0 = pp + (size_t)o * pw;
-                for (int j = 0; j < owp + 16; j += 16) {
-                    __m512i q = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(p0 + j)));
-                    q = _mm512_or_si512(q, _mm512_slli_epi32(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(p0 + pw + j))), 8));
-                    q = _mm512_or_si512(q, _mm512_slli_epi32(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(p0 + 2 * pw + j))), 16));
-                    q = _mm512_or_si512(q, _mm512_slli_epi32(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(p0 + 3 * pw + j))), 24));
-                    _mm512_storeu_si512(qa + j, q);
-                }
                 const int two = o + 1 < oh;
+                __m512i cur = qdv_quad(p0, pw, 0);
                 for (int j = 0; j < ow; j += 16) {
-                    __m512i a0 = _mm512_setzero_si512(), a1 = _mm512_setzero_si512();
-                    for (int b = 0; b < 3; b++) {
-                        const __m512i v = _mm512_loadu_si512(qa + j + b);
-                        a0 = _mm512_dpbusd_epi32(a0, v, wlo[b]);
-                        a1 = _mm512_dpbusd_epi32(a1, v, whi[b]);
-                    }
+                    // column taps 1 and 2 from registers (valignd): loads
+                    // from an image just stored, one and two dwords off,
+                    // missed store forwarding (15% of a 14x14 plane's time)
+                    const __m512i nxt = qdv_quad(p0, pw, j + 16);
+                    const __m512i v1 = _mm512_alignr_epi32(nxt, cur, 1), v2 = _mm512_alignr_epi32(nxt, cur, 2);
+                    __m512i a0 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), cur, wlo[0]);
+                    __m512i a1 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), cur, whi[0]);
+                    a0 = _mm512_dpbusd_epi32(a0, v1, wlo[1]);
+                    a1 = _mm512_dpbusd_epi32(a1, v1, whi[1]);
+                    a0 = _mm512_dpbusd_epi32(a0, v2, wlo[2]);
+                    a1 = _mm512_dpbusd_epi32(a1, v2, whi[2]);
                     const __mmask16 k = ow - j >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (ow - j)) - 1);
                     qdv_rq(a0, bv, mv, fz, flo, fhi, k, yc + (long)o * ow + j);
                     if (two) qdv_rq(a1, bv, mv, fz, flo, fhi, k, yc + (long)(o + 1) * ow + j);
+                    cur = nxt;
                 }
             }
         } else {
             for (int o = 0; o < oh; o++) {
                 const uint8_t *p0 = pp + (size_t)(2 * o) * pw;
-                for (int j = 0; j < owp + 16; j += 16) {
-                    // 16 byte pairs of each row widened to dwords: the low
-                    // byte is the even column, the high byte the odd one
-                    __m512i ev = _mm512_setzero_si512(), od = _mm512_setzero_si512();
-                    for (int t = 0; t < 4; t++) {
-                        __m512i u = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(p0 + (size_t)t * pw + 2 * j)));
-                        ev = _mm512_or_si512(ev, _mm512_slli_epi32(_mm512_and_si512(u, lowb), 8 * t));
-                        od = _mm512_or_si512(od, _mm512_slli_epi32(_mm512_srli_epi32(u, 8), 8 * t));
-                    }
-                    _mm512_storeu_si512(qa + j, ev);
-                    _mm512_storeu_si512(qb + j, od);
-                }
+                __m512i ev, od, ev2, od2;
+                qdv_pairs(p0, pw, 0, lowb, &ev, &od);
                 for (int j = 0; j < ow; j += 16) {
-                    __m512i a = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_loadu_si512(qa + j), wlo[0]);
-                    a = _mm512_dpbusd_epi32(a, _mm512_loadu_si512(qb + j), wlo[1]);
-                    a = _mm512_dpbusd_epi32(a, _mm512_loadu_si512(qa + j + 1), wlo[2]);
+                    qdv_pairs(p0, pw, j + 16, lowb, &ev2, &od2);
+                    __m512i a = _mm512_dpbusd_epi32(_mm512_setzero_si512(), ev, wlo[0]);
+                    a = _mm512_dpbusd_epi32(a, od, wlo[1]);
+                    a = _mm512_dpbusd_epi32(a, _mm512_alignr_epi32(ev2, ev, 1), wlo[2]);
                     const __mmask16 k = ow - j >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (ow - j)) - 1);
                     qdv_rq(a, bv, mv, fz, flo, fhi, k, yc + (long)o * ow + j);
+                    ev = ev2;
+                    od = od2;
                 }
             }
         }
     }
     free(pp);
-    free(qa);
+}
+
+int gk_qdw3x3_vnni_ok(const int *geo, const uint8_t *w, int wsigned, const int32_t *wz, int c) {
+    return qdv_geometry(geo) && qdv_weights_fit(w, wsigned, wz, 0, c);
 }
 
 int gk_qdw3x3_vnni(const uint8_t *x, int xsigned, const uint8_t *w, int wsigned, const int32_t *wz, int xz,

@@ -180,9 +180,9 @@ void gk_qepilogue_rows(const int32_t *acc, int rows, int n, int ld, const gk_qep
 // AVX-512 VNNI (qdw_vnni.c): the same bytes as gk_qdw_conv then
 // gk_requant_b. It returns 0, having done nothing, where it does not apply
 // (no VNNI, another window, no qout, or a weight minus its zero point
-// outside int8). Planes up to 28x28 stay on the float kernels (quant_dw.go):
-// at 28x28 both took the same time, below it this one's per-channel setup
-// made it up to 2x slower.
+// outside int8); gk_qdw3x3_vnni_ok says whether it applies to c channels
+// (quant_dw.go: planes of 7x7 and less stay on the float kernels).
+int gk_qdw3x3_vnni_ok(const int *geo, const uint8_t *w, int wsigned, const int32_t *wz, int c);
 int gk_qdw3x3_vnni(const uint8_t *x, int xsigned, const uint8_t *w, int wsigned, const int32_t *wz, int xz,
                    const int *geo, int c0, int c1, const gk_qepi *e, int32_t *yacc);
 // gk_qdw_conv_epi is gk_qdw_conv, direct 2-D windows vectorised (16 outputs

@@ -48,6 +48,7 @@ func TestQLinearConvEpilogueExact(t *testing.T) {
 		{3, 3, 30, 30, 3, 3, 1, 1, 3, 0, ir.Uint8, ir.Int8, true, true},      // depthwise VNNI without padding
 		{5, 5, 14, 14, 3, 3, 1, 1, 5, 1, ir.Uint8, ir.Uint8, true, true},     // depthwise, a small plane
 		{7, 7, 15, 15, 3, 3, 2, 1, 7, 1, ir.Int8, ir.Uint8, true, true},      // depthwise, a small plane, stride 2
+		{8, 8, 24, 26, 3, 3, 2, 1, 8, 1, ir.Uint8, ir.Int8, true, true},      // depthwise VNNI, a 12x13 plane, stride 2
 		{130, 20, 9, 21, 1, 1, 1, 1, 1, 0, ir.Int8, ir.Uint8, true, true},    // deep 1x1: x's rows packed as they are
 		{6, 9, 9, 21, 1, 1, 1, 1, 1, 0, ir.Uint8, ir.Uint8, false, false},    // shallow 1x1, small plane
 	}

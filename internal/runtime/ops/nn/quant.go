@@ -665,7 +665,8 @@ func qconv(ctx *opkernel.Ctx, n *ir.Node, in, out []*ir.Tensor, qlinear bool, pa
 		}
 		finish = false
 	}
-	if depthwise && kk > 0 && ov > 0 && kk <= 256 && g.rank == 2 && ov <= dwFloatMaxPlane && (qlinear || epi == nil) {
+	vnniDW := qlinear && depthwise && ov > qdwVNNIMinPlane && epi != nil && qdwVNNI(&geo, w, wSigned, wzp, m)
+	if !vnniDW && depthwise && kk > 0 && ov > 0 && kk <= 256 && g.rank == 2 && ov <= dwFloatMaxPlane && (qlinear || epi == nil) {
 		return qdwFloat(ctx, n, in, y, qlinear, x, xSigned, xz, w, wSigned, wzp, g, nb, c, m, group, iv, ov, acc)
 	}
 	if depthwise && kk > 0 && ov > 0 {
